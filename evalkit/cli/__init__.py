@@ -1,0 +1,81 @@
+"""The ``evalkit`` command: one entry point, one module per subcommand group.
+
+Each module in :data:`COMMANDS` defines ``register(subparsers)`` which adds its subcommand(s)
+and sets ``func`` on the parser; ``func(args)`` returns an exit code. Errors the user can fix
+(:class:`~evalkit.errors.EvalkitError`, missing files) print one line and exit 2, no traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+
+from evalkit import __version__
+from evalkit.errors import EvalkitError
+
+#: Subcommand modules under ``evalkit.cli`` (each adds its own parsers).
+COMMANDS = (
+    "info",
+    "convert",
+    "score",
+    "plot",
+    "train",
+    "sync",
+    "synth",
+    "serve",
+    "render",
+    "report",
+    "study",
+    "demo",
+    "data",
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="evalkit",
+        description=(
+            "Tell how natural generated character motion is: score clips automatically, run "
+            "online pairwise viewing tests, and write statistical reports."
+        ),
+        epilog="Run 'evalkit COMMAND --help' for the options of a command.",
+    )
+    parser.add_argument("--version", action="version", version=f"evalkit {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMANDS:
+        try:
+            module = importlib.import_module(f"evalkit.cli.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name == f"evalkit.cli.{name}":
+                continue  # subcommand not built yet
+            raise
+        module.register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 1
+    try:
+        return int(args.func(args) or 0)
+    except EvalkitError as exc:
+        print(f"evalkit: error: {exc}", file=sys.stderr)
+        return 2
+    except (FileNotFoundError, IsADirectoryError, PermissionError) as exc:
+        print(f"evalkit: error: {exc.filename or ''}: {exc.strerror}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("evalkit: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,87 @@
+"""``evalkit info FILE...``: what is in motion files."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+import numpy as np
+
+from evalkit.cli.common import add_load_options, load_kwargs
+
+
+def register(sub) -> None:
+    p = sub.add_parser(
+        "info",
+        help="summarise motion files (skeleton, roles, fps, duration, units)",
+        description="Summarise BVH/AMC files: joints, roles found, frame rate, frames, duration, "
+                    "units and up axis detected, and the length of the root's path.",
+    )
+    p.add_argument("paths", nargs="+", metavar="FILE", help="motion files or folders")
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    add_load_options(p)
+    p.set_defaults(func=run)
+
+
+def _summary(motion, role_map) -> dict:
+    from evalkit.motion import ROLE_NAMES, find_roles, skeleton_height
+
+    roles = find_roles(motion.skeleton, overrides=role_map, strict=False)
+    root = motion.root_translation
+    path_len = float(np.linalg.norm(np.diff(root[:, [0, 2]], axis=0), axis=1).sum()) if motion.n_frames > 1 else 0.0
+    return {
+        "file": motion.meta.get("source"),
+        "format": motion.meta.get("format"),
+        "joints": motion.n_joints,
+        "root": motion.skeleton.names[0],
+        "roles_found": len(roles),
+        "roles_missing": [r for r in ROLE_NAMES if r not in roles],
+        "fps": round(motion.fps, 4),
+        "frames": motion.n_frames,
+        "duration_s": round(motion.duration, 3),
+        "units": motion.meta.get("units"),
+        "up_axis": motion.meta.get("up_axis"),
+        "height_m": round(skeleton_height(motion), 3),
+        "root_path_m": round(path_len, 3),
+    }
+
+
+def run(args: argparse.Namespace) -> int:
+    from evalkit.errors import EvalkitError
+    from evalkit.motion import load_motion
+    from evalkit.motion.io import iter_motion_files
+    from evalkit.motion.roles import load_role_map
+
+    role_map = load_role_map(args.roles) if args.roles else None
+    rows, failed = [], 0
+    for path in iter_motion_files(args.paths):
+        try:
+            rows.append(_summary(load_motion(path, **load_kwargs(args)), role_map))
+        except EvalkitError as exc:
+            failed += 1
+            rows.append({"file": str(path), "error": str(exc)})
+    if args.json:
+        json.dump(rows, sys.stdout, indent=2)
+        print()
+    else:
+        cols = ["file", "joints", "roles", "fps", "frames", "duration_s", "units", "up", "height_m", "root_path_m"]
+        table = []
+        for r in rows:
+            if "error" in r:
+                table.append([r["file"], "error: " + r["error"]])
+                continue
+            table.append([
+                r["file"], str(r["joints"]), f"{r['roles_found']}/{r['roles_found'] + len(r['roles_missing'])}",
+                f"{r['fps']:g}", str(r["frames"]), f"{r['duration_s']:.2f}", r["units"], r["up_axis"],
+                f"{r['height_m']:.2f}", f"{r['root_path_m']:.2f}",
+            ])
+        widths = [max([len(c)] + [len(t[i]) for t in table if len(t) > i and len(t) > 2]) for i, c in enumerate(cols)]
+        print("  ".join(c.ljust(w) for c, w in zip(cols, widths)))
+        for t in table:
+            if len(t) == 2:
+                print(t[1].replace("error: ", "evalkit: error: ", 1), file=sys.stderr)
+            else:
+                print("  ".join(v.ljust(w) for v, w in zip(t, widths)))
+        print(f"{len(rows) - failed} clip(s) read, {failed} failed")
+    return 1 if failed else 0

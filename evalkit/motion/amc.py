@@ -151,8 +151,14 @@ def read_asf(path: str | os.PathLike) -> AsfSkeleton:
         stack.extend(reversed(children.get(b, [])))
     missing = [b for b in bones if b not in order]
     if missing:
-        cyc = [b for b in missing if b in parent_of]
-        what = "form a cycle" if cyc else "are not attached to the root"
+        def in_cycle(b: str) -> bool:
+            seen = set()
+            while b in parent_of and b not in seen:
+                seen.add(b)
+                b = parent_of[b]
+            return b in seen
+
+        what = "form a cycle" if any(in_cycle(b) for b in missing) else "are not attached to the root"
         raise FileFormatError(
             path, hierarchy[0][0],
             f"bones {', '.join(missing)} {what} in :hierarchy; every bone must descend from 'root'",

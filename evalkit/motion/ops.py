@@ -22,7 +22,7 @@ def resample(motion: Motion, fps: float) -> Motion:
     n_old = motion.n_frames
     if abs(fps - motion.fps) < 1e-9:
         return motion
-    n_new = max(1, int(round((n_old - 1) * fps / motion.fps)) + 1)
+    n_new = int(np.floor((n_old - 1) * fps / motion.fps + 1e-9)) + 1
     t = np.arange(n_new) * (motion.fps / fps)  # positions in old-frame units
     t = np.clip(t, 0, n_old - 1)
     i0 = np.floor(t).astype(int)

@@ -106,11 +106,19 @@ def euler_to_quat(angles_deg: np.ndarray, order: str) -> np.ndarray:
     """Intrinsic Euler angles (degrees, ``(..., 3)`` in ``order``, e.g. ``"ZXY"``) -> quaternions.
 
     BVH ``CHANNELS ... Zrotation Xrotation Yrotation`` means ``R = Rz @ Rx @ Ry``, which is the
-    intrinsic sequence ``"ZXY"`` (upper case in scipy).
+    intrinsic sequence ``"ZXY"``. Written out (product of three elemental half-angle
+    quaternions) rather than through scipy, because it runs on every joint of every frame at
+    load time and the closed form is several times faster on ``(frames, joints)`` arrays.
     """
-    a = np.asarray(angles_deg, dtype=np.float64)
-    flat = a.reshape(-1, 3)
-    return Rotation.from_euler(order.upper(), flat, degrees=True).as_quat().reshape(a.shape[:-1] + (4,))
+    a = np.radians(np.asarray(angles_deg, dtype=np.float64)) * 0.5
+    order = order.upper()
+    out = None
+    for k, axis in enumerate(order):
+        e = np.zeros(a.shape[:-1] + (4,))
+        e[..., "XYZ".index(axis)] = np.sin(a[..., k])
+        e[..., 3] = np.cos(a[..., k])
+        out = e if out is None else multiply(out, e)
+    return out
 
 
 def quat_to_euler(q: np.ndarray, order: str) -> np.ndarray:

@@ -1,0 +1,198 @@
+"""Foot-skate: horizontal sliding of planted feet.
+
+Two families of numbers:
+
+* **Contact-based skate** (Kovar et al. 2002 style). During each contact interval of a foot
+  (:func:`evalkit.features.contacts.foot_contacts`) the foot's *skate speed* is the horizontal
+  speed of its slowest contact point (a foot rolling over heel and toe is not sliding as long as
+  one point stays put). Per contact, the slide distance is the skate speed integrated over the
+  interval (metres); ``skate_fraction`` is the share of contact frames whose skate speed exceeds
+  ``skate_speed`` (m/s). Filtered velocities (cut-off in Hz) make these frame-rate independent.
+  A slide faster than the contact speed threshold ends the contact; that case is caught by the
+  second family.
+* **Foot skating ratio** as used in the motion-diffusion literature (introduced with GMD,
+  Karunratanakul et al. 2023, and reported by its successors): a frame pair is skating when the
+  toe joint is below 5 cm in both frames, its horizontal speed exceeds 0.5 m/s and its moving
+  average over 5 frames (at 20 fps, i.e. 0.25 s) does too; left or right; the ratio is taken over
+  the ``T − 1`` frame pairs. We compute it at the clip's own frame rate: speeds are finite
+  differences × fps and the window is 0.25 s rounded to an odd number of frames (5 at 20 fps).
+  Heights are measured above the floor of HumanML3D's convention (the lowest joint of the whole
+  clip is at y = 0; ``ratio_floor="lowest"``) or above our estimated ground
+  (``ratio_floor="ground"``). Because the definition counts frame pairs, it depends on the frame
+  rate (a pair spans 8 ms at 120 fps, 50 ms at 20 fps); ``skating_ratio_20fps`` therefore also
+  reports it after resampling the toe trajectories to 20 fps, the rate of the published tables,
+  which makes it comparable across sources.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.ndimage import uniform_filter1d
+
+from evalkit.features.contacts import ContactConfig, contact_intervals, grid_contacts
+from evalkit.features.ground import FootTrack
+
+
+@dataclass(frozen=True)
+class SkateConfig:
+    """Foot-skate thresholds.
+
+    Attributes:
+        skate_speed: a planted foot slides when its skate speed exceeds this, m/s (1.75 m body,
+            scaled by body height).
+        ratio_height: foot height threshold of the skating ratio, metres (literature: 0.05).
+        ratio_speed: horizontal speed threshold of the skating ratio, m/s (literature: 0.5).
+        ratio_window: moving-average window of the skating ratio, seconds (literature: 5 frames
+            at 20 fps = 0.25 s).
+        ratio_floor: ``"lowest"`` (HumanML3D: the lowest joint of the clip is the floor) or
+            ``"ground"`` (the estimated ground, see :mod:`evalkit.features.ground`).
+    """
+
+    skate_speed: float = 0.1
+    ratio_height: float = 0.05
+    ratio_speed: float = 0.5
+    ratio_window: float = 0.25
+    ratio_floor: str = "lowest"
+
+
+def grid_skate_speed(track: FootTrack, contacts: np.ndarray, config: ContactConfig | None = None) -> np.ndarray:
+    """``(G, 2)`` skate speed of each foot on the analysis grid, m/s; 0 where not planted.
+
+    The horizontal speed of the slowest foot point that is near the ground (height below the
+    contact height threshold) while the foot is planted; if no point is near the ground on a
+    planted sample (a gap filled by cleaning), the slowest point overall.
+
+    Args:
+        track: foot points of the clip.
+        contacts: ``(G, 2)`` bool planted feet on the grid (:func:`grid_contacts`).
+    """
+    cfg = config or ContactConfig()
+    hs = track.horizontal_speed  # (G, 2, P)
+    near = track.smooth_heights < cfg.height * track.body.scale
+    masked = np.where(near, hs, np.inf).min(axis=2)
+    v = np.where(np.isfinite(masked), masked, hs.min(axis=2))
+    return np.where(contacts, v, 0.0)
+
+
+def skate_speed(track: FootTrack, config: ContactConfig | None = None) -> np.ndarray:
+    """``(frames, 2)`` skate speed of the left/right foot at the clip's frames, m/s.
+
+    Horizontal speed of the planted foot's slowest near-ground point; 0 where the foot is not
+    planted (:func:`evalkit.features.contacts.foot_contacts`).
+    """
+    g = grid_skate_speed(track, grid_contacts(track, config), config)
+    return g[track.frame_to_grid]
+
+
+def contact_slides(skate: np.ndarray, contacts: np.ndarray, fps: float) -> np.ndarray:
+    """``(contacts,)`` slide distance of each contact interval: skate speed integrated, metres.
+
+    Args:
+        skate: ``(T, 2)`` skate speed, m/s (:func:`grid_skate_speed`).
+        contacts: ``(T, 2)`` bool planted feet on the same time base.
+        fps: samples per second of that time base.
+    """
+    return np.array([skate[a:b, f].sum() / fps for f, a, b in contact_intervals(contacts)], dtype=float)
+
+
+def skate_metrics(
+    track: FootTrack, config: SkateConfig | None = None, contact_config: ContactConfig | None = None,
+) -> dict[str, float]:
+    """Clip-level contact-based skate metrics (evaluated on the analysis grid).
+
+    Returns:
+        ``contact_frac`` (share of time×feet planted), ``contacts_per_s``,
+        ``skate_fraction`` (share of planted time sliding faster than ``skate_speed``),
+        ``skate_speed_mean`` (mean skate speed while planted, m/s),
+        ``skate_distance_mean`` / ``skate_distance_max`` (slide per contact, m),
+        ``skate_distance_per_s`` (total slide per second of clip, m/s).
+    """
+    cfg = config or SkateConfig()
+    contacts = grid_contacts(track, contact_config)
+    v = grid_skate_speed(track, contacts, contact_config)
+    slides = contact_slides(v, contacts, track.grid_fps)
+    n_planted = int(contacts.sum())
+    duration = track.n_frames / track.fps
+    on = v[contacts]
+    return {
+        "contact_frac": float(contacts.mean()) if contacts.size else 0.0,
+        "contacts_per_s": float(len(slides) / duration),
+        "skate_fraction": float((on > cfg.skate_speed * track.body.scale).mean()) if n_planted else 0.0,
+        "skate_speed_mean": float(on.mean()) if n_planted else 0.0,
+        "skate_distance_mean": float(slides.mean()) if slides.size else 0.0,
+        "skate_distance_max": float(slides.max()) if slides.size else 0.0,
+        "skate_distance_per_s": float(slides.sum() / duration),
+    }
+
+
+def skating_ratio(
+    toes: np.ndarray, fps: float, ground: float = 0.0, height: float = 0.05, speed: float = 0.5,
+    window_s: float = 0.25,
+) -> tuple[float, np.ndarray, np.ndarray]:
+    """The motion-diffusion "foot skating ratio" (GMD definition) at the clip's frame rate.
+
+    Args:
+        toes: ``(frames, 2, 3)`` world positions of the left and right foot (toe) joints, metres.
+        fps: frames per second.
+        ground: world y of the floor, metres.
+        height: contact height threshold, metres (0.05).
+        speed: skating speed threshold, m/s (0.5).
+        window_s: moving-average window, seconds; rounded to an odd frame count (5 at 20 fps).
+
+    Returns:
+        ``(ratio, skating, skate_vel)``: the share of the ``T − 1`` frame pairs in which either
+        foot skates; ``(T − 1,)`` bool per pair; ``(T − 1, 2)`` windowed horizontal speed on
+        contact pairs (0 elsewhere), m/s.
+    """
+    toes = np.asarray(toes, dtype=np.float64)
+    if toes.shape[0] < 2:
+        return 0.0, np.zeros(0, bool), np.zeros((0, 2))
+    v = np.linalg.norm(np.diff(toes[..., [0, 2]], axis=0), axis=-1) * fps  # (T-1, 2)
+    size = max(1, 2 * int(round(window_s * fps / 2.0)) + 1)
+    # Zero padding at the ends ("constant" mode), as in the published definition.
+    v_avg = uniform_filter1d(v, size=size, axis=0, mode="constant", cval=0.0)
+    h = toes[..., 1] - ground
+    contact = (h[:-1] < height) & (h[1:] < height)
+    skating = contact & (v > speed) & (v_avg > speed)
+    skating = skating.any(axis=1)
+    return float(skating.mean()), skating, np.where(contact, v_avg, 0.0)
+
+
+def resample_points(x: np.ndarray, fps: float, new_fps: float) -> np.ndarray:
+    """Linear interpolation of ``(frames, ...)`` samples at ``fps`` onto a grid at ``new_fps``
+    spanning the same time (``floor(duration × new_fps) + 1`` samples)."""
+    n = x.shape[0]
+    t = np.arange(n) / fps
+    m = int(np.floor((n - 1) / fps * new_fps + 1e-9)) + 1
+    tn = np.arange(m) / new_fps
+    flat = x.reshape(n, -1)
+    out = np.stack([np.interp(tn, t, flat[:, k]) for k in range(flat.shape[1])], axis=1)
+    return out.reshape((m,) + x.shape[1:])
+
+
+def skating_ratio_metric(
+    track: FootTrack, config: SkateConfig | None = None, lowest_y: float | None = None
+) -> dict[str, float]:
+    """``skating_ratio`` (clip frame rate) and ``skating_ratio_20fps`` of the clip's toes.
+
+    Args:
+        track: foot points (toes, or ankles if the rig has no toes, are used).
+        lowest_y: world y of the lowest joint of the clip (for ``ratio_floor="lowest"``);
+            defaults to the lowest foot point.
+    """
+    cfg = config or SkateConfig()
+    toes = track.positions[:, :, -1]  # (F, 2, 3)
+    if cfg.ratio_floor == "ground":
+        floor = track.ground
+    elif cfg.ratio_floor == "lowest":
+        floor = float(track.positions[..., 1].min()) if lowest_y is None else float(lowest_y)
+    else:
+        from evalkit.errors import ConfigError
+
+        raise ConfigError(f"ratio_floor: expected 'lowest' or 'ground', got {cfg.ratio_floor!r}")
+    args = (floor, cfg.ratio_height, cfg.ratio_speed, cfg.ratio_window)
+    ratio, _, _ = skating_ratio(toes, track.fps, *args)
+    ratio20, _, _ = skating_ratio(resample_points(toes, track.fps, 20.0), 20.0, *args)
+    return {"skating_ratio": ratio, "skating_ratio_20fps": ratio20}

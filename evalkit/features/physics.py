@@ -1,0 +1,361 @@
+"""Physical plausibility: centre of mass, zero-moment point, support polygon, flight.
+
+* **Centre of mass (COM)** from the segment table of Winter (*Biomechanics and Motor Control of
+  Human Movement*, 4th ed., Wiley 2009, Table 4.1, after Dempster 1955): mass fraction of each
+  segment and the position of its COM along the segment from the proximal joint. Segments are
+  found from joint roles (hips, knees, ankles, toes, shoulders, elbows, wrists, neck, head); the
+  hand, which rigs end in very different ways, is placed beyond the wrist along the forearm using
+  Drillis & Contini's proportions (hand length ≈ 0.74 × forearm length). Every segment COM is a
+  fixed linear combination of joint positions, so the whole-body COM is one matrix product.
+* **Zero-moment point (ZMP)** (Vukobratović & Juričić 1969) on the ground plane ``y = ground``:
+  multi-segment, ignoring segment rotational inertia,
+  ``x_zmp = Σ m_i ((ÿ_i + g) x_i − (y_i − ground) ẍ_i) / Σ m_i (ÿ_i + g)`` (same for z), and the
+  cart-table approximation (Kajita et al. 2003), the same formula with one mass at the COM.
+  Accelerations come from low-pass filtered positions (cut-off in Hz).
+* **Support polygon**: the convex hull of the ground-level foot points (ankle, toe) of the planted
+  feet, grown by ``support_margin`` (half a foot's width: joints are inside the foot, not on its
+  outline). On grounded frames we report how far the ZMP lies outside it.
+* **Ballistic check**: on flight frames (no foot planted, lowest foot point above the contact
+  height) the COM must fall freely, ``ÿ_com ≈ −g``; we report ``|ÿ_com + g|``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import combinations
+
+import numpy as np
+
+from evalkit.errors import RolesNotFoundError
+from evalkit.features.body import BodyIndex
+from evalkit.features.contacts import ContactConfig
+from evalkit.features.ground import FootTrack
+from evalkit.features.signal import DEFAULT_CUTOFF_HZ, smooth_derivative
+
+#: Standard gravity, m/s².
+GRAVITY = 9.81
+
+#: Winter (2009) Table 4.1: segment -> (proximal role(s), distal role(s), mass fraction,
+#: COM distance from the proximal end as a fraction of segment length). A tuple of roles means
+#: their midpoint. "hand" is handled separately (see module docstring).
+WINTER_SEGMENTS: dict[str, tuple[tuple[str, ...], tuple[str, ...], float, float]] = {
+    "head_neck": (("neck",), ("head",), 0.081, 1.000),
+    "trunk": (("left_hip", "right_hip"), ("left_shoulder", "right_shoulder"), 0.497, 0.500),
+    **{
+        f"{s}_{seg}": ((f"{s}_{a}",), (f"{s}_{b}",), m, c)
+        for s in ("left", "right")
+        for seg, a, b, m, c in (
+            ("upper_arm", "shoulder", "elbow", 0.028, 0.436),
+            ("forearm", "elbow", "wrist", 0.016, 0.430),
+            ("thigh", "hip", "knee", 0.100, 0.433),
+            ("leg", "knee", "ankle", 0.0465, 0.433),
+            ("foot", "ankle", "toe", 0.0145, 0.500),
+        )
+    },
+}
+HAND_MASS = 0.006
+HAND_COM = 0.506
+HAND_TO_FOREARM = 0.108 / 0.146  # Drillis & Contini segment lengths as fractions of height
+
+
+@dataclass(frozen=True)
+class PhysicsConfig:
+    """Settings of the physics metrics.
+
+    Attributes:
+        cutoff_hz: low-pass cut-off before taking accelerations, Hz.
+        support_margin: the support polygon is grown by this distance, metres (1.75 m body,
+            scaled by body height).
+        zmp_tolerance: ZMP excursions within this distance outside the support are ignored in
+            ``zmp_outside_frac``, metres (scaled).
+        flight_trim: seconds at each end of a flight phase left out of the ballistic check (the
+            low-pass filter blurs take-off and landing).
+        gravity: m/s².
+    """
+
+    cutoff_hz: float | None = DEFAULT_CUTOFF_HZ
+    support_margin: float = 0.05
+    zmp_tolerance: float = 0.05
+    flight_trim: float = 0.05
+    gravity: float = GRAVITY
+
+
+def segment_weights(body: BodyIndex, n_joints: int) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """Linear maps from joint positions to segment COMs.
+
+    Args:
+        body: resolved roles (needs hips/knees/ankles, shoulders/elbows/wrists, neck, head).
+        n_joints: number of joints of the skeleton.
+
+    Returns:
+        ``(names, W, masses)``: segment names, ``(segments, joints)`` weights such that
+        ``segment_com = W @ positions`` and ``(segments,)`` mass fractions summing to 1.
+
+    Raises:
+        RolesNotFoundError: a needed role is missing.
+    """
+    roles = dict(body.roles)
+    n_j = int(n_joints)
+    needed = {r for prox, dist, _, _ in WINTER_SEGMENTS.values() for r in prox + dist if not r.endswith("toe")}
+    missing = sorted(needed - set(roles))
+    if missing:
+        raise RolesNotFoundError(
+            f"centre of mass needs joint roles {', '.join(missing)}; map them with --roles FILE"
+        )
+    names, rows, masses = [], [], []
+
+    def point(rs: tuple[str, ...]) -> np.ndarray:
+        w = np.zeros(n_j)
+        for r in rs:
+            if r.endswith("toe") and r not in roles:
+                r = r.replace("toe", "ankle")
+            w[roles[r]] += 1.0 / len(rs)
+        return w
+
+    for name, (prox, dist, m, c) in WINTER_SEGMENTS.items():
+        p, d = point(prox), point(dist)
+        names.append(name)
+        rows.append(p + c * (d - p))
+        masses.append(m)
+    for s in ("left", "right"):
+        e, w = point((f"{s}_elbow",)), point((f"{s}_wrist",))
+        names.append(f"{s}_hand")
+        rows.append(w + HAND_COM * HAND_TO_FOREARM * (w - e))
+        masses.append(HAND_MASS)
+    masses_a = np.array(masses)
+    return names, np.array(rows), masses_a / masses_a.sum()
+
+
+def center_of_mass(positions: np.ndarray, body: BodyIndex) -> np.ndarray:
+    """``(frames, 3)`` whole-body centre of mass, metres, from ``(frames, joints, 3)`` positions."""
+    _, w, m = segment_weights(body, positions.shape[1])
+    return np.einsum("s,sj,fjc->fc", m, w, positions)
+
+
+def segment_coms(positions: np.ndarray, body: BodyIndex) -> tuple[np.ndarray, np.ndarray]:
+    """``((frames, segments, 3) segment COMs in metres, (segments,) mass fractions)``."""
+    _, w, m = segment_weights(body, positions.shape[1])
+    return np.einsum("sj,fjc->fsc", w, positions), m
+
+
+def zmp(points: np.ndarray, masses: np.ndarray, fps: float, ground: float = 0.0,
+        cutoff_hz: float | None = DEFAULT_CUTOFF_HZ, gravity: float = GRAVITY) -> np.ndarray:
+    """Zero-moment point of point masses on the plane ``y = ground``.
+
+    Args:
+        points: ``(frames, masses, 3)`` positions of the point masses, metres (use ``(frames, 1,
+            3)`` COM for the cart-table model).
+        masses: ``(masses,)`` masses (any unit; only ratios matter).
+        fps: frames per second.
+        ground: world y of the ground, metres.
+
+    Returns:
+        ``(frames, 2)`` ZMP (x, z) on the ground, metres. Frames where the total vertical force
+        is near zero (free fall) get NaN.
+    """
+    acc = smooth_derivative(points, fps, 2, cutoff_hz)
+    pts = points
+    fy = (acc[..., 1] + gravity) * masses  # (F, M)
+    den = fy.sum(axis=1)
+    h = pts[..., 1] - ground
+    num_x = (fy * pts[..., 0] - masses * h * acc[..., 0]).sum(axis=1)
+    num_z = (fy * pts[..., 2] - masses * h * acc[..., 2]).sum(axis=1)
+    ok = np.abs(den) > 0.05 * gravity * masses.sum()
+    out = np.full((points.shape[0], 2), np.nan)
+    out[ok, 0] = num_x[ok] / den[ok]
+    out[ok, 1] = num_z[ok] / den[ok]
+    return out
+
+
+def _segment_distance(p: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Distance from points ``p`` to segments ``ab``; all ``(..., 2)``."""
+    ab = b - a
+    denom = np.einsum("...i,...i->...", ab, ab)
+    t = np.where(denom > 1e-12, np.einsum("...i,...i->...", p - a, ab) / np.where(denom > 1e-12, denom, 1.0), 0.0)
+    t = np.clip(t, 0.0, 1.0)
+    return np.linalg.norm(p - (a + t[..., None] * ab), axis=-1)
+
+
+def _in_triangle(p: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
+    def cross(o, u, v):
+        return (u[..., 0] - o[..., 0]) * (v[..., 1] - o[..., 1]) - (u[..., 1] - o[..., 1]) * (v[..., 0] - o[..., 0])
+
+    d1, d2, d3 = cross(a, b, p), cross(b, c, p), cross(c, a, p)
+    neg = (d1 < 0) | (d2 < 0) | (d3 < 0)
+    pos = (d1 > 0) | (d2 > 0) | (d3 > 0)
+    area = np.abs(cross(a, b, c))
+    return ~(neg & pos) & (area > 1e-12)
+
+
+def distance_outside_hull(p: np.ndarray, pts: np.ndarray, valid: np.ndarray) -> np.ndarray:
+    """Distance of a 2-D point outside the convex hull of a few points, per frame.
+
+    Hand-vectorised rather than calling ``scipy.spatial.ConvexHull`` per frame (millions of
+    frames in a batch, at most a handful of points each): a point is inside the hull iff it is
+    inside a triangle of three of the points (Carathéodory), and outside, its distance to the
+    hull is its distance to the nearest segment between two of the points.
+
+    Args:
+        p: ``(frames, 2)`` query points (NaN allowed → NaN).
+        pts: ``(frames, K, 2)`` candidate hull points.
+        valid: ``(frames, K)`` bool, which points exist on each frame.
+
+    Returns:
+        ``(frames,)`` distance ≥ 0 (0 inside), NaN where no point is valid.
+    """
+    n, k = valid.shape
+    dist = np.full(n, np.inf)
+    for i in range(k):  # single points
+        d = np.linalg.norm(p - pts[:, i], axis=-1)
+        dist = np.where(valid[:, i], np.minimum(dist, d), dist)
+    for i, j in combinations(range(k), 2):
+        d = _segment_distance(p, pts[:, i], pts[:, j])
+        dist = np.where(valid[:, i] & valid[:, j], np.minimum(dist, d), dist)
+    for i, j, l in combinations(range(k), 3):
+        inside = _in_triangle(p, pts[:, i], pts[:, j], pts[:, l]) & valid[:, i] & valid[:, j] & valid[:, l]
+        dist = np.where(inside, 0.0, dist)
+    dist[~valid.any(axis=1)] = np.nan
+    dist[np.isnan(p).any(axis=1)] = np.nan
+    return dist
+
+
+def support_points(track: FootTrack, contacts: np.ndarray, contact_config: ContactConfig | None = None
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """Ground-level points of the planted feet.
+
+    Args:
+        track: foot points.
+        contacts: ``(frames, 2)`` planted feet at the clip's frames.
+
+    Returns:
+        ``((frames, 2P, 2) x-z positions in metres, (frames, 2P) bool valid)``: the foot points of
+        planted feet that are near the ground (all points of a planted foot if none is).
+    """
+    cfg = contact_config or ContactConfig()
+    f, _, p, _ = track.positions.shape
+    near = track.heights < cfg.height * track.body.scale  # (F, 2, P)
+    near = np.where(near.any(axis=2, keepdims=True), near, True)
+    valid = near & contacts[:, :, None]
+    xz = track.positions[..., [0, 2]].reshape(f, 2 * p, 2)
+    return xz, valid.reshape(f, 2 * p)
+
+
+def zmp_outside(track: FootTrack, contacts: np.ndarray, zmp_xz: np.ndarray, config: PhysicsConfig | None = None,
+                contact_config: ContactConfig | None = None) -> np.ndarray:
+    """``(frames,)`` distance of the ZMP outside the support polygon (grown by the margin), metres.
+
+    0 inside; NaN on frames without a planted foot or without a ZMP (free fall).
+    """
+    cfg = config or PhysicsConfig()
+    pts, valid = support_points(track, contacts, contact_config)
+    d = distance_outside_hull(zmp_xz, pts, valid)
+    return np.maximum(0.0, d - cfg.support_margin * track.body.scale)
+
+
+def flight_frames(track: FootTrack, contacts: np.ndarray, fps: float, trim_s: float = 0.05,
+                  contact_config: ContactConfig | None = None) -> np.ndarray:
+    """``(frames,)`` bool: airborne (no foot planted, every foot point above the contact height),
+    with ``trim_s`` seconds removed at each end of every flight phase."""
+    from evalkit.features.contacts import runs
+
+    cfg = contact_config or ContactConfig()
+    low = track.heights.reshape(track.heights.shape[0], -1).min(axis=1)
+    air = ~contacts.any(axis=1) & (low > cfg.height * track.body.scale)
+    trim = int(round(trim_s * fps))
+    out = np.zeros_like(air)
+    for a, b in zip(*runs(air)):
+        if b - a > 2 * trim:
+            out[a + trim:b - trim] = True
+    return out
+
+
+def ballistic_error(com: np.ndarray, flight: np.ndarray, fps: float, cutoff_hz: float | None = DEFAULT_CUTOFF_HZ,
+                    gravity: float = GRAVITY) -> np.ndarray:
+    """``(frames,)`` ``|ÿ_com + g|`` on flight frames (m/s²), NaN elsewhere.
+
+    Args:
+        com: ``(frames, 3)`` centre of mass, metres.
+        flight: ``(frames,)`` bool flight frames (:func:`flight_frames`).
+    """
+    acc = smooth_derivative(com[:, 1], fps, 2, cutoff_hz)
+    return np.where(flight, np.abs(acc + gravity), np.nan)
+
+
+def _nanmean(x: np.ndarray) -> float:
+    x = x[np.isfinite(x)]
+    return float(x.mean()) if x.size else float("nan")
+
+
+def _nanmax(x: np.ndarray) -> float:
+    x = x[np.isfinite(x)]
+    return float(x.max()) if x.size else float("nan")
+
+
+@dataclass(frozen=True, eq=False)
+class PhysicsTraces:
+    """Per-frame physics of a clip (all arrays have ``frames`` rows).
+
+    Attributes:
+        com: ``(frames, 3)`` centre of mass, metres.
+        zmp: ``(frames, 2)`` multi-segment ZMP (x, z), metres.
+        zmp_cart: ``(frames, 2)`` cart-table ZMP (x, z), metres.
+        zmp_outside: ``(frames,)`` multi-segment ZMP distance outside the support, m (NaN off ground).
+        zmp_cart_outside: ``(frames,)`` the same for the cart-table ZMP.
+        flight: ``(frames,)`` bool flight frames.
+        ballistic_error: ``(frames,)`` ``|ÿ_com + g|`` on flight frames, m/s² (NaN elsewhere).
+    """
+
+    com: np.ndarray
+    zmp: np.ndarray
+    zmp_cart: np.ndarray
+    zmp_outside: np.ndarray
+    zmp_cart_outside: np.ndarray
+    flight: np.ndarray
+    ballistic_error: np.ndarray
+
+
+def physics_traces(positions: np.ndarray, track: FootTrack, contacts: np.ndarray,
+                   config: PhysicsConfig | None = None, contact_config: ContactConfig | None = None) -> PhysicsTraces:
+    """Compute COM, both ZMPs, support distances and the ballistic check for one clip.
+
+    Args:
+        positions: ``(frames, joints, 3)`` world positions, metres.
+        track: foot points and ground (:func:`evalkit.features.ground.foot_track`).
+        contacts: ``(frames, 2)`` planted feet (:func:`evalkit.features.contacts.foot_contacts`).
+    """
+    cfg = config or PhysicsConfig()
+    fps = track.fps
+    seg, m = segment_coms(positions, track.body)
+    com = np.einsum("s,fsc->fc", m, seg)
+    ground = track.ground
+    z_multi = zmp(seg, m, fps, ground, cfg.cutoff_hz, cfg.gravity)
+    z_cart = zmp(com[:, None], np.ones(1), fps, ground, cfg.cutoff_hz, cfg.gravity)
+    flight = flight_frames(track, contacts, fps, cfg.flight_trim, contact_config)
+    return PhysicsTraces(
+        com=com, zmp=z_multi, zmp_cart=z_cart,
+        zmp_outside=zmp_outside(track, contacts, z_multi, cfg, contact_config),
+        zmp_cart_outside=zmp_outside(track, contacts, z_cart, cfg, contact_config),
+        flight=flight,
+        ballistic_error=ballistic_error(com, flight, fps, cfg.cutoff_hz, cfg.gravity),
+    )
+
+
+def physics_metrics(tr: PhysicsTraces, scale: float = 1.0, config: PhysicsConfig | None = None) -> dict[str, float]:
+    """Clip-level physics metrics.
+
+    Returns:
+        ``zmp_outside_mean`` / ``zmp_outside_max`` (m, over grounded frames),
+        ``zmp_outside_frac`` (share of grounded frames with the ZMP more than ``zmp_tolerance``
+        outside), the same three for the cart-table ZMP (``zmp_cart_*``), ``flight_frac``,
+        ``ballistic_error_mean`` (m/s², NaN without flight).
+    """
+    cfg = config or PhysicsConfig()
+    out = {}
+    for name, d in (("zmp", tr.zmp_outside), ("zmp_cart", tr.zmp_cart_outside)):
+        g = d[np.isfinite(d)]
+        out[f"{name}_outside_mean"] = float(g.mean()) if g.size else float("nan")
+        out[f"{name}_outside_max"] = float(g.max()) if g.size else float("nan")
+        out[f"{name}_outside_frac"] = float((g > cfg.zmp_tolerance * scale).mean()) if g.size else float("nan")
+    out["flight_frac"] = float(tr.flight.mean())
+    out["ballistic_error_mean"] = _nanmean(tr.ballistic_error)
+    return out

@@ -1,0 +1,218 @@
+"""Praat TextGrid files: a small typed model, reading through Praat, writing in Praat's text format.
+
+Reading uses Praat itself (praat-parselmouth), so every variant Praat accepts (long and short
+text format, UTF-8/UTF-16, binary) is read exactly as Praat reads it, and a malformed file is
+reported with Praat's line number. Writing produces Praat's long text format in UTF-8, which
+Praat reads back (the tests check the round trip through Praat).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence, Union
+
+from evalkit.errors import FileFormatError, InputError
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A labelled interval, ``start`` and ``end`` in seconds."""
+
+    start: float
+    end: float
+    text: str = ""
+
+
+@dataclass(frozen=True)
+class Point:
+    """A labelled point at ``time`` seconds."""
+
+    time: float
+    text: str = ""
+
+
+@dataclass(frozen=True)
+class IntervalTier:
+    """A tier of intervals (gaps are filled with empty intervals when written)."""
+
+    name: str
+    intervals: tuple[Interval, ...]
+
+    def labelled(self) -> tuple[Interval, ...]:
+        """Intervals with a non-blank label."""
+        return tuple(i for i in self.intervals if i.text.strip())
+
+
+@dataclass(frozen=True)
+class PointTier:
+    """A tier of points (Praat's ``TextTier``)."""
+
+    name: str
+    points: tuple[Point, ...]
+
+
+Tier = Union[IntervalTier, PointTier]
+
+
+@dataclass(frozen=True)
+class TextGrid:
+    """Tiers over the time domain ``start``..``end`` seconds."""
+
+    start: float
+    end: float
+    tiers: tuple[Tier, ...]
+
+    @property
+    def tier_names(self) -> list[str]:
+        return [t.name for t in self.tiers]
+
+    def tier(self, name: str) -> Tier:
+        """The tier called ``name`` (raises :class:`InputError` listing the tiers if absent)."""
+        for t in self.tiers:
+            if t.name == name:
+                return t
+        raise InputError(f"no tier named {name!r}; tiers are: {', '.join(self.tier_names) or '(none)'}")
+
+
+def read_textgrid(path: str | os.PathLike) -> TextGrid:
+    """Read a TextGrid file with Praat.
+
+    Raises:
+        FileFormatError: not a TextGrid, or malformed (names the file and, where Praat reports
+            it, the line).
+    """
+    import parselmouth
+    from parselmouth.praat import call
+
+    p = Path(path)
+    if not p.exists():
+        raise FileFormatError(p, None, "file not found")
+    try:
+        obj = parselmouth.read(str(p))
+    except parselmouth.PraatError as exc:
+        msg = str(exc).strip()
+        m = re.search(r"\(line (\d+)\)", msg)
+        first = msg.splitlines()[0] if msg else "unreadable"
+        first = re.sub(r"\s*\(line \d+\)\.?", "", first)
+        raise FileFormatError(p, int(m.group(1)) if m else None, f"not a valid Praat TextGrid: {first}") from None
+    if not isinstance(obj, parselmouth.TextGrid):
+        raise FileFormatError(p, None, f"expected a Praat TextGrid, found a {type(obj).__name__}")
+    tiers: list[Tier] = []
+    for k in range(1, int(call(obj, "Get number of tiers")) + 1):
+        name = call(obj, "Get tier name", k)
+        if call(obj, "Is interval tier", k):
+            n = int(call(obj, "Get number of intervals", k))
+            tiers.append(IntervalTier(name, tuple(
+                Interval(float(call(obj, "Get start time of interval", k, i)), float(call(obj, "Get end time of interval", k, i)), call(obj, "Get label of interval", k, i))
+                for i in range(1, n + 1)
+            )))
+        else:
+            n = int(call(obj, "Get number of points", k))
+            tiers.append(PointTier(name, tuple(
+                Point(float(call(obj, "Get time of point", k, i)), call(obj, "Get label of point", k, i)) for i in range(1, n + 1)
+            )))
+    return TextGrid(float(obj.xmin), float(obj.xmax), tuple(tiers))
+
+
+def _q(text: str) -> str:
+    return '"' + text.replace('"', '""') + '"'
+
+
+def _num(x: float) -> str:
+    return repr(float(x))
+
+
+def _filled(tier: IntervalTier, start: float, end: float) -> list[Interval]:
+    """Intervals sorted, gaps (and the domain's edges) filled with empty intervals."""
+    out: list[Interval] = []
+    t = start
+    for iv in sorted(tier.intervals, key=lambda i: i.start):
+        if iv.end <= iv.start:
+            raise InputError(f"tier {tier.name!r}: interval {iv.start:.6f}-{iv.end:.6f} s is empty or reversed")
+        if iv.start < t - 1e-9:
+            raise InputError(f"tier {tier.name!r}: interval starting at {iv.start:.6f} s overlaps the previous one (ends {t:.6f} s)")
+        if iv.start > t + 1e-9:
+            out.append(Interval(t, iv.start, ""))
+        out.append(Interval(max(iv.start, t), iv.end, iv.text))
+        t = iv.end
+    if t > end + 1e-9:
+        raise InputError(f"tier {tier.name!r}: interval ends at {t:.6f} s, after the TextGrid's end {end:.6f} s")
+    if end > t + 1e-9 or not out:
+        out.append(Interval(t, end, ""))
+    return out
+
+
+def textgrid_text(tg: TextGrid) -> str:
+    """The TextGrid in Praat's long text format (a string)."""
+    if not tg.end > tg.start:
+        raise InputError(f"TextGrid time domain {tg.start}-{tg.end} s is empty")
+    lines = [
+        'File type = "ooTextFile"',
+        'Object class = "TextGrid"',
+        "",
+        f"xmin = {_num(tg.start)} ",
+        f"xmax = {_num(tg.end)} ",
+        "tiers? <exists> " if tg.tiers else "tiers? <absent> ",
+    ]
+    if tg.tiers:
+        lines += [f"size = {len(tg.tiers)} ", "item []: "]
+    for k, tier in enumerate(tg.tiers, 1):
+        lines.append(f"    item [{k}]:")
+        if isinstance(tier, IntervalTier):
+            ivs = _filled(tier, tg.start, tg.end)
+            lines += ['        class = "IntervalTier" ', f"        name = {_q(tier.name)} ",
+                      f"        xmin = {_num(tg.start)} ", f"        xmax = {_num(tg.end)} ",
+                      f"        intervals: size = {len(ivs)} "]
+            for i, iv in enumerate(ivs, 1):
+                lines += [f"        intervals [{i}]:", f"            xmin = {_num(iv.start)} ",
+                          f"            xmax = {_num(iv.end)} ", f"            text = {_q(iv.text)} "]
+        else:
+            pts = sorted(tier.points, key=lambda p: p.time)
+            for p in pts:
+                if not (tg.start <= p.time <= tg.end):
+                    raise InputError(f"tier {tier.name!r}: point at {p.time:.6f} s is outside {tg.start}-{tg.end} s")
+            lines += ['        class = "TextTier" ', f"        name = {_q(tier.name)} ",
+                      f"        xmin = {_num(tg.start)} ", f"        xmax = {_num(tg.end)} ",
+                      f"        points: size = {len(pts)} "]
+            for i, p in enumerate(pts, 1):
+                lines += [f"        points [{i}]:", f"            number = {_num(p.time)} ",
+                          f"            mark = {_q(p.text)} "]
+    return "\n".join(lines) + "\n"
+
+
+def write_textgrid(tg: TextGrid, path: str | os.PathLike) -> Path:
+    """Write ``tg`` as a UTF-8 long-format TextGrid (temporary file, then rename)."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    text = textgrid_text(tg)
+    fd, tmp = tempfile.mkstemp(suffix=".TextGrid", dir=p.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
+        os.replace(tmp, p)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return p
+
+
+def tier_times(tg: TextGrid, tier: str) -> tuple[list[float], list[str], list[tuple[float, float] | None]]:
+    """Annotated times from a tier: ``(times_s, labels, windows)``.
+
+    A point tier gives its points (window ``None``); an interval tier gives its labelled
+    intervals, with the interval's midpoint as time and ``(start, end)`` as window.
+    """
+    t = tg.tier(tier)
+    if isinstance(t, PointTier):
+        return [p.time for p in t.points], [p.text for p in t.points], [None] * len(t.points)
+    ivs = t.labelled()
+    return [0.5 * (i.start + i.end) for i in ivs], [i.text for i in ivs], [(i.start, i.end) for i in ivs]
+
+
+def make_textgrid(end: float, tiers: Sequence[Tier], start: float = 0.0) -> TextGrid:
+    """A TextGrid over ``start``..``end`` seconds with ``tiers``."""
+    return TextGrid(float(start), float(end), tuple(tiers))

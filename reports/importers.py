@@ -1,0 +1,287 @@
+"""Importers: ratings files people already have, converted to the long-format table.
+
+Formats (``fmt`` names):
+
+``long``       the long-format ratings CSV (:mod:`reports.table`)
+``genea``      GENEA leaderboard battles (``user,input_code,model_a,model_b,winner,is_strong,...``)
+``webmushra``  webMUSHRA results: ``mushra.csv`` (MUSHRA pages) or ``paired_comparison.csv``
+``p808``       ITU-T P.808 toolkit per-vote CSV (``..._votes_per_worker.csv``: ``workerid``,
+               ``file``, ``vote`` and the condition columns of its ``condition_pattern``)
+``mushra-lists`` one row per stimulus with JSON lists of ratings and participant ids
+               (``signal,condition,ratings,participant_ids``), as in the Stahl et al. 2024
+               speech-codec MUSHRA data set
+``scores``     not ratings: an ``evalkit score`` table (one row per clip, ``system`` column)
+
+:func:`load_input` detects the format from the header unless told.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from evalkit.errors import FileFormatError, InputError
+from reports.io import is_database_url, read_csv_table, read_ratings_db
+from reports.table import RATINGS_COLUMNS, validate_ratings
+
+FORMATS = ("long", "genea", "webmushra", "p808", "mushra-lists", "scores")
+GENEA_COLUMNS = ("user", "input_code", "model_a", "model_b", "winner")
+
+
+def detect_format(columns, path: str | None = None) -> str:
+    """The format name (one of :data:`FORMATS`) whose signature columns are all present."""
+    cols = {str(c).strip() for c in columns}
+    if {"participant", "item", "system_a", "score", "scale"} <= cols:
+        return "long"
+    if set(GENEA_COLUMNS) <= cols:
+        return "genea"
+    if {"trial_id", "rating_stimulus", "rating_score"} <= cols or \
+            {"trial_id", "choice_reference", "choice_non_reference", "choice_answer"} <= cols:
+        return "webmushra"
+    if {"workerid", "vote"} <= cols and ({"file"} & cols or {"short_file_name"} & cols):
+        return "p808"
+    if {"signal", "condition", "ratings", "participant_ids"} <= cols:
+        return "mushra-lists"
+    if "system" in cols:
+        return "scores"
+    raise FileFormatError(path, 1, "cannot tell the format from the header "
+                                   f"({', '.join(sorted(cols)) or 'no columns'}); expected a "
+                                   "long-format ratings table, GENEA battles, webMUSHRA, P.808 "
+                                   "per-vote, MUSHRA rating lists or a scores table with a "
+                                   "'system' column (or pass the format explicitly)")
+
+
+def _need(df: pd.DataFrame, cols, path, fmt) -> None:
+    missing = [c for c in cols if c not in df.columns]
+    if missing:
+        raise FileFormatError(path, 1, f"{fmt} file lacks column(s) {', '.join(missing)}")
+
+
+def from_genea_battles(df: pd.DataFrame, path: str | None = None) -> pd.DataFrame:
+    """GENEA leaderboard battles → long format (scale ``genea``, score in -2..2).
+
+    ``winner`` is ``model_a``/``model_b``/``tie``; ``is_strong`` True/False/empty. A win is
+    +-2 when strong, +-1 when not; a tie 0. A win with empty ``is_strong`` counts as weak and
+    gets the flag ``strength_missing``. The battles file records no screen side.
+    """
+    _need(df, GENEA_COLUMNS, path, "GENEA battles")
+    winner = df["winner"].fillna("").astype(str).str.strip().str.lower()
+    bad = ~winner.isin(["model_a", "model_b", "tie"])
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise FileFormatError(path, i + 2, f"column 'winner': expected model_a, model_b or tie, "
+                                           f"got {df['winner'].iloc[i]!r}")
+    strong_raw = df["is_strong"] if "is_strong" in df else pd.Series([""] * len(df))
+    strong_txt = strong_raw.fillna("").astype(str).str.strip().str.lower()
+    ok = strong_txt.isin(["true", "false", "1", "0", ""])
+    if not ok.all():
+        i = int(np.flatnonzero(~ok)[0])
+        raise FileFormatError(path, i + 2, f"column 'is_strong': expected True, False or empty, "
+                                           f"got {strong_raw.iloc[i]!r}")
+    strong = strong_txt.isin(["true", "1"])
+    magnitude = np.where(strong, 2.0, 1.0)
+    sign = np.select([winner == "model_a", winner == "model_b"], [1.0, -1.0], 0.0)
+    flags = np.where((winner != "tie") & (strong_txt == ""), "strength_missing", "")
+    raw = winner + np.where(winner == "tie", "", np.where(strong, " strong", " weak"))
+    out = pd.DataFrame({
+        "participant": df["user"], "item": df["input_code"],
+        "system_a": df["model_a"], "system_b": df["model_b"], "side_shown": "",
+        "raw_answer": raw, "score": sign * magnitude, "scale": "genea",
+        "response_time_s": np.nan, "flags": flags,
+    })
+    out["trial"] = out.groupby("participant", sort=False).cumcount() + 1
+    return validate_ratings(out, path)
+
+
+def _webmushra_participant(df: pd.DataFrame, first_data_col: str, path) -> pd.Series:
+    if "session_uuid" in df.columns:
+        return df["session_uuid"].astype(str)
+    cols = list(df.columns)
+    fields = cols[cols.index("session_test_id") + 1: cols.index(first_data_col)] \
+        if "session_test_id" in cols else []
+    if not fields:
+        raise FileFormatError(path, 1, "webMUSHRA file has neither 'session_uuid' nor participant "
+                                       "fields between 'session_test_id' and 'trial_id'; cannot "
+                                       "tell participants apart")
+    return df[fields].fillna("").astype(str).agg("|".join, axis=1)
+
+
+def from_webmushra(df: pd.DataFrame, path: str | None = None) -> pd.DataFrame:
+    """webMUSHRA ``mushra.csv`` (scale ``mushra``) or ``paired_comparison.csv`` (``pref3``).
+
+    Participants are ``session_uuid`` when present, else the participant form fields joined.
+    MUSHRA: item = ``trial_id``, system = ``rating_stimulus`` (webMUSHRA calls the hidden
+    reference ``reference``), ``rating_time`` is milliseconds. Paired comparison pages are a
+    discrimination task ("which one is the reference?"): system_a = the reference, system_b = the
+    condition, score +1 when the reference was identified (``correct``: the condition is
+    audibly/visibly different), -1 when the condition was taken for the reference, 0 for
+    ``undecided``; ``unknown`` (no answer) rows are dropped.
+    """
+    if "rating_stimulus" in df.columns:
+        _need(df, ("trial_id", "rating_stimulus", "rating_score"), path, "webMUSHRA MUSHRA")
+        out = pd.DataFrame({
+            "participant": _webmushra_participant(df, "trial_id", path),
+            "trial": df["trial_id"], "item": df["trial_id"], "system_a": df["rating_stimulus"],
+            "system_b": "", "side_shown": "", "raw_answer": df["rating_score"],
+            "score": df["rating_score"], "scale": "mushra",
+            "response_time_s": pd.to_numeric(df.get("rating_time"), errors="coerce") / 1000.0,
+            "flags": "",
+        })
+        return validate_ratings(out, path)
+    _need(df, ("trial_id", "choice_reference", "choice_non_reference", "choice_answer"), path,
+          "webMUSHRA paired comparison")
+    ans = df["choice_answer"].fillna("").astype(str).str.strip().str.lower()
+    bad = ~ans.isin(["correct", "incorrect", "undecided", "unknown"])
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise FileFormatError(path, i + 2, f"column 'choice_answer': expected correct, incorrect, "
+                                           f"undecided or unknown, got {df['choice_answer'].iloc[i]!r}")
+    keep = ans != "unknown"
+    out = pd.DataFrame({
+        "participant": _webmushra_participant(df, "trial_id", path),
+        "trial": df["trial_id"], "item": df["trial_id"],
+        "system_a": df["choice_reference"], "system_b": df["choice_non_reference"],
+        "side_shown": "", "raw_answer": ans,
+        "score": ans.map({"correct": 1.0, "incorrect": -1.0, "undecided": 0.0, "unknown": 0.0}),
+        "scale": "pref3",
+        "response_time_s": pd.to_numeric(df.get("choice_time"), errors="coerce") / 1000.0,
+        "flags": "",
+    })
+    out = out[keep.to_numpy()]
+    if out.empty:
+        raise FileFormatError(path, None, "no answered paired comparisons (all 'unknown')")
+    res = validate_ratings(out, path)
+    res.attrs["notes"] = [f"{int((~keep).sum())} unanswered ('unknown') paired comparison(s) dropped"] \
+        if (~keep).any() else []
+    return res
+
+
+def from_p808(df: pd.DataFrame, path: str | None = None, *, condition_column: str | None = None,
+              item_column: str | None = None, reference: str = "reference",
+              scale: str = "ccr7") -> pd.DataFrame:
+    """ITU-T P.808 per-vote CSV → long format.
+
+    ``scale='ccr7'`` (default): each vote (-3..3) compares the processed clip of a condition with
+    its reference; system_a = the condition, system_b = ``reference``, positive = the processed
+    clip better (votes as the P.808 parser writes them, order already corrected).
+    ``scale='acr5'``: absolute 1-5 votes of the condition. The condition comes from
+    ``condition_column`` (default: ``condition_name``, then ``condition``), the item from
+    ``item_column`` (default: ``short_file_name``, else the basename of ``file``).
+    """
+    _need(df, ("workerid", "vote"), path, "P.808 per-vote")
+    cond_col = condition_column or next((c for c in ("condition_name", "condition") if c in df), None)
+    if cond_col is None or cond_col not in df:
+        raise FileFormatError(path, 1, "P.808 file has no condition column (looked for "
+                                       f"{condition_column or 'condition_name, condition'}); "
+                                       "pass the column that holds the condition")
+    if item_column:
+        _need(df, (item_column,), path, "P.808 per-vote")
+        item = df[item_column]
+    elif "short_file_name" in df:
+        item = df["short_file_name"]
+    elif "file" in df:
+        item = df["file"].fillna("").astype(str).str.rsplit("/", n=1).str[-1]
+    else:
+        raise FileFormatError(path, 1, "P.808 file has neither 'short_file_name' nor 'file'")
+    pairwise = scale in ("ccr7", "cmos7")
+    out = pd.DataFrame({
+        "participant": df["workerid"], "item": item, "system_a": df[cond_col],
+        "system_b": reference if pairwise else "", "side_shown": "",
+        "raw_answer": df["vote"], "score": df["vote"], "scale": scale,
+        "response_time_s": np.nan, "flags": "",
+    })
+    out["trial"] = out.groupby("participant", sort=False).cumcount() + 1
+    return validate_ratings(out, path)
+
+
+def from_mushra_lists(df: pd.DataFrame, path: str | None = None) -> pd.DataFrame:
+    """One row per (signal, condition) with JSON lists ``ratings`` and ``participant_ids``.
+
+    Each list pair is expanded to one long row per participant: item = ``signal``, system =
+    ``condition``, scale ``mushra``. The lists of a row must have the same length.
+    """
+    _need(df, ("signal", "condition", "ratings", "participant_ids"), path, "MUSHRA rating lists")
+    rows = []
+    for i, r in enumerate(df.itertuples(index=False)):
+        try:
+            ratings = json.loads(r.ratings)
+            pids = json.loads(r.participant_ids)
+        except (TypeError, json.JSONDecodeError) as exc:
+            raise FileFormatError(path, i + 2, f"columns 'ratings'/'participant_ids': expected JSON "
+                                               f"lists of numbers ({exc})") from None
+        if not isinstance(ratings, list) or not isinstance(pids, list) or len(ratings) != len(pids):
+            raise FileFormatError(path, i + 2, "columns 'ratings' and 'participant_ids' must be "
+                                               "JSON lists of the same length")
+        for p, v in zip(pids, ratings):
+            rows.append((str(p), r.signal, r.condition, v))
+    out = pd.DataFrame(rows, columns=["participant", "item", "system_a", "score"])
+    out["raw_answer"] = out["score"].astype(str)
+    out["scale"] = "mushra"
+    out["trial"] = out["item"]
+    res = validate_ratings(out, path)
+    # Errors in the expanded table refer to expanded rows; they were checked per source row above.
+    return res
+
+
+IMPORTERS = {
+    "genea": from_genea_battles,
+    "webmushra": from_webmushra,
+    "p808": from_p808,
+    "mushra-lists": from_mushra_lists,
+}
+
+
+def load_input(source: str | Path, fmt: str = "auto", *, table: str = "ratings_long",
+               **options) -> tuple[str, pd.DataFrame]:
+    """Read one input: a database URL or a CSV file in any :data:`FORMATS`.
+
+    Returns ``(kind, frame)``: kind ``"ratings"`` with a validated long-format table, or
+    ``"scores"`` with the raw objective scores table. ``options`` go to the importer
+    (e.g. ``condition_column`` for P.808).
+    """
+    text = str(source)
+    if is_database_url(text):
+        df = read_ratings_db(text, table=table)
+        df.attrs.update(source=_safe_url(text), format="database")
+        return "ratings", df
+    raw = read_csv_table(source)
+    if fmt == "auto":
+        fmt = detect_format(raw.columns, text)
+    if fmt not in FORMATS:
+        raise InputError(f"unknown input format {fmt!r}; expected auto or one of {', '.join(FORMATS)}")
+    raw.columns = [str(c).strip() for c in raw.columns]
+    if fmt == "scores":
+        if "system" not in raw.columns:
+            raise FileFormatError(text, 1, "a scores table needs a 'system' column")
+        raw.attrs.update(source=text, format="scores")
+        return "scores", raw
+    if fmt == "long":
+        df = validate_ratings(raw, text)
+    else:
+        fn = IMPORTERS[fmt]
+        df = fn(raw, text, **options) if fmt == "p808" else fn(raw, text)
+    df.attrs.update(source=text, format=fmt)
+    return "ratings", df
+
+
+def _safe_url(url: str) -> str:
+    try:
+        import sqlalchemy as sa
+
+        return sa.engine.make_url(url).render_as_string(hide_password=True)
+    except Exception:  # noqa: BLE001 - only used for display
+        return url.split("@")[-1]
+
+
+def combine_ratings(frames: list[pd.DataFrame]) -> pd.DataFrame:
+    """Concatenate several validated tables; participants keep their ids (same id = same person)."""
+    if not frames:
+        raise InputError("no ratings given")
+    out = pd.concat(frames, ignore_index=True)
+    notes = [n for f in frames for n in f.attrs.get("notes", [])]
+    out.attrs["notes"] = notes
+    out.attrs["sources"] = [f.attrs.get("source", "<table>") for f in frames]
+    return out

@@ -1,0 +1,127 @@
+"""Reading ratings (CSV file or database URL) and writing outputs atomically.
+
+The database contract: a table or view named ``ratings_long`` (configurable) with exactly the
+columns of :data:`reports.table.RATINGS_COLUMNS`. ``reports`` never imports ``webtest``; webtest
+provides that view and this module reads it with SQLAlchemy (SQLite, PostgreSQL, ...).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from pathlib import Path
+
+import pandas as pd
+
+from evalkit.errors import FileFormatError, InputError
+from reports.table import RATINGS_COLUMNS, validate_ratings
+
+_URL = re.compile(r"^[a-z][a-z0-9+]*://", re.I)
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def is_database_url(text: str) -> bool:
+    """True for SQLAlchemy URLs such as ``sqlite:///x.db`` or ``postgresql+psycopg://...``."""
+    return bool(_URL.match(str(text)))
+
+
+def read_csv_table(path: str | Path) -> pd.DataFrame:
+    """A CSV file as strings (no type guessing), with a clear error for unreadable files."""
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(2, "No such file or directory", str(path))
+    try:
+        return pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[""],
+                           skipinitialspace=True)
+    except pd.errors.EmptyDataError:
+        raise FileFormatError(path, 1, "the file is empty (expected a CSV header line)") from None
+    except pd.errors.ParserError as exc:
+        m = re.search(r"line (\d+)", str(exc))
+        raise FileFormatError(path, int(m.group(1)) if m else None,
+                              f"not a valid CSV file ({exc})") from None
+    except UnicodeDecodeError as exc:
+        raise FileFormatError(path, None, f"not a UTF-8 text file ({exc.reason})") from None
+
+
+def read_ratings_csv(path: str | Path) -> pd.DataFrame:
+    """Read and validate a long-format ratings CSV (see :mod:`reports.table`)."""
+    return validate_ratings(read_csv_table(path), str(path))
+
+
+def read_ratings_db(url: str, table: str = "ratings_long") -> pd.DataFrame:
+    """Read the ratings view/table ``table`` from the database at SQLAlchemy ``url``.
+
+    ``table`` may be schema-qualified (``schema.table``). The table must have exactly the
+    columns of :data:`~reports.table.RATINGS_COLUMNS` (extra columns are ignored). Errors name
+    the URL (without password) and the missing table or columns.
+    """
+    import sqlalchemy as sa
+
+    parts = table.split(".")
+    if not 1 <= len(parts) <= 2 or not all(_IDENT.match(p) for p in parts):
+        raise InputError(f"invalid table name {table!r}: expected name or schema.name "
+                         "(letters, digits, underscore)")
+    try:
+        engine = sa.create_engine(url)
+    except (sa.exc.ArgumentError, sa.exc.NoSuchModuleError, ImportError) as exc:
+        raise InputError(f"cannot use database URL {url!r}: {exc}") from None
+    shown = engine.url.render_as_string(hide_password=True)
+    schema, name = (parts if len(parts) == 2 else (None, parts[0]))
+    try:
+        with engine.connect() as conn:
+            insp = sa.inspect(conn)
+            names = set(insp.get_table_names(schema=schema)) | set(insp.get_view_names(schema=schema))
+            if name not in names:
+                raise FileFormatError(shown, None, f"no table or view {table!r}; webtest's export "
+                                                   f"provides 'ratings_long' (see docs/reports.md)")
+            cols = {c["name"] for c in insp.get_columns(name, schema=schema)}
+            missing = [c for c in RATINGS_COLUMNS if c not in cols]
+            if missing:
+                raise FileFormatError(shown, None, f"table {table!r} lacks column(s) "
+                                                   f"{', '.join(missing)}")
+            tbl = sa.Table(name, sa.MetaData(), *(sa.Column(c) for c in RATINGS_COLUMNS), schema=schema)
+            query = sa.select(*(tbl.c[c] for c in RATINGS_COLUMNS))
+            df = pd.read_sql(query, conn)
+    except sa.exc.OperationalError as exc:
+        raise InputError(f"cannot read database {shown}: {exc.orig}") from None
+    finally:
+        engine.dispose()
+    if df.empty:
+        raise FileFormatError(shown, None, f"table {table!r} has no rows")
+    # Row i of a table has no line number; report it as "row i+1".
+    df = df.astype(object).where(df.notna(), None)
+    return validate_ratings(df, f"{shown} table {table} (row = line)", line_offset=1)
+
+
+def write_ratings_db(ratings: pd.DataFrame, url: str, table: str = "ratings_long") -> None:
+    """Write a validated ratings table to ``table`` at ``url`` (replacing it); for tests/exports."""
+    import sqlalchemy as sa
+
+    engine = sa.create_engine(url)
+    schema, name = (table.split(".") if "." in table else (None, table))
+    try:
+        validate_ratings(ratings)[list(RATINGS_COLUMNS)].to_sql(
+            name, engine, schema=schema, if_exists="replace", index=False)
+    finally:
+        engine.dispose()
+
+
+def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
+    """Write ``data`` to ``path`` via a temporary file in the same folder, then rename."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def atomic_write_text(path: str | Path, text: str) -> Path:
+    """Write UTF-8 ``text`` to ``path`` atomically (temporary file, then rename)."""
+    return atomic_write_bytes(path, text.encode("utf-8"))

@@ -1,0 +1,124 @@
+"""Robustness models (statsmodels), reported next to the main tests.
+
+Pairwise scales: each answer's latent preference is ``b[system_a] - b[system_b]`` (+ a left-side
+term when the side is known); systems are coded +1/-1 with the first system as reference (b = 0).
+- Ordinal: cumulative-logit model (``OrderedModel``) of the answer categories on that coding.
+- Linear mixed model (``MixedLM``) of the score with crossed random intercepts for participant
+  and item (one group, variance components), no fixed intercept.
+Absolute scales: system dummies (first system = reference) with the same random effects; the
+ordinal model only for integer scales with at most 11 levels (not for MUSHRA's 0-100 slider).
+Each function returns a tidy table ``model, term, estimate, se, ci_low, ci_high, p`` and a list of
+notes (convergence warnings, why a model was not fitted).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+
+from reports.table import SCALES, system_order
+
+COLUMNS = ["model", "term", "estimate", "se", "ci_low", "ci_high", "p"]
+
+
+def _design_pairwise(ratings: pd.DataFrame, systems: list[str]) -> pd.DataFrame:
+    X = pd.DataFrame(0.0, index=ratings.index, columns=[f"b[{s}]" for s in systems[1:]])
+    for s in systems[1:]:
+        X[f"b[{s}]"] = (ratings["system_a"] == s).astype(float) - (ratings["system_b"] == s).astype(float)
+    side = ratings["side_shown"]
+    if side.isin(["left", "right"]).any():
+        X["left side"] = np.select([side == "left", side == "right"], [1.0, -1.0], 0.0)
+    return X
+
+
+def _design_absolute(ratings: pd.DataFrame, systems: list[str]) -> pd.DataFrame:
+    return pd.DataFrame({f"{s} - {systems[0]}": (ratings["system_a"] == s).astype(float)
+                         for s in systems[1:]}, index=ratings.index)
+
+
+def _tidy(name: str, res, terms, confidence: float, rename: dict | None = None) -> pd.DataFrame:
+    params, bse, pv = pd.Series(res.params), pd.Series(res.bse), pd.Series(res.pvalues)
+    ci = pd.DataFrame(res.conf_int(alpha=1 - confidence))
+    rename = rename or {}
+    back = {v: k for k, v in rename.items()}
+    rows = []
+    for t in terms:
+        k = back.get(t, t)
+        rows.append({"model": name, "term": t, "estimate": float(params[k]), "se": float(bse[k]),
+                     "ci_low": float(ci.loc[k].iloc[0]), "ci_high": float(ci.loc[k].iloc[1]),
+                     "p": float(pv[k])})
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def _caught(fn):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        res = fn()
+    msgs = list(dict.fromkeys(str(w.message).split("\n")[0] for w in caught
+                              if issubclass(w.category, (UserWarning, RuntimeWarning))
+                              or "converge" in str(w.message).lower()))
+    return res, msgs
+
+
+def ordinal_model(ratings: pd.DataFrame, systems: list[str] | None = None, *,
+                  confidence: float = 0.95) -> tuple[pd.DataFrame, list[str]]:
+    """Cumulative-logit (proportional odds) model of the answer categories; see module doc."""
+    from statsmodels.miscmodels.ordinal_model import OrderedModel
+
+    systems = systems or system_order(ratings)
+    scale = SCALES[ratings["scale"].iloc[0]]
+    name = "ordinal (cumulative logit)"
+    if not scale.integer or (scale.n_levels or 99) > 11:
+        return pd.DataFrame(columns=COLUMNS), [f"{name}: not fitted, scale {scale.name} is not a "
+                                               "small set of ordered categories"]
+    if len(systems) < 2 or ratings["score"].nunique() < 2:
+        return pd.DataFrame(columns=COLUMNS), [f"{name}: not fitted (needs 2 systems and 2 answer levels)"]
+    X = _design_pairwise(ratings, systems) if scale.kind == "pairwise" else _design_absolute(ratings, systems)
+    y = pd.Series(pd.Categorical(ratings["score"], categories=sorted(ratings["score"].unique()),
+                                 ordered=True), index=ratings.index)
+    try:
+        res, msgs = _caught(lambda: OrderedModel(y, X, distr="logit").fit(method="bfgs", disp=False,
+                                                                          maxiter=2000))
+    except (np.linalg.LinAlgError, ValueError) as exc:
+        return pd.DataFrame(columns=COLUMNS), [f"{name}: fit failed ({exc})"]
+    return _tidy(name, res, list(X.columns), confidence), [f"{name}: {m}" for m in msgs]
+
+
+def mixed_model(ratings: pd.DataFrame, systems: list[str] | None = None, *,
+                confidence: float = 0.95) -> tuple[pd.DataFrame, list[str]]:
+    """Linear mixed model with crossed random intercepts (participant, item); see module doc."""
+    from statsmodels.regression.mixed_linear_model import MixedLM
+
+    systems = systems or system_order(ratings)
+    name = "linear mixed model"
+    if len(systems) < 2:
+        return pd.DataFrame(columns=COLUMNS), [f"{name}: not fitted (needs 2 systems)"]
+    pairwise = SCALES[ratings["scale"].iloc[0]].kind == "pairwise"
+    X = _design_pairwise(ratings, systems) if pairwise else _design_absolute(ratings, systems)
+    terms = list(X.columns)
+    if not pairwise:
+        X.insert(0, "Intercept", 1.0)
+    data = pd.DataFrame({f"x{i}": X[c].to_numpy() for i, c in enumerate(X.columns)})
+    data["score"] = ratings["score"].to_numpy(float)
+    data["group"] = 0
+    vc = {}
+    for col in ("participant", "item"):
+        data[col] = ratings[col].astype(str).to_numpy()
+        if data[col].nunique() >= 2:
+            vc[col] = f"0 + C({col})"
+    if not vc:
+        return pd.DataFrame(columns=COLUMNS), [f"{name}: not fitted (one participant and one item)"]
+    formula = "score ~ 0 + " + " + ".join(f"x{i}" for i in range(X.shape[1]))
+    try:
+        model = MixedLM.from_formula(formula, groups="group", vc_formula=vc, re_formula="0", data=data)
+        res, msgs = _caught(lambda: model.fit(reml=True))
+    except (np.linalg.LinAlgError, ValueError) as exc:
+        return pd.DataFrame(columns=COLUMNS), [f"{name}: fit failed ({exc})"]
+    rename = {f"x{i}": c for i, c in enumerate(X.columns)}
+    table = _tidy(name, res, terms, confidence, rename)
+    vc = dict(zip(res.model.exog_vc.names, np.atleast_1d(res.vcomp)))
+    msgs.append(name + ": random-intercept variances " +
+                ", ".join(f"{k} {v:.3g}" for k, v in vc.items()) + f"; residual {res.scale:.3g}")
+    return table, [m if m.startswith(name) else f"{name}: {m}" for m in msgs]

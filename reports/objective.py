@@ -1,0 +1,109 @@
+"""Objective tables: per-system summaries of ``evalkit score`` metrics, tests across systems, and
+whether each metric agrees with people (Kendall tau with the subjective per-system score).
+
+The scores table has one row per clip, a ``system`` column and metric columns; every numeric
+column other than identifiers is treated as a metric (columns that are all empty are skipped).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from evalkit.errors import InputError
+from reports import stats as st
+
+ID_COLUMNS = {"system", "clip", "file", "path", "item", "source", "participant", "trial", "name",
+              "id", "take", "start_frame", "end_frame"}
+
+
+def metric_columns(scores: pd.DataFrame) -> list[str]:
+    """Columns of ``scores`` holding numbers (after conversion), excluding identifier columns."""
+    out = []
+    for c in scores.columns:
+        if str(c).lower() in ID_COLUMNS:
+            continue
+        v = pd.to_numeric(scores[c], errors="coerce")
+        raw = scores[c]
+        filled = raw.notna() & (raw.astype(str).str.strip() != "")
+        if filled.any() and v[filled].notna().all():
+            out.append(c)
+    return out
+
+
+def prepare_scores(scores: pd.DataFrame, source: str | None = None) -> pd.DataFrame:
+    """Copy of ``scores`` with the metric columns converted to floats; checks the ``system``
+    column and that there is at least one metric."""
+    if "system" not in scores.columns:
+        raise InputError(f"{source or 'scores table'}: needs a 'system' column (one row per clip)")
+    metrics = metric_columns(scores)
+    if not metrics:
+        raise InputError(f"{source or 'scores table'}: no numeric metric columns found "
+                         f"(columns: {', '.join(map(str, scores.columns))})")
+    out = scores.copy()
+    out["system"] = out["system"].astype(str)
+    for c in metrics:
+        out[c] = pd.to_numeric(out[c], errors="coerce").astype(float)
+    out.attrs["metrics"] = metrics
+    return out
+
+
+def metric_summary(scores: pd.DataFrame, metrics: list[str] | None = None) -> pd.DataFrame:
+    """Long table: metric, system, n, mean, sd, median, q25, q75 (NaNs ignored)."""
+    metrics = metrics or scores.attrs.get("metrics") or metric_columns(scores)
+    rows = []
+    for m in metrics:
+        for system, g in scores.groupby("system", sort=False):
+            x = g[m].dropna().to_numpy(float)
+            rows.append({"metric": m, "system": system, "n": x.size,
+                         "mean": float(x.mean()) if x.size else math.nan,
+                         "sd": float(x.std(ddof=1)) if x.size > 1 else math.nan,
+                         "median": float(np.median(x)) if x.size else math.nan,
+                         "q25": float(np.quantile(x, 0.25)) if x.size else math.nan,
+                         "q75": float(np.quantile(x, 0.75)) if x.size else math.nan})
+    return pd.DataFrame(rows)
+
+
+def metric_tests(scores: pd.DataFrame, metrics: list[str] | None = None) -> pd.DataFrame:
+    """Per metric: Kruskal–Wallis H test across systems (scipy), epsilon-squared effect size
+    H / (n - 1), and Holm-adjusted p across metrics. NaN with fewer than 2 systems with data."""
+    from reports.stats import holm
+
+    metrics = metrics or scores.attrs.get("metrics") or metric_columns(scores)
+    rows = []
+    for m in metrics:
+        groups = [g[m].dropna().to_numpy(float) for _, g in scores.groupby("system", sort=False)]
+        groups = [g for g in groups if g.size]
+        n = sum(g.size for g in groups)
+        h = p = math.nan
+        if len(groups) >= 2 and np.ptp(np.concatenate(groups)) > 0:
+            res = stats.kruskal(*groups)
+            h, p = float(res.statistic), float(res.pvalue)
+        rows.append({"metric": m, "systems": len(groups), "n": n, "H": h, "p": p,
+                     "epsilon2": h / (n - 1) if n > 1 and np.isfinite(h) else math.nan})
+    df = pd.DataFrame(rows, columns=["metric", "systems", "n", "H", "p", "epsilon2"])
+    df["p_holm"] = holm(df["p"].to_numpy()) if len(df) else []
+    return df
+
+
+def metric_agreement(scores: pd.DataFrame, subjective: pd.Series, *, confidence: float = 0.95,
+                     metrics: list[str] | None = None) -> pd.DataFrame:
+    """Kendall tau-b between each metric's per-system mean and ``subjective`` (indexed by system:
+    Bradley–Terry log-strength or mean rating, higher = better), over systems present in both.
+
+    A metric where lower is better (e.g. foot skating) agrees with people when tau is negative.
+    CI: Fisher z with SE sqrt(0.437/(n-4)) (NaN for n <= 4 systems).
+    """
+    metrics = metrics or scores.attrs.get("metrics") or metric_columns(scores)
+    means = scores.groupby("system")[metrics].mean()
+    common = [s for s in subjective.index if s in means.index]
+    rows = []
+    for m in metrics:
+        r = st.kendall_tau_ci(means.loc[common, m].to_numpy(float),
+                              subjective.loc[common].to_numpy(float), confidence)
+        rows.append({"metric": m, "systems": r["n"], "tau": r["tau"], "ci_low": r["ci_low"],
+                     "ci_high": r["ci_high"], "p": r["p"]})
+    return pd.DataFrame(rows, columns=["metric", "systems", "tau", "ci_low", "ci_high", "p"])

@@ -1,0 +1,221 @@
+"""Bradley–Terry ranking of systems from pairwise answers, with a bootstrap over participants.
+
+Model: P(i beats j) = 1 / (1 + exp(-(b_i - b_j))) with log-strengths ``b`` (centred, mean 0).
+Graded answers carry weights (GENEA style: a strong win counts 4, a weak win 2, a tie 1 for each
+side). Elo scale: ``elo = 1000 + 400 * b / ln(10)`` (a 400-point gap = 10:1 odds).
+
+Speed: the bootstrap is over participants, so each participant's weighted win matrix is built
+once; a bootstrap round is then a weighted sum of those matrices, and all rounds are fitted at
+once by a batched Newton iteration on (rounds, k) log-strengths (k x k systems, Hessian solved
+per round with ``numpy.linalg.solve``). This is hand-written because no maintained library fits
+thousands of small BT models in one vectorised call; refitting a generic logistic regression per
+round (the GENEA analysis) is ~100x slower, see ``bench/bench_reports_bt.py``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from evalkit.errors import InputError
+from reports import stats as st
+from reports.table import SCALES, system_order
+
+ELO_BASE = 1000.0
+ELO_PER_LOGIT = 400.0 / math.log(10.0)
+
+
+@dataclass(frozen=True)
+class BattleWeights:
+    """Weights of graded pairwise answers: the winner of a clear/strong win gets ``strong``, of a
+    slight/weak win ``weak``; a tie gives ``tie`` to each side. An answer is "strong" when its
+    |score| is the scale's maximum (e.g. +-2 on cmos5/genea, +-3 on cmos7), weak otherwise."""
+
+    strong: float = 4.0
+    weak: float = 2.0
+    tie: float = 1.0
+
+    def __post_init__(self):
+        if min(self.strong, self.weak, self.tie) < 0 or max(self.strong, self.weak) <= 0:
+            raise InputError("battle weights must be >= 0 with a positive win weight")
+
+
+@dataclass
+class BTResult:
+    """Bradley–Terry fit: ``table`` (one row per system, best first), bootstrap draws
+    ``boot`` (rounds, k) of centred log-strengths (NaN rows = rounds without a finite MLE),
+    ``win_fraction`` (k x k weighted share of row wins over column), settings."""
+
+    table: pd.DataFrame
+    boot: np.ndarray
+    systems: list[str]
+    win_fraction: pd.DataFrame
+    n_boot: int
+    n_failed: int
+    weights: BattleWeights
+    confidence: float
+    notes: list[str] = field(default_factory=list)
+
+
+def participant_win_matrices(ratings: pd.DataFrame, systems: list[str] | None = None,
+                             weights: BattleWeights = BattleWeights()) -> tuple[list[str], list[str], np.ndarray]:
+    """(systems, participants, W) with W[p, i, j] = weighted wins of system i over j by rater p.
+
+    ``ratings``: validated pairwise rows. W has shape (participants, k, k), zero diagonal.
+    """
+    systems = systems or system_order(ratings)
+    idx = {s: i for i, s in enumerate(systems)}
+    k = len(systems)
+    parts, pcode = np.unique(ratings["participant"].astype(str).to_numpy(), return_inverse=True)
+    a = ratings["system_a"].map(idx).to_numpy()
+    b = ratings["system_b"].map(idx).to_numpy()
+    if np.isnan(a.astype(float)).any() or np.isnan(b.astype(float)).any():
+        raise InputError("ratings mention systems not in the given system list")
+    score = ratings["score"].to_numpy(float)
+    top = ratings["scale"].map(lambda s: SCALES[s].high).to_numpy(float)
+    mag = np.where(np.abs(score) >= top, weights.strong, weights.weak)
+    W = np.zeros((len(parts), k, k))
+    win_a, win_b, tie = score > 0, score < 0, score == 0
+    np.add.at(W, (pcode[win_a], a[win_a], b[win_a]), mag[win_a])
+    np.add.at(W, (pcode[win_b], b[win_b], a[win_b]), mag[win_b])
+    np.add.at(W, (pcode[tie], a[tie], b[tie]), weights.tie)
+    np.add.at(W, (pcode[tie], b[tie], a[tie]), weights.tie)
+    return systems, list(parts), W
+
+
+def strongly_connected(W: np.ndarray) -> np.ndarray:
+    """Whether the "i beat j at least once" graph of each (…, k, k) win matrix is strongly
+    connected — the condition (Ford 1957) for a finite Bradley–Terry MLE. Returns (...) bools."""
+    k = W.shape[-1]
+    reach = (W > 0) | np.eye(k, dtype=bool)
+    for _ in range(max(1, math.ceil(math.log2(max(k, 2))))):
+        reach = (reach.astype(np.float64) @ reach.astype(np.float64)) > 0
+    return reach.all(axis=(-1, -2))
+
+
+def _loglik(beta: np.ndarray, W: np.ndarray) -> np.ndarray:
+    d = beta[..., :, None] - beta[..., None, :]
+    return -(W * np.logaddexp(0.0, -d)).sum(axis=(-1, -2))
+
+
+def fit_bradley_terry(W: np.ndarray, *, tol: float = 1e-10, max_iter: int = 100) -> np.ndarray:
+    """Maximum-likelihood log-strengths for one (k, k) or many (B, k, k) weighted win matrices.
+
+    Newton's method with step halving, all matrices at once; ``b[0]`` is held at 0 during the
+    fit (identifiability) and the result is centred to mean 0. Matrices whose win graph is not
+    strongly connected have no finite MLE and give NaN rows. Returns (k,) or (B, k).
+    """
+    W = np.asarray(W, float)
+    single = W.ndim == 2
+    if single:
+        W = W[None]
+    B, k, _ = W.shape
+    ok = strongly_connected(W)
+    beta = np.zeros((B, k))
+    N = W + np.swapaxes(W, -1, -2)
+    wins = W.sum(axis=-1)
+    active = ok.copy()
+    ll = _loglik(beta, W)
+    for _ in range(max_iter):
+        if not active.any():
+            break
+        ia = np.flatnonzero(active)
+        b, Wa, Na = beta[ia], W[ia], N[ia]
+        P = 1.0 / (1.0 + np.exp(-(b[:, :, None] - b[:, None, :])))
+        grad = wins[ia] - (Na * P).sum(axis=-1)
+        V = Na * P * (1.0 - P)  # off-diagonal information
+        info = -V
+        diag = V.sum(axis=-1)
+        info[:, np.arange(k), np.arange(k)] = diag
+        step = np.zeros_like(b)
+        step[:, 1:] = np.linalg.solve(info[:, 1:, 1:], grad[:, 1:, None])[..., 0]
+        t = np.ones(len(ia))
+        new = b + step
+        new_ll = _loglik(new, Wa)
+        for _h in range(30):  # step halving where the likelihood did not improve
+            worse = new_ll < ll[ia] - 1e-12
+            if not worse.any():
+                break
+            t[worse] /= 2
+            new[worse] = b[worse] + t[worse, None] * step[worse]
+            new_ll[worse] = _loglik(new[worse], Wa[worse])
+        beta[ia], ll[ia] = new, new_ll
+        done = np.abs(t[:, None] * step).max(axis=1) < tol
+        active[ia[done]] = False
+    beta -= beta.mean(axis=1, keepdims=True)
+    beta[~ok] = np.nan
+    return beta[0] if single else beta
+
+
+def bradley_terry(ratings: pd.DataFrame, *, weights: BattleWeights = BattleWeights(),
+                  n_boot: int = 2000, seed: int = 0, confidence: float = 0.95,
+                  systems: list[str] | None = None) -> BTResult:
+    """Fit Bradley–Terry to pairwise ``ratings`` with percentile CIs from a participant bootstrap.
+
+    Each bootstrap round draws as many participants as there are, with replacement, and refits
+    on all their answers. Rounds whose win graph is not strongly connected (a system never wins
+    or never loses) have no finite estimate; they are counted in ``n_failed`` and left out of
+    the percentiles. Table columns: system, rank, log_strength, ci_low, ci_high, elo, elo_low,
+    elo_high, answers (rows involving the system), win_share (weighted share of wins).
+    """
+    systems, parts, Wp = participant_win_matrices(ratings, systems, weights)
+    W = Wp.sum(axis=0)
+    beta = fit_bradley_terry(W)
+    notes = []
+    if not np.all(np.isfinite(beta)):
+        notes.append("the full data have no finite Bradley–Terry estimate: some system never "
+                     "wins or never loses against the rest (win graph not strongly connected)")
+    rng = np.random.default_rng(seed)
+    P = len(parts)
+    if P >= 2 and n_boot > 0:
+        draws = rng.multinomial(P, np.full(P, 1.0 / P), size=n_boot).astype(float)  # (B, P)
+        Wb = np.einsum("bp,pij->bij", draws, Wp, optimize=True)
+        boot = fit_bradley_terry(Wb)
+    else:
+        boot = np.full((max(n_boot, 0), len(systems)), np.nan)
+        if P < 2:
+            notes.append("bootstrap CIs need at least 2 participants")
+    failed = int(np.sum(~np.isfinite(boot).all(axis=1))) if boot.size else 0
+    if failed and P >= 2:
+        notes.append(f"{failed} of {n_boot} bootstrap rounds had no finite estimate and were left out")
+    lo = np.full(len(systems), np.nan)
+    hi = np.full(len(systems), np.nan)
+    for i in range(len(systems)):
+        lo[i], hi[i] = st.percentile_ci(boot[:, i] if boot.size else [], confidence)
+    n_ans = [int(((ratings["system_a"] == s) | (ratings["system_b"] == s)).sum()) for s in systems]
+    tot = W.sum(axis=1) + W.sum(axis=0)
+    share = np.divide(W.sum(axis=1), tot, out=np.full(len(systems), np.nan), where=tot > 0)
+    table = pd.DataFrame({
+        "system": systems, "log_strength": beta, "ci_low": lo, "ci_high": hi,
+        "elo": ELO_BASE + ELO_PER_LOGIT * beta, "elo_low": ELO_BASE + ELO_PER_LOGIT * lo,
+        "elo_high": ELO_BASE + ELO_PER_LOGIT * hi, "answers": n_ans, "win_share": share,
+    })
+    table = table.sort_values("log_strength", ascending=False, kind="stable").reset_index(drop=True)
+    table.insert(1, "rank", np.arange(1, len(table) + 1))
+    denom = W + W.T
+    frac = np.divide(W, denom, out=np.full_like(W, np.nan), where=denom > 0)
+    return BTResult(table=table, boot=boot, systems=systems,
+                    win_fraction=pd.DataFrame(frac, index=systems, columns=systems),
+                    n_boot=n_boot, n_failed=failed, weights=weights, confidence=confidence,
+                    notes=notes)
+
+
+def bt_difference_table(res: BTResult) -> pd.DataFrame:
+    """Every pair of systems: difference of log-strengths with its bootstrap percentile CI and
+    whether that CI excludes 0 (``significant``)."""
+    rows = []
+    k = len(res.systems)
+    full = dict(zip(res.table["system"], res.table["log_strength"]))
+    for i in range(k):
+        for j in range(i + 1, k):
+            a, b = res.systems[i], res.systems[j]
+            d = res.boot[:, i] - res.boot[:, j] if res.boot.size else np.array([])
+            lo, hi = st.percentile_ci(d, res.confidence)
+            rows.append({"system_a": a, "system_b": b, "difference": full[a] - full[b],
+                         "ci_low": lo, "ci_high": hi,
+                         "significant": bool(np.isfinite(lo) and (lo > 0 or hi < 0))})
+    return pd.DataFrame(rows, columns=["system_a", "system_b", "difference", "ci_low", "ci_high",
+                                       "significant"])

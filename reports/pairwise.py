@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from reports import stats as st
-from reports.table import canonical_pairs
+from reports.table import canonical_pairs, system_order
 
 
 def cmos_summary(scores, participants, *, confidence: float = 0.95, n_boot: int = 2000,
@@ -60,7 +60,11 @@ def pairwise_table(ratings: pd.DataFrame, *, confidence: float = 0.95, n_boot: i
     with the columns of :func:`cmos_summary` plus ``comparison``, ``system_a``, ``system_b``,
     ``scale``, ``p_holm`` (Wilcoxon p adjusted) and ``significant`` (p_holm < alpha).
     """
-    pairs = canonical_pairs(ratings, order)
+    systems = order or system_order(ratings)
+    pairs = canonical_pairs(ratings, systems)
+    rank = {s: i for i, s in enumerate(systems)}
+    pairs = pairs.assign(_ra=pairs["system_a"].map(rank), _rb=pairs["system_b"].map(rank))
+    pairs = pairs.sort_values(["_ra", "_rb"], kind="stable")
     rng = np.random.default_rng(seed)
     rows = []
     for comp, g in pairs.groupby("comparison", sort=False):

@@ -180,7 +180,7 @@ def _pairwise_scale(ctx: _Ctx, scale: str, kept: pd.DataFrame, allr: pd.DataFram
               f"signed-rank p (zero_method={cfg.zero_method}) with Holm correction, exact sign test, "
               "rank-biserial r and common-language effect size.", t, _pairwise_display(t))
     pairs = canonical_pairs(kept, order)
-    groups = {c: g["score"].to_numpy() for c, g in pairs.groupby("comparison", sort=False)}
+    groups = {c: pairs.loc[pairs["comparison"] == c, "score"].to_numpy() for c in t["comparison"]}
     ctx.figure(sec, f"box_{scale}", f"{scale} scores per comparison: box = quartiles, line = "
                "median, diamond = mean; above 0 favours the first system.",
                fg.box_figure(groups, title=f"Scores per comparison ({scale})",

@@ -59,7 +59,7 @@ class ScreeningRules:
             out.append(f"median response time < {self.min_median_rt_s:g} s")
         if self.hidden_reference is not None:
             out.append(f"hidden reference rated below {self.reference_threshold:g} in more than "
-                       f"{self.reference_max_fraction:.0%} of items (ITU-R BS.1534-3 post-screening)")
+                       f"{self.reference_max_fraction:.0%} of items (ITU-R BS.1534-3 post-screening; absolute scales with a hidden reference only)")
         return out
 
 

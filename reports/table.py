@@ -22,6 +22,7 @@ flags          ``;``-separated tokens: ``check`` (attention/catch trial, never a
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -222,12 +223,14 @@ def canonical_pairs(ratings: pd.DataFrame, order: list[str] | None = None) -> pd
     return out
 
 
+def _natural_key(text: str):
+    return [int(t) if t.isdigit() else t.lower() for t in re.split(r"(\d+)", str(text))]
+
+
 def system_order(ratings: pd.DataFrame) -> list[str]:
-    """Systems in order of first appearance (``system_a`` column first, then ``system_b``)."""
-    seen: dict[str, None] = {}
+    """All systems named in ``system_a``/``system_b``, in natural sort order (S2 before S10)."""
+    names = set()
     for col in ("system_a", "system_b"):
         if col in ratings:
-            for s in ratings[col]:
-                if s and s not in seen:
-                    seen[s] = None
-    return list(seen)
+            names.update(s for s in ratings[col] if s)
+    return sorted(names, key=_natural_key)

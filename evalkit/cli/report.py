@@ -1,0 +1,156 @@
+"""``evalkit report INPUT... --out DIR``: statistics, figures and tables from ratings and scores."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+FORMAT_HELP = (
+    "input format: auto (detect from the header), long (evalkit's long-format ratings), genea "
+    "(GENEA leaderboard battles), webmushra (mushra.csv or paired_comparison.csv), p808 "
+    "(P.808 per-vote CSV), mushra-lists (JSON lists of ratings per stimulus), scores "
+    "(an 'evalkit score' table) (default: auto)")
+
+
+def register(sub) -> None:
+    p = sub.add_parser(
+        "report",
+        help="write a statistical report (HTML, figures, CSV/LaTeX tables) from ratings and scores",
+        description=(
+            "Analyse listening/viewing-test ratings and objective scores and write a report folder: "
+            "report.html (self-contained, figures embedded), figures/*.pdf|png, tables/*.csv|tex "
+            "(booktabs) and methods.md (every test, setting, seed and package version). "
+            "Pairwise/CMOS ratings get per-comparison CMOS with t and participant-bootstrap CIs, "
+            "preference shares with Wilson CIs, Wilcoxon (Holm) and sign tests, effect sizes, a "
+            "position-bias test, Bradley–Terry/Elo with bootstrap CIs, ordinal and mixed-model "
+            "robustness checks and Krippendorff's alpha; MUSHRA/ACR ratings get per-system "
+            "summaries, Friedman and pairwise Wilcoxon tests with hidden-reference post-screening; "
+            "score tables get per-system summaries, Kruskal–Wallis tests and Kendall tau against "
+            "the subjective results."),
+        epilog=(
+            "INPUT is a CSV file or a database URL (e.g. sqlite:///study.db, "
+            "postgresql+psycopg://user@host/db) holding a 'ratings_long' table or view. "
+            "Examples: evalkit report ratings.csv --out report/ ; "
+            "evalkit report battles.csv --scores scores.csv --out report/ --seed 1"),
+    )
+    p.add_argument("inputs", nargs="+", metavar="INPUT",
+                   help="ratings files (any supported format), score tables or database URLs")
+    p.add_argument("--out", "-o", required=True, metavar="DIR", help="output folder (created)")
+    p.add_argument("--format", default="auto", help=FORMAT_HELP)
+    p.add_argument("--scores", action="append", default=[], metavar="CSV",
+                   help="objective scores table (one row per clip, a 'system' column, metric "
+                        "columns); may be repeated")
+    p.add_argument("--table", default="ratings_long",
+                   help="table or view read from database URLs (default: ratings_long)")
+    p.add_argument("--title", default="evalkit report", help="report title")
+    p.add_argument("--banner", default=None, help="text shown first in the report (e.g. a caveat)")
+    p.add_argument("--seed", type=int, default=0, help="random seed of all bootstraps (default: 0)")
+    g = p.add_argument_group("statistics")
+    g.add_argument("--confidence", type=float, default=0.95, help="CI level (default: 0.95)")
+    g.add_argument("--n-boot", type=int, default=2000,
+                   help="bootstrap rounds for CIs of means, medians and alpha (default: 2000)")
+    g.add_argument("--bt-boot", type=int, default=2000,
+                   help="participant-bootstrap rounds for Bradley–Terry (default: 2000)")
+    g.add_argument("--zero-method", default="pratt", choices=("pratt", "wilcox", "zsplit"),
+                   help="Wilcoxon handling of zero scores (default: pratt)")
+    g.add_argument("--alpha", type=float, default=0.05,
+                   help="family-wise significance level after Holm correction (default: 0.05)")
+    g.add_argument("--weights", default="4,2,1", metavar="STRONG,WEAK,TIE",
+                   help="Bradley–Terry weights of a strong win, a weak win and a tie (each side) "
+                        "(default: 4,2,1 as in GENEA)")
+    g.add_argument("--systems", default=None, metavar="A,B,...",
+                   help="system order (first = reference of the regression models)")
+    g.add_argument("--no-robustness", action="store_true",
+                   help="skip the ordinal and mixed-model robustness fits")
+    s = p.add_argument_group("screening (declared exclusion rules)")
+    s.add_argument("--max-failed-checks", type=int, default=0,
+                   help="exclude raters with more failed checks (default: 0; -1 disables)")
+    s.add_argument("--straightline", type=float, default=1.0, metavar="SHARE",
+                   help="exclude raters giving the same on-screen answer in at least this share "
+                        "of their answers (default: 1.0; 0 disables)")
+    s.add_argument("--straightline-min", type=int, default=10,
+                   help="straight-lining needs at least this many answers (default: 10)")
+    s.add_argument("--min-consensus-r", type=float, default=None,
+                   help="exclude raters whose Spearman r with the consensus is below this "
+                        "(default: report only)")
+    s.add_argument("--min-median-rt", type=float, default=None, metavar="SECONDS",
+                   help="exclude raters with a median response time below this (default: off)")
+    s.add_argument("--hidden-reference", default="auto",
+                   help="hidden reference system for MUSHRA post-screening: auto (a system "
+                        "called reference/ref), a name, or none (default: auto)")
+    s.add_argument("--reference-threshold", type=float, default=90.0,
+                   help="hidden reference rated below this counts as a miss (default: 90)")
+    s.add_argument("--reference-max-fraction", type=float, default=0.15,
+                   help="exclude raters missing in more than this share of items (default: 0.15, "
+                        "ITU-R BS.1534-3)")
+    s.add_argument("--no-screening", action="store_true", help="exclude nobody")
+    q = p.add_argument_group("P.808 input")
+    q.add_argument("--condition-column", default=None,
+                   help="column holding the condition in P.808 per-vote files "
+                        "(default: condition_name or condition)")
+    q.add_argument("--p808-scale", default="ccr7", choices=("ccr7", "acr5"),
+                   help="P.808 votes are CCR (-3..3, vs reference) or ACR (1..5) (default: ccr7)")
+    p.set_defaults(func=run)
+
+
+def _weights(text: str):
+    from evalkit.errors import InputError
+    from reports.ranking import BattleWeights
+
+    try:
+        strong, weak, tie = (float(x) for x in text.split(","))
+    except ValueError:
+        raise InputError(f"--weights: expected three numbers STRONG,WEAK,TIE, got {text!r}") from None
+    return BattleWeights(strong, weak, tie)
+
+
+def config_from_args(args: argparse.Namespace):
+    """The :class:`reports.ReportConfig` described by the command-line options."""
+    from reports.report import ReportConfig
+    from reports.screening import ScreeningRules
+
+    if args.no_screening:
+        rules = ScreeningRules(max_failed_checks=None, straightline_share=None, hidden_reference=None)
+    else:
+        ref = None if str(args.hidden_reference).lower() == "none" else args.hidden_reference
+        rules = ScreeningRules(
+            max_failed_checks=None if args.max_failed_checks < 0 else args.max_failed_checks,
+            straightline_share=args.straightline or None,
+            straightline_min_answers=args.straightline_min,
+            min_consensus_r=args.min_consensus_r, min_median_rt_s=args.min_median_rt,
+            hidden_reference=ref, reference_threshold=args.reference_threshold,
+            reference_max_fraction=args.reference_max_fraction)
+    systems = tuple(s.strip() for s in args.systems.split(",")) if args.systems else None
+    return ReportConfig(confidence=args.confidence, n_boot=args.n_boot, bt_boot=args.bt_boot,
+                        zero_method=args.zero_method, alpha=args.alpha, weights=_weights(args.weights),
+                        screening=rules, robustness=not args.no_robustness, systems=systems)
+
+
+def run(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from evalkit.errors import InputError
+    from reports.importers import combine_ratings, load_input
+    from reports.report import build_report
+
+    config = config_from_args(args)
+    ratings, scores = [], []
+    opts = {"condition_column": args.condition_column, "scale": args.p808_scale}
+    for src in args.inputs:
+        fmt = args.format
+        kind, df = load_input(src, fmt, table=args.table, **(opts if fmt in ("p808", "auto") else {}))
+        (ratings if kind == "ratings" else scores).append(df)
+    for src in args.scores:
+        kind, df = load_input(src, "scores")
+        scores.append(df)
+    if not ratings and not scores:
+        raise InputError("no ratings or scores among the inputs")
+    rat = combine_ratings(ratings) if ratings else None
+    sc = None
+    if scores:
+        sc = pd.concat(scores, ignore_index=True)
+        sc.attrs["source"] = ", ".join(s.attrs.get("source", "") for s in scores)
+    path = build_report(rat, sc, args.out, seed=args.seed, title=args.title, banner=args.banner,
+                        config=config, progress=sys.stderr.isatty())
+    print(f"report written: {path}")
+    return 0

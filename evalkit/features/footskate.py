@@ -42,6 +42,8 @@ class SkateConfig:
     Attributes:
         skate_speed: a planted foot slides when its skate speed exceeds this, m/s (1.75 m body,
             scaled by body height).
+        edge_trim: seconds at each end of a contact left out of the skate measures (landing
+            and roll-off are not sliding).
         ratio_height: foot height threshold of the skating ratio, metres (literature: 0.05).
         ratio_speed: horizontal speed threshold of the skating ratio, m/s (literature: 0.5).
         ratio_window: moving-average window of the skating ratio, seconds (literature: 5 frames
@@ -51,38 +53,57 @@ class SkateConfig:
     """
 
     skate_speed: float = 0.1
+    edge_trim: float = 0.05
     ratio_height: float = 0.05
     ratio_speed: float = 0.5
     ratio_window: float = 0.25
     ratio_floor: str = "lowest"
 
 
-def grid_skate_speed(track: FootTrack, contacts: np.ndarray, config: ContactConfig | None = None) -> np.ndarray:
+def contact_cores(contacts: np.ndarray, fps: float, trim_s: float) -> np.ndarray:
+    """``(T, feet)`` bool: planted samples at least ``trim_s`` seconds inside their contact
+    interval (heel-strike and toe-off edges removed)."""
+    e = int(round(trim_s * fps))
+    if e <= 0:
+        return contacts.astype(bool)
+    out = np.zeros_like(contacts, dtype=bool)
+    for f, a, b in contact_intervals(contacts):
+        if b - a > 2 * e:
+            out[a + e:b - e, f] = True
+    return out
+
+
+def grid_skate_speed(track: FootTrack, contacts: np.ndarray, config: ContactConfig | None = None,
+                     skate: SkateConfig | None = None) -> np.ndarray:
     """``(G, 2)`` skate speed of each foot on the analysis grid, m/s; 0 where not planted.
 
     The horizontal speed of the slowest foot point that is near the ground (height below the
     contact height threshold) while the foot is planted; if no point is near the ground on a
-    planted sample (a gap filled by cleaning), the slowest point overall.
+    planted sample (a gap filled by cleaning), the slowest point overall. The first and last
+    ``skate.edge_trim`` seconds of each contact (the foot still landing or already rolling off)
+    count as 0.
 
     Args:
         track: foot points of the clip.
         contacts: ``(G, 2)`` bool planted feet on the grid (:func:`grid_contacts`).
     """
     cfg = config or ContactConfig()
+    scfg = skate or SkateConfig()
     hs = track.horizontal_speed  # (G, 2, P)
     near = track.smooth_heights < cfg.height * track.body.scale
     masked = np.where(near, hs, np.inf).min(axis=2)
     v = np.where(np.isfinite(masked), masked, hs.min(axis=2))
-    return np.where(contacts, v, 0.0)
+    return np.where(contact_cores(contacts, track.grid_fps, scfg.edge_trim), v, 0.0)
 
 
-def skate_speed(track: FootTrack, config: ContactConfig | None = None) -> np.ndarray:
+def skate_speed(track: FootTrack, config: ContactConfig | None = None, skate: SkateConfig | None = None) -> np.ndarray:
     """``(frames, 2)`` skate speed of the left/right foot at the clip's frames, m/s.
 
     Horizontal speed of the planted foot's slowest near-ground point; 0 where the foot is not
-    planted (:func:`evalkit.features.contacts.foot_contacts`).
+    planted (:func:`evalkit.features.contacts.foot_contacts`) and at the edges of each contact
+    (see :func:`grid_skate_speed`).
     """
-    g = grid_skate_speed(track, grid_contacts(track, config), config)
+    g = grid_skate_speed(track, grid_contacts(track, config), config, skate)
     return g[track.frame_to_grid]
 
 
@@ -104,18 +125,19 @@ def skate_metrics(
 
     Returns:
         ``contact_frac`` (share of time×feet planted), ``contacts_per_s``,
-        ``skate_fraction`` (share of planted time sliding faster than ``skate_speed``),
-        ``skate_speed_mean`` (mean skate speed while planted, m/s),
+        ``skate_fraction`` (share of planted time, edges trimmed, sliding faster than
+        ``skate_speed``), ``skate_speed_mean`` (mean skate speed over that time, m/s),
         ``skate_distance_mean`` / ``skate_distance_max`` (slide per contact, m),
         ``skate_distance_per_s`` (total slide per second of clip, m/s).
     """
     cfg = config or SkateConfig()
     contacts = grid_contacts(track, contact_config)
-    v = grid_skate_speed(track, contacts, contact_config)
+    v = grid_skate_speed(track, contacts, contact_config, cfg)
     slides = contact_slides(v, contacts, track.grid_fps)
-    n_planted = int(contacts.sum())
+    core = contact_cores(contacts, track.grid_fps, cfg.edge_trim)
+    n_planted = int(core.sum())
     duration = track.n_frames / track.fps
-    on = v[contacts]
+    on = v[core]
     return {
         "contact_frac": float(contacts.mean()) if contacts.size else 0.0,
         "contacts_per_s": float(len(slides) / duration),

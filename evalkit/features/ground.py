@@ -2,8 +2,8 @@
 
 Joint positions are not the skin: a planted ankle joint sits ~8 cm above the floor, a toe joint
 2–6 cm, depending on the rig. So the ground is estimated **per foot point**: each foot point's
-*planted level* is the median height of that point over frames where it is low (within 10 cm of
-its lowest) and still (speed below ``still_speed``); the height of a point above the ground is
+*planted level* is the most common height of that point over frames where it is still (speed
+below ``still_speed``; see :func:`planted_levels`); the height of a point above the ground is
 its height minus its planted level. This makes every foot metric independent of where the file
 puts the floor (some Reallusion exports have it near y = −1 m) and of the rig's foot geometry.
 
@@ -36,8 +36,8 @@ class GroundConfig:
             estimates it per clip (see the module docstring).
         still_speed: speed below which a low foot point counts as still when estimating its
             planted level, m/s for a 1.75 m body (scaled by body height).
-        low_band: only frames within this height of a point's lowest height (m, scaled) are
-            candidates for its planted level.
+        side_tolerance: a foot point's planted level may exceed the other foot's by at most
+            this much (m, scaled); see :func:`planted_levels`.
         float_tolerance: floating (and penetration) within this distance of the ground is
             ignored, metres (PhysDiff's floating tolerance: 5 mm).
         cutoff_hz: low-pass cut-off applied before differentiating positions, Hz.
@@ -49,7 +49,7 @@ class GroundConfig:
 
     level: float | None = None
     still_speed: float = 0.3
-    low_band: float = 0.10
+    side_tolerance: float = 0.05
     float_tolerance: float = 0.005
     cutoff_hz: float | None = DEFAULT_CUTOFF_HZ
     analysis_fps: float = 120.0
@@ -110,27 +110,43 @@ class FootTrack:
 
 
 def planted_levels(
-    y: np.ndarray, speed: np.ndarray, scale: float = 1.0, still_speed: float = 0.3, low_band: float = 0.10
+    y: np.ndarray, speed: np.ndarray, scale: float = 1.0, still_speed: float = 0.3, side_tolerance: float = 0.05
 ) -> np.ndarray:
-    """Planted level of each foot point: median height over its low, still frames.
+    """Planted level of each foot point: the most common height over its still frames.
+
+    The mode of the heights (5 mm histogram bins, lightly smoothed) over frames where the point
+    moves slower than ``still_speed``, refined as the median of those heights within 1 cm of it,
+    so that a part of the clip that is raised or sunk (a minority of the planted frames) does not
+    drag the estimate. A point whose level is more than ``side_tolerance`` above the same point of
+    the other foot (a foot held still in the air) takes the other foot's level.
 
     Args:
-        y: ``(frames, ...)`` heights (world y) of the points, metres (filtered).
-        speed: ``(frames, ...)`` their speeds, m/s.
-        scale: body height / 1.75 m; multiplies ``still_speed`` and ``low_band``.
+        y: ``(frames, 2, P)`` heights (world y) of the points, metres (filtered).
+        speed: ``(frames, 2, P)`` their speeds, m/s.
+        scale: body height / 1.75 m; multiplies ``still_speed`` and ``side_tolerance``.
 
     Returns:
-        ``(...)`` levels in metres. A point that is never still falls back to its 5th percentile.
+        ``(2, P)`` levels in metres. A point that is never still falls back to its 5th percentile.
     """
-    flat_y = y.reshape(y.shape[0], -1)
-    flat_s = speed.reshape(speed.shape[0], -1)
-    out = np.empty(flat_y.shape[1])
-    for k in range(flat_y.shape[1]):  # a handful of points; the work inside is vectorised
-        yk, sk = flat_y[:, k], flat_s[:, k]
-        low = np.percentile(yk, 5)
-        sel = (sk < still_speed * scale) & (yk < low + low_band * scale)
-        out[k] = np.median(yk[sel]) if sel.sum() >= 3 else low
-    return out.reshape(y.shape[1:])
+    out = np.empty(y.shape[1:])
+    for f in range(y.shape[1]):  # 2 feet x a few points; the work inside is vectorised
+        for k in range(y.shape[2]):
+            yk, sk = y[:, f, k], speed[:, f, k]
+            sel = sk < still_speed * scale
+            out[f, k] = _mode_level(yk[sel]) if sel.sum() >= 3 else float(np.percentile(yk, 5))
+    if out.shape[0] == 2:
+        low = out.min(axis=0)
+        out = np.where(out - low > side_tolerance * scale, low, out)
+    return out
+
+
+def _mode_level(c: np.ndarray, bin_m: float = 0.005, window_m: float = 0.01) -> float:
+    nb = max(1, int(np.ceil((c.max() - c.min()) / bin_m)) + 1)
+    counts, edges = np.histogram(c, bins=nb, range=(c.min(), c.min() + nb * bin_m))
+    smooth = np.convolve(counts, [1.0, 2.0, 1.0], mode="same")
+    centre = 0.5 * (edges[:-1] + edges[1:])[int(np.argmax(smooth))]
+    near = np.abs(c - centre) <= window_m
+    return float(np.median(c[near])) if near.any() else float(centre)
 
 
 def foot_track(
@@ -151,7 +167,7 @@ def foot_track(
     fp = np.asarray(pos[:, body.foot_points])  # (F, 2, P, 3)
     smooth, vel, grid_fps, f2g = to_grid(lowpass(fp, motion.fps, cfg.cutoff_hz), motion.fps, cfg.analysis_fps)
     speed = np.linalg.norm(vel, axis=-1)
-    levels = planted_levels(smooth[..., 1], speed, body.scale, cfg.still_speed, cfg.low_band)
+    levels = planted_levels(smooth[..., 1], speed, body.scale, cfg.still_speed, cfg.side_tolerance)
     if cfg.level is not None:
         levels = levels - levels.min() + cfg.level
     heights = fp[..., 1] - levels

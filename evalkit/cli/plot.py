@@ -1,0 +1,44 @@
+"""``evalkit plot CLIP -o OUT.png``: a timeline of what went wrong where."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from evalkit.cli.common import add_load_options, load_kwargs
+
+
+def register(sub) -> None:
+    p = sub.add_parser(
+        "plot",
+        help="timeline of contacts, foot-skate, ZMP outside support and penetration (PNG/PDF)",
+        description=(
+            "Draw a clip's per-frame diagnostics on one time axis: which foot is planted, how fast "
+            "planted feet slide, how far the zero-moment point leaves the support polygon, and the "
+            "lowest foot's height (penetration below, floating above the ground)."
+        ),
+        epilog="Example: evalkit plot evalkit/data/samples/cmu/16_15.amc -o 16_15.png",
+    )
+    p.add_argument("clip", metavar="CLIP", help="a motion file (.bvh or .amc)")
+    p.add_argument("-o", "--out", required=True, metavar="OUT", help="output image: .png or .pdf (or .svg)")
+    p.add_argument("--keep-pops", action="store_true", help="keep end frames that pop")
+    p.add_argument("--dpi", type=int, default=120, help="resolution of PNG output (default: 120)")
+    add_load_options(p)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
+    from evalkit.features.plot import plot_timeline
+    from evalkit.features.score import ScoreConfig
+    from evalkit.motion import load_motion
+    from evalkit.motion.roles import load_role_map
+
+    cfg = ScoreConfig(roles=load_role_map(args.roles) if args.roles else None)
+    if args.keep_pops:
+        cfg = replace(cfg, pops=None)
+    motion = load_motion(args.clip, **load_kwargs(args))
+    out = plot_timeline(motion, args.out, cfg, dpi=args.dpi)
+    print(f"wrote {out}", file=sys.stderr)
+    return 0

@@ -1,0 +1,126 @@
+"""``evalkit score PATHS... --out FILE``: every automatic metric, one row per clip."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import replace
+
+from evalkit.cli.common import add_load_options, load_kwargs
+
+
+def register(sub) -> None:
+    p = sub.add_parser(
+        "score",
+        help="compute every motion-quality metric for motion files (one row per clip)",
+        description=(
+            "Score BVH/AMC clips with every automatic metric: foot contacts and foot-skate "
+            "(incl. the motion-diffusion 'foot skating ratio'), ground penetration and floating, "
+            "centre of mass / zero-moment point / support polygon / ballistic flight, GENEA-style "
+            "acceleration and jerk, bone-length drift, kinetic features; with --reference also "
+            "Hellinger distances of velocity/acceleration/jerk histograms, joint-angle range "
+            "outliers and FMDistance; with --audio beat alignment. Definitions, units and "
+            "defaults: docs/metrics.md."
+        ),
+        epilog="Example: evalkit score evalkit/data/samples/cmu --out scores.csv --jobs 2",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("paths", nargs="+", metavar="PATH", help="motion files or folders (searched recursively)")
+    p.add_argument("--out", "-o", metavar="FILE",
+                   help="output table: .csv, .parquet or .json (default: CSV on standard output)")
+    p.add_argument("--system", metavar="NAME",
+                   help="value of the 'system' column for every clip (default: each clip's folder name)")
+    p.add_argument("--jobs", "-j", type=int, default=1, metavar="N",
+                   help="local worker processes (joblib); -1 = all cores (default: 1)")
+    p.add_argument("--scheduler", metavar="ADDRESS",
+                   help="run on a Dask distributed cluster, e.g. tcp://127.0.0.1:8786 (overrides --jobs)")
+    p.add_argument("--chunk-size", type=int, default=None, metavar="N",
+                   help="clips per task (default: automatic, at most 64)")
+    p.add_argument("--reference", action="append", metavar="DIR",
+                   help="natural clips for the distribution metrics (repeatable)")
+    p.add_argument("--frames", metavar="DIR",
+                   help="also write per-frame traces to DIR/<system>/<clip>.csv")
+    p.add_argument("--audio", metavar="WAV|DIR",
+                   help="audio for beat alignment: one WAV for all clips, or a folder of <clip>.wav")
+    p.add_argument("--model", metavar="FILE",
+                   help="add naturalness-model columns (needs evalkit.models.discriminator)")
+    g = p.add_argument_group("metric settings (physical units, for a 1.75 m body; scaled by body height)")
+    g.add_argument("--ground-level", type=float, default=None, metavar="Y",
+                   help="world height (m) of the lowest foot joint when planted; default: estimated per clip")
+    g.add_argument("--contact-height", type=float, default=0.05, metavar="M",
+                   help="foot point near the ground below this height, m (default: 0.05)")
+    g.add_argument("--contact-speed", type=float, default=0.4, metavar="M_S",
+                   help="...and still below this speed, m/s (default: 0.4)")
+    g.add_argument("--skate-speed", type=float, default=0.1, metavar="M_S",
+                   help="a planted foot slides above this speed, m/s (default: 0.1)")
+    g.add_argument("--cutoff", type=float, default=6.0, metavar="HZ",
+                   help="low-pass cut-off before differentiating positions, Hz (default: 6)")
+    g.add_argument("--keep-pops", action="store_true",
+                   help="keep end frames that pop (e.g. a T-pose at frame 0); default: drop them")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    add_load_options(p)
+    p.set_defaults(func=run)
+
+
+def config_from_args(args: argparse.Namespace):
+    """The :class:`~evalkit.features.score.ScoreConfig` selected by the command-line options."""
+    from evalkit.errors import InputError
+    from evalkit.features.score import ScoreConfig
+    from evalkit.motion.roles import load_role_map
+
+    for name in ("contact_height", "contact_speed", "skate_speed", "cutoff"):
+        if getattr(args, name) <= 0:
+            raise InputError(f"--{name.replace('_', '-')} must be positive, got {getattr(args, name)}")
+    cfg = ScoreConfig(roles=load_role_map(args.roles) if args.roles else None)
+    return replace(
+        cfg,
+        ground=replace(cfg.ground, level=args.ground_level, cutoff_hz=args.cutoff),
+        contacts=replace(cfg.contacts, height=args.contact_height, speed=args.contact_speed),
+        skate=replace(cfg.skate, skate_speed=args.skate_speed),
+        physics=replace(cfg.physics, cutoff_hz=args.cutoff),
+        pops=None if args.keep_pops else cfg.pops,
+    )
+
+
+def add_model_columns(table, model_path: str):
+    """Call the naturalness model's extension point (issue 4) on the finished table."""
+    from evalkit.errors import ConfigError
+
+    try:
+        from evalkit.models.discriminator import add_model_columns as add
+    except ImportError:
+        raise ConfigError(
+            f"--model {model_path}: evalkit.models.discriminator.add_model_columns is not available "
+            "in this installation"
+        ) from None
+    return add(table, model_path)
+
+
+def run(args: argparse.Namespace) -> int:
+    from evalkit.errors import InputError
+    from evalkit.features.batch import BatchOptions, score_paths, write_table
+    from evalkit.features.reference import build_reference
+    from evalkit.motion.io import iter_motion_files
+
+    cfg = config_from_args(args)
+    files = list(iter_motion_files(args.paths))
+    if not files:
+        raise InputError(f"no motion files (.bvh, .amc) under {', '.join(args.paths)}")
+    if args.jobs == 0:
+        raise InputError("--jobs must be a positive number or -1 (all cores)")
+    reference = build_reference(args.reference, cfg, load_kwargs(args)) if args.reference else None
+    opts = BatchOptions(config=cfg, reference=reference, load_kwargs=load_kwargs(args), system=args.system,
+                        frames_dir=args.frames, audio=args.audio)
+    table = score_paths(files, opts, jobs=args.jobs, scheduler=args.scheduler, chunk_size=args.chunk_size,
+                        progress=not args.quiet)
+    if args.model:
+        table = add_model_columns(table, args.model)
+    failed = int((table["error"] != "").sum())
+    if args.out:
+        write_table(table, args.out)
+        print(f"scored {len(table) - failed} clip(s), {failed} failed -> {args.out}", file=sys.stderr)
+    else:
+        table.to_csv(sys.stdout, index=False)
+    for msg in table.loc[table["error"] != "", "error"]:
+        print(f"evalkit: error: {msg}", file=sys.stderr)
+    return 1 if failed else 0

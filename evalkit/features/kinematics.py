@@ -1,0 +1,200 @@
+"""Kinematics: velocity, acceleration and jerk; their distributions; joint-angle ranges;
+bone-length drift.
+
+* **GENEA-style mean acceleration and jerk** (Kucherenko et al. 2021, GENEA Challenge 2020
+  numerical evaluation): magnitudes of the 2nd and 3rd finite differences of joint positions
+  times fps² and fps³, averaged over frames and joints. These use raw positions, as published,
+  and therefore grow with the frame rate on noisy data; the distribution metrics below use
+  low-pass filtered derivatives instead.
+* **Histograms and Hellinger distance**: speed, acceleration and jerk magnitudes of the role
+  joints (rig independent) are binned on fixed, log-spaced bins in physical units; the Hellinger
+  distance ``H(P, Q) = sqrt(1 − Σ sqrt(p q))`` (0 = same, 1 = disjoint) compares a clip with a
+  reference set.
+* **Joint angles**: rig-independent interior angles at joints (knee, hip, ankle, elbow, shoulder,
+  neck), from positions; a reference set gives each angle's 0.5–99.5 % range, and a clip's
+  outliers are frames with an angle beyond that range by more than a tolerance.
+* **Bone-length drift**: for position data (or files with translation channels), the relative
+  change of each bone's length over the clip.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from evalkit.features.body import BodyIndex
+from evalkit.features.signal import DEFAULT_CUTOFF_HZ, smooth_derivative
+
+#: Fixed histogram bin edges, physical units (log-spaced; first/last bins catch under/overflow).
+HIST_EDGES: dict[str, np.ndarray] = {
+    "speed": np.concatenate([[0.0], np.geomspace(1e-3, 30.0, 48), [np.inf]]),  # m/s
+    "accel": np.concatenate([[0.0], np.geomspace(1e-2, 1e3, 48), [np.inf]]),  # m/s²
+    "jerk": np.concatenate([[0.0], np.geomspace(1e-1, 1e5, 48), [np.inf]]),  # m/s³
+}
+
+#: Interior angles: name -> (role A, vertex role, role B); a tuple means a midpoint.
+ANGLES: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = {
+    **{
+        f"{s}_{name}": (a, (f"{s}_{v}",), b)
+        for s in ("left", "right")
+        for name, a, v, b in (
+            ("knee", (f"{s}_hip",), "knee", (f"{s}_ankle",)),
+            ("ankle", (f"{s}_knee",), "ankle", (f"{s}_toe",)),
+            ("hip", ("neck",), "hip", (f"{s}_knee",)),
+            ("elbow", (f"{s}_shoulder",), "elbow", (f"{s}_wrist",)),
+            ("shoulder", ("hips",), "shoulder", (f"{s}_elbow",)),
+        )
+    },
+    "neck": (("hips",), ("neck",), ("head",)),
+}
+
+
+def genea_accel_jerk(positions: np.ndarray, fps: float) -> tuple[float, float]:
+    """GENEA-style mean acceleration (m/s²) and mean jerk (m/s³) over frames and joints.
+
+    Args:
+        positions: ``(frames, joints, 3)`` metres.
+    """
+    if positions.shape[0] < 4:
+        return float("nan"), float("nan")
+    acc = np.linalg.norm(np.diff(positions, n=2, axis=0), axis=-1) * fps**2
+    jerk = np.linalg.norm(np.diff(positions, n=3, axis=0), axis=-1) * fps**3
+    return float(acc.mean()), float(jerk.mean())
+
+
+def jerk_per_frame(positions: np.ndarray, fps: float) -> np.ndarray:
+    """``(frames,)`` mean jerk magnitude over joints per frame (raw 3rd differences), m/s³.
+
+    The ``frames − 3`` values of the 3rd difference are centred (padded at the ends with the
+    nearest value) so the trace aligns with the clip's frames.
+    """
+    n = positions.shape[0]
+    if n < 4:
+        return np.zeros(n)
+    j = np.linalg.norm(np.diff(positions, n=3, axis=0), axis=-1).mean(axis=1) * fps**3
+    return np.pad(j, (1, 2), mode="edge")
+
+
+def role_joints(body: BodyIndex) -> np.ndarray:
+    """``(R,)`` sorted unique joint indices of all resolved roles."""
+    return np.array(sorted(set(int(v) for v in body.roles.values())), dtype=np.int64)
+
+
+def derivative_magnitudes(positions: np.ndarray, fps: float, cutoff_hz: float | None = DEFAULT_CUTOFF_HZ
+                          ) -> dict[str, np.ndarray]:
+    """Filtered speed (m/s), acceleration (m/s²) and jerk (m/s³) magnitudes.
+
+    Args:
+        positions: ``(frames, joints, 3)`` metres.
+
+    Returns:
+        ``{"speed", "accel", "jerk"}`` -> ``(frames, joints)`` arrays.
+    """
+    from evalkit.features.signal import derivative, lowpass
+
+    x = lowpass(positions, fps, cutoff_hz)
+    v = derivative(x, fps)
+    a = derivative(v, fps)
+    j = derivative(a, fps)
+    return {k: np.linalg.norm(d, axis=-1) for k, d in (("speed", v), ("accel", a), ("jerk", j))}
+
+
+def histograms(mags: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Counts of each magnitude on :data:`HIST_EDGES` (``{name: (bins,)}``, not normalised)."""
+    return {k: np.histogram(mags[k].ravel(), bins=HIST_EDGES[k])[0].astype(float) for k in HIST_EDGES}
+
+
+def hellinger(p: np.ndarray, q: np.ndarray) -> float:
+    """Hellinger distance between two histograms (normalised here), in [0, 1]."""
+    p = np.asarray(p, float)
+    q = np.asarray(q, float)
+    if p.sum() <= 0 or q.sum() <= 0:
+        return float("nan")
+    bc = np.sqrt((p / p.sum()) * (q / q.sum())).sum()
+    return float(np.sqrt(max(0.0, 1.0 - bc)))
+
+
+def joint_angles(positions: np.ndarray, body: BodyIndex) -> dict[str, np.ndarray]:
+    """Interior joint angles in degrees, ``{name: (frames,)}``, for every angle whose roles exist.
+
+    The angle at the vertex between the directions to A and to B (180° = straight limb).
+    """
+    roles = body.roles
+    out = {}
+
+    def pt(rs):
+        return positions[:, [roles[r] for r in rs]].mean(axis=1)
+
+    for name, (a, v, b) in ANGLES.items():
+        if not all(r in roles for r in a + v + b):
+            continue
+        u = pt(a) - pt(v)
+        w = pt(b) - pt(v)
+        nu = np.linalg.norm(u, axis=-1)
+        nw = np.linalg.norm(w, axis=-1)
+        if np.any(nu < 1e-9) or np.any(nw < 1e-9):
+            continue
+        c = np.einsum("fi,fi->f", u, w) / (nu * nw)
+        out[name] = np.degrees(np.arccos(np.clip(c, -1.0, 1.0)))
+    return out
+
+
+def bone_length_drift(positions: np.ndarray, parents: np.ndarray) -> tuple[float, float]:
+    """Bone-length drift of position data.
+
+    Args:
+        positions: ``(frames, joints, 3)`` metres.
+        parents: ``(joints,)`` parent indices (-1 for the root).
+
+    Returns:
+        ``(max_drift, mean_drift)``: over bones longer than 1 cm, the largest and the mean of
+        ``(max length − min length) / median length`` (dimensionless).
+    """
+    child = np.flatnonzero(parents >= 0)
+    if child.size == 0:
+        return 0.0, 0.0
+    lengths = np.linalg.norm(positions[:, child] - positions[:, parents[child]], axis=-1)  # (F, B)
+    med = np.median(lengths, axis=0)
+    keep = med > 0.01
+    if not keep.any():
+        return 0.0, 0.0
+    drift = (lengths.max(axis=0) - lengths.min(axis=0))[keep] / med[keep]
+    return float(drift.max()), float(drift.mean())
+
+
+@dataclass
+class Reference:
+    """Distribution statistics of a reference set of natural clips.
+
+    Attributes:
+        hist: ``{"speed" | "accel" | "jerk": (bins,) counts}`` pooled over clips, role joints.
+        angle_lo, angle_hi: ``{angle name: degrees}`` 0.5 % and 99.5 % of each joint angle.
+        fm: ``(clips, R_fm)`` FMDistance vectors of the reference clips (see
+            :mod:`evalkit.features.kinetic`), over :data:`evalkit.features.kinetic.FM_ROLES`.
+        n_clips: number of clips it was built from; ``sources``: their paths.
+    """
+
+    hist: dict[str, np.ndarray] = field(default_factory=dict)
+    angle_lo: dict[str, float] = field(default_factory=dict)
+    angle_hi: dict[str, float] = field(default_factory=dict)
+    fm: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
+    n_clips: int = 0
+    sources: list[str] = field(default_factory=list)
+
+
+def angle_outliers(angles: dict[str, np.ndarray], ref: Reference, tolerance_deg: float = 5.0) -> tuple[float, float]:
+    """Joint-angle range outliers against a reference.
+
+    Returns:
+        ``(fraction, max_excess)``: share of frames with any angle outside the reference range
+        by more than ``tolerance_deg``, and the largest excess in degrees (0 if none).
+    """
+    names = [k for k in angles if k in ref.angle_lo]
+    if not names:
+        return float("nan"), float("nan")
+    excess = np.stack([
+        np.maximum(ref.angle_lo[k] - angles[k], angles[k] - ref.angle_hi[k]) for k in names
+    ], axis=1)
+    worst = excess.max(axis=1)
+    return float((worst > tolerance_deg).mean()), float(max(0.0, worst.max()))

@@ -1,0 +1,98 @@
+"""Timeline figure of a clip's per-frame diagnostics (used by ``evalkit plot``)."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from evalkit.errors import InputError
+from evalkit.features.score import ScoreConfig, analyse, score_analysis, traces_table
+from evalkit.motion import Motion
+
+FORMATS = (".png", ".pdf", ".svg")
+
+
+def plot_timeline(motion: Motion, out: str | os.PathLike, config: ScoreConfig | None = None, dpi: int = 120) -> Path:
+    """Draw contacts, skate speed, ZMP distance outside support and foot height over time.
+
+    Args:
+        motion: the clip.
+        out: image path; the format follows the extension (.png, .pdf, .svg).
+
+    Returns:
+        the written path (written to a temporary file first, then renamed).
+    """
+    out = Path(out)
+    ext = out.suffix.lower()
+    if ext not in FORMATS:
+        raise InputError(f"{out}: unsupported image format {ext!r}; use {', '.join(FORMATS)}")
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    cfg = config or ScoreConfig()
+    an = analyse(motion, cfg)
+    tr = traces_table(an)
+    row = score_analysis(an)
+    t = tr["time_s"].to_numpy()
+    s = an.body.scale
+    fig, axes = plt.subplots(4, 1, figsize=(11, 7.5), sharex=True, constrained_layout=True)
+    title = (f"{motion.name or 'clip'} — {an.motion.n_frames} frames @ {an.motion.fps:g} fps; "
+             f"skate {row['skate_distance_per_s'] * 100:.1f} cm/s, skating ratio {row['skating_ratio']:.3f}, "
+             f"penetration {row['penetration_mean'] * 1000:.1f} mm, ZMP outside {row['zmp_outside_frac'] * 100:.0f}%")
+    fig.suptitle(title, fontsize=9)
+
+    ax = axes[0]
+    for k, (name, color) in enumerate((("left", "tab:blue"), ("right", "tab:orange"))):
+        c = tr[f"contact_{name}"].to_numpy()
+        ax.fill_between(t, k + 0.1, k + 0.9, where=c, step="mid", color=color, alpha=0.8, linewidth=0)
+    flight = tr["flight"].to_numpy()
+    ax.fill_between(t, 0, 2, where=flight, step="mid", color="0.85", linewidth=0, label="flight")
+    ax.set_yticks([0.5, 1.5], ["left", "right"])
+    ax.set_ylim(0, 2)
+    ax.set_ylabel("planted")
+    if flight.any():
+        ax.legend(loc="upper right", fontsize=7)
+
+    ax = axes[1]
+    ax.plot(t, tr["skate_left"], color="tab:blue", lw=1, label="left")
+    ax.plot(t, tr["skate_right"], color="tab:orange", lw=1, label="right")
+    ax.axhline(cfg.skate.skate_speed * s, color="tab:red", ls="--", lw=0.8, label="skate threshold")
+    ax.set_ylabel("skate speed\n(m/s)")
+    ax.legend(loc="upper right", fontsize=7, ncol=3)
+
+    ax = axes[2]
+    ax.plot(t, tr["zmp_outside"], color="tab:purple", lw=1, label="multi-segment")
+    ax.plot(t, tr["zmp_cart_outside"], color="tab:green", lw=0.8, alpha=0.7, label="cart-table")
+    ax.axhline(cfg.physics.zmp_tolerance * s, color="tab:red", ls="--", lw=0.8, label="tolerance")
+    ax.set_ylabel("ZMP outside\nsupport (m)")
+    ax.legend(loc="upper right", fontsize=7, ncol=3)
+
+    ax = axes[3]
+    h = tr["foot_height"].to_numpy() * 100
+    ax.plot(t, h, color="0.3", lw=1, label="lowest foot point")
+    ax.fill_between(t, 0, h, where=h < 0, color="tab:red", alpha=0.6, label="penetration")
+    tol = cfg.ground.float_tolerance * 100
+    ax.fill_between(t, tol, h, where=h > tol, color="tab:cyan", alpha=0.4, label="floating")
+    ax.axhline(0, color="k", lw=0.6)
+    ax.set_ylabel("height above\nground (cm)")
+    ax.set_xlabel("time (s)")
+    ax.legend(loc="upper right", fontsize=7, ncol=3)
+    ax.set_xlim(t[0], t[-1] if len(t) > 1 else t[0] + 1)
+
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{out.stem}.", suffix=ext, dir=out.parent)
+    os.close(fd)
+    try:
+        fig.savefig(tmp, dpi=dpi, format=ext[1:])
+        os.replace(tmp, out)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    finally:
+        plt.close(fig)
+    return out

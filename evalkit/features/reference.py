@@ -1,0 +1,64 @@
+"""Build a :class:`~evalkit.features.kinematics.Reference` from natural clips (``--reference``)."""
+
+from __future__ import annotations
+
+import os
+from typing import Iterable, Mapping
+
+import numpy as np
+
+from evalkit.errors import EvalkitError, InputError
+from evalkit.features.kinematics import Reference, derivative_magnitudes, histograms, joint_angles, role_joints
+from evalkit.features.kinetic import fm_vector
+from evalkit.features.score import ScoreConfig, analyse
+from evalkit.motion import Motion
+
+
+def reference_from_motions(motions: Iterable[Motion], config: ScoreConfig | None = None,
+                           sources: list[str] | None = None) -> Reference:
+    """Pool histograms, joint-angle ranges (0.5–99.5 %) and FMDistance vectors of natural clips."""
+    cfg = config or ScoreConfig()
+    ref = Reference()
+    angles: dict[str, list[np.ndarray]] = {}
+    fms = []
+    for m in motions:
+        an = analyse(m, cfg)
+        pos = an.positions
+        hist = histograms(derivative_magnitudes(pos[:, role_joints(an.body)], an.motion.fps, cfg.physics.cutoff_hz))
+        for k, h in hist.items():
+            ref.hist[k] = ref.hist.get(k, 0) + h
+        for k, a in joint_angles(pos, an.body).items():
+            angles.setdefault(k, []).append(a)
+        fms.append(fm_vector(pos, an.motion.fps, an.body, cfg.physics.cutoff_hz))
+        ref.n_clips += 1
+    if ref.n_clips == 0:
+        raise InputError("the reference set has no usable clips")
+    for k, parts in angles.items():
+        a = np.concatenate(parts)
+        ref.angle_lo[k] = float(np.percentile(a, 0.5))
+        ref.angle_hi[k] = float(np.percentile(a, 99.5))
+    ref.fm = np.stack(fms)
+    ref.sources = list(sources or [])
+    return ref
+
+
+def build_reference(paths: Iterable[str | os.PathLike], config: ScoreConfig | None = None,
+                    load_kwargs: Mapping | None = None) -> Reference:
+    """A reference from motion files and folders (recursively). Clips that fail to load are
+    skipped; if none loads, :class:`InputError` names the first failure."""
+    from evalkit.motion import load_motion
+    from evalkit.motion.io import iter_motion_files
+
+    files = list(iter_motion_files(paths))
+    if not files:
+        raise InputError(f"no motion files (.bvh, .amc) under {', '.join(map(str, paths))}")
+    motions, used, errors = [], [], []
+    for f in files:
+        try:
+            motions.append(load_motion(f, **dict(load_kwargs or {})))
+            used.append(str(f))
+        except EvalkitError as exc:
+            errors.append(str(exc))
+    if not motions:
+        raise InputError(f"no reference clip could be read; first error: {errors[0]}")
+    return reference_from_motions(motions, config, used)

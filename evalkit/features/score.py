@@ -1,0 +1,194 @@
+"""All metrics of one clip: ``analyse`` → ``score_analysis`` (one row) / ``traces_table``
+(per-frame table). ``score_motion`` does both steps for the common case.
+
+Extension point for naturalness models: ``evalkit score --model FILE`` scores clips with this
+module, then hands the finished table to
+``evalkit.models.discriminator.add_model_columns(table, model_path) -> table`` (see
+``docs/metrics.md``). Models that need per-frame features on windows reuse :func:`analyse` and
+:func:`traces_table` (or the per-frame functions they are built from).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+import numpy as np
+
+from evalkit.features.beats import BeatConfig, beat_metrics
+from evalkit.features.body import BodyIndex, body_index
+from evalkit.features.clean import PopConfig, drop_end_pops
+from evalkit.features.contacts import ContactConfig, grid_contacts
+from evalkit.features.footskate import SkateConfig, grid_skate_speed, skate_metrics, skating_ratio_metric
+from evalkit.features.ground import FootTrack, GroundConfig, floating, foot_track, ground_metrics, penetration
+from evalkit.features.kinematics import (
+    Reference, angle_outliers, bone_length_drift, derivative_magnitudes, genea_accel_jerk, hellinger,
+    histograms, jerk_per_frame, joint_angles, role_joints,
+)
+from evalkit.features.kinetic import fm_distance, fm_vector, kinetic_metrics
+from evalkit.features.physics import PhysicsConfig, PhysicsTraces, physics_metrics, physics_traces
+from evalkit.motion import Motion
+
+
+@dataclass(frozen=True)
+class ScoreConfig:
+    """Every setting of the scoring pipeline (defaults are documented in ``docs/metrics.md``).
+
+    Attributes:
+        ground, contacts, skate, physics, beats: per-family settings.
+        pops: end-frame pop detection (``None`` keeps every frame).
+        roles: ``{role: joint name}`` overrides for unusual rigs.
+        angle_tolerance_deg: joint-angle excess ignored by the range-outlier metric, degrees.
+        kinetic_window: half-width of the kinetic features' sliding window, frames.
+    """
+
+    ground: GroundConfig = field(default_factory=GroundConfig)
+    contacts: ContactConfig = field(default_factory=ContactConfig)
+    skate: SkateConfig = field(default_factory=SkateConfig)
+    physics: PhysicsConfig = field(default_factory=PhysicsConfig)
+    beats: BeatConfig = field(default_factory=BeatConfig)
+    pops: PopConfig | None = field(default_factory=PopConfig)
+    roles: Mapping[str, str] | None = None
+    angle_tolerance_deg: float = 5.0
+    kinetic_window: int = 2
+
+
+@dataclass(frozen=True, eq=False)
+class Analysis:
+    """Intermediate results for one clip, shared by the metrics and the per-frame traces.
+
+    Attributes:
+        motion: the clip after dropping popped end frames.
+        positions: ``(frames, joints, 3)`` world positions, metres.
+        body: resolved roles and body height.
+        track: foot points and ground.
+        grid_contacts: ``(G, 2)`` planted feet on the analysis grid.
+        contacts: ``(frames, 2)`` planted feet at the clip's frames.
+        physics: COM, ZMP, support distance, flight.
+        dropped: ``(start, end)`` frames dropped as pops.
+    """
+
+    motion: Motion
+    positions: np.ndarray
+    body: BodyIndex
+    track: FootTrack
+    grid_contacts: np.ndarray
+    contacts: np.ndarray
+    physics: PhysicsTraces
+    dropped: tuple[int, int]
+    config: ScoreConfig
+
+
+def analyse(motion: Motion, config: ScoreConfig | None = None) -> Analysis:
+    """Run the per-frame stages (pop removal, ground, contacts, physics) on one clip.
+
+    Raises:
+        RolesNotFoundError: the rig lacks the roles the metrics need.
+        InputError: the clip is too short (fewer than 4 frames).
+    """
+    from evalkit.errors import InputError
+
+    cfg = config or ScoreConfig()
+    body = body_index(motion, cfg.roles)
+    dropped = (0, 0)
+    if cfg.pops is not None:
+        motion, a, b = drop_end_pops(motion, body.scale, cfg.pops)
+        dropped = (a, b)
+    if motion.n_frames < 4:
+        raise InputError(f"{motion.name or 'clip'}: {motion.n_frames} frames; metrics need at least 4")
+    pos = np.asarray(motion.positions)
+    track = foot_track(motion, cfg.ground, body, pos)
+    gc = grid_contacts(track, cfg.contacts)
+    contacts = gc[track.frame_to_grid]
+    phys = physics_traces(pos, track, contacts, cfg.physics, cfg.contacts)
+    return Analysis(motion=motion, positions=pos, body=body, track=track, grid_contacts=gc,
+                    contacts=contacts, physics=phys, dropped=dropped, config=cfg)
+
+
+def score_analysis(an: Analysis, reference: Reference | None = None,
+                   audio_times: np.ndarray | None = None) -> dict[str, float]:
+    """Clip-level metrics from an :class:`Analysis`.
+
+    Args:
+        reference: natural reference set for the distribution metrics (``hellinger_*``,
+            ``angle_outlier_*``, ``fmd_ref_*``); without it those columns are absent.
+        audio_times: audio onset times in seconds for the beat metrics (absent without it).
+
+    Returns:
+        ``{metric: value}``; see ``docs/metrics.md`` for every key, unit and default.
+    """
+    cfg = an.config
+    m, pos, body = an.motion, an.positions, an.body
+    row: dict[str, float] = {
+        "frames": float(m.n_frames),
+        "fps": float(m.fps),
+        "duration_s": float(m.duration),
+        "height_m": float(body.height),
+        "dropped_frames": float(sum(an.dropped)),
+    }
+    row.update(ground_metrics(an.track, cfg.ground))
+    row.update(skate_metrics(an.track, cfg.skate, cfg.contacts))
+    row.update(skating_ratio_metric(an.track, cfg.skate, lowest_y=float(pos[..., 1].min())))
+    row.update(physics_metrics(an.physics, body.scale, cfg.physics))
+    acc, jerk = genea_accel_jerk(pos, m.fps)
+    row["accel_mean"], row["jerk_mean"] = acc, jerk
+    drift_max, drift_mean = bone_length_drift(pos, m.skeleton.parents)
+    row["bone_drift_max"], row["bone_drift_mean"] = drift_max, drift_mean
+    row.update(kinetic_metrics(pos, m.fps, body, cfg.kinetic_window))
+    if reference is not None:
+        joints = role_joints(body)
+        hist = histograms(derivative_magnitudes(pos[:, joints], m.fps, cfg.physics.cutoff_hz))
+        for k in ("speed", "accel", "jerk"):
+            row[f"hellinger_{k}"] = hellinger(hist[k], reference.hist[k]) if k in reference.hist else float("nan")
+        frac, excess = angle_outliers(joint_angles(pos, body), reference, cfg.angle_tolerance_deg)
+        row["angle_outlier_frac"], row["angle_outlier_max_deg"] = frac, excess
+        if reference.fm.size:
+            v = fm_vector(pos, m.fps, body, cfg.physics.cutoff_hz)
+            d = np.array([fm_distance(v, r) for r in reference.fm])
+            row["fmd_ref_mean"] = float(np.nanmean(d)) if np.isfinite(d).any() else float("nan")
+            row["fmd_ref_min"] = float(np.nanmin(d)) if np.isfinite(d).any() else float("nan")
+    if audio_times is not None:
+        row.update(beat_metrics(pos, m.fps, audio_times, cfg.beats))
+    return row
+
+
+def score_motion(motion: Motion, config: ScoreConfig | None = None, reference: Reference | None = None,
+                 audio_times: np.ndarray | None = None) -> dict[str, float]:
+    """Every metric of one clip as ``{name: value}`` (:func:`analyse` + :func:`score_analysis`)."""
+    return score_analysis(analyse(motion, config), reference, audio_times)
+
+
+def traces_table(an: Analysis) -> "Any":
+    """Per-frame traces of one clip as a pandas DataFrame (one row per frame).
+
+    Columns: ``frame``, ``time_s``, ``contact_left`` / ``contact_right`` (bool),
+    ``skate_left`` / ``skate_right`` (m/s), ``foot_height`` (lowest foot point above ground, m),
+    ``penetration`` / ``floating`` (m), ``com_x`` / ``com_y`` / ``com_z`` (m), ``zmp_x`` / ``zmp_z``
+    (m), ``zmp_outside`` / ``zmp_cart_outside`` (m, NaN off ground), ``flight`` (bool),
+    ``ballistic_error`` (m/s², NaN off flight), ``jerk`` (mean over joints, m/s³).
+    """
+    import pandas as pd
+
+    t, ph = an.track, an.physics
+    skate = grid_skate_speed(t, an.grid_contacts, an.config.contacts, an.config.skate)[t.frame_to_grid]
+    low = t.heights.reshape(t.heights.shape[0], -1).min(axis=1)
+    n = an.motion.n_frames
+    first = an.dropped[0]
+    return pd.DataFrame({
+        "frame": np.arange(n) + first,
+        "time_s": (np.arange(n) + first) / an.motion.fps,
+        "contact_left": an.contacts[:, 0],
+        "contact_right": an.contacts[:, 1],
+        "skate_left": skate[:, 0],
+        "skate_right": skate[:, 1],
+        "foot_height": low,
+        "penetration": penetration(t, an.config.ground.float_tolerance),
+        "floating": floating(t, an.config.ground.float_tolerance),
+        "com_x": ph.com[:, 0], "com_y": ph.com[:, 1], "com_z": ph.com[:, 2],
+        "zmp_x": ph.zmp[:, 0], "zmp_z": ph.zmp[:, 1],
+        "zmp_outside": ph.zmp_outside,
+        "zmp_cart_outside": ph.zmp_cart_outside,
+        "flight": ph.flight,
+        "ballistic_error": ph.ballistic_error,
+        "jerk": jerk_per_frame(an.positions, an.motion.fps),
+    })

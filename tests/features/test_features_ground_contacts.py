@@ -1,0 +1,96 @@
+"""Ground estimate, contacts, penetration and floating on real clips, with injected artifacts."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from conftest import shared_data
+from features_inject import shift_root
+from evalkit.features import ContactConfig, GroundConfig, contact_intervals, foot_contacts, foot_track
+from evalkit.features.ground import ground_metrics, penetration, floating
+from evalkit.motion import load_motion
+
+
+def test_walk_contacts_alternate(walk_motion):
+    track = foot_track(walk_motion)
+    c = foot_contacts(track)
+    assert c.shape == (walk_motion.n_frames, 2) and c.dtype == bool
+    ivs = contact_intervals(c)
+    feet = [f for f, _, _ in ivs]
+    # a 3.9 s walk: 3-4 steps per foot, feet alternate
+    assert 3 <= feet.count(0) <= 5 and 3 <= feet.count(1) <= 5
+    assert sum(a == b for a, b in zip(feet[:-1], feet[1:])) <= 1
+    # planted ~55-65 % of the time per foot for normal walking
+    assert 0.45 < c.mean() < 0.75
+    # planted feet are low and nearly still
+    h = track.heights[:, :, :].min(axis=2)
+    assert np.median(h[c]) < 0.02
+
+
+def test_ground_estimate_is_robust_to_where_the_file_puts_the_floor():
+    # Reallusion retargets of CMU 07 have the floor near y = -1 m.
+    m = load_motion(shared_data("mocap", "cmu-reallusion", "007_04.bvh"))
+    track = foot_track(m)
+    assert -1.05 < track.ground < -0.9
+    low = track.heights.reshape(m.n_frames, -1).min(axis=1)
+    assert abs(np.median(low)) < 0.03
+    c = foot_contacts(track)
+    assert 0.35 < c.mean() < 0.75
+
+
+def test_raised_root_floats_by_the_raised_height(walk_motion):
+    base = ground_metrics(foot_track(walk_motion))
+    n = walk_motion.n_frames
+    a, b = int(0.35 * n), int(0.65 * n)
+    share = (b - a) / n
+    got = []
+    for h in (0.03, 0.06, 0.12):
+        m = shift_root(walk_motion, a, b, (0, h, 0))
+        g = ground_metrics(foot_track(m))
+        got.append(g["floating_mean"])
+        # magnitude: the raised share of the clip floats h higher; the per-clip ground estimate
+        # is good to about 1 cm on a 4 s clip
+        expected = base["floating_mean"] + share * (h - 0.005)
+        assert g["floating_mean"] == pytest.approx(expected, rel=0.1, abs=share * 0.012)
+        assert g["ground_y"] == pytest.approx(base["ground_y"], abs=0.01)
+    assert got[0] < got[1] < got[2]
+
+
+def test_lowered_root_penetrates_by_the_lowered_depth(walk_motion):
+    base = ground_metrics(foot_track(walk_motion))
+    n = walk_motion.n_frames
+    a, b = int(0.35 * n), int(0.65 * n)
+    share = (b - a) / n
+    got = []
+    for h in (0.03, 0.06, 0.12):
+        m = shift_root(walk_motion, a, b, (0, -h, 0))
+        track = foot_track(m)
+        g = ground_metrics(track)
+        got.append(g["penetration_mean"])
+        # in the lowered frames the lowest foot point is about h below the ground
+        pen = penetration(track)
+        assert np.median(pen[a:b]) == pytest.approx(h - 0.005, abs=0.012)
+        expected = base["penetration_mean"] + share * (h - 0.005)
+        assert g["penetration_mean"] == pytest.approx(expected, rel=0.1, abs=share * 0.012)
+        assert g["penetration_max"] >= h - 0.005
+    assert got[0] < got[1] < got[2]
+
+
+def test_explicit_ground_level_measures_a_global_offset(walk_motion):
+    track = foot_track(walk_motion)
+    level = float(track.levels.min())
+    lifted = shift_root(walk_motion, 0, walk_motion.n_frames, (0, 0.03, 0))
+    auto = ground_metrics(foot_track(lifted))
+    fixed = ground_metrics(foot_track(lifted, GroundConfig(level=level)))
+    assert auto["floating_mean"] < 0.005  # invisible without a fixed level (documented)
+    assert fixed["floating_mean"] == pytest.approx(0.025, abs=0.006)
+
+
+def test_contact_thresholds_scale_with_body_height(walk_motion):
+    track = foot_track(walk_motion)
+    loose = foot_contacts(track, ContactConfig(height=0.08, speed=0.8))
+    strict = foot_contacts(track, ContactConfig(height=0.02, speed=0.15))
+    default = foot_contacts(track)
+    assert strict.sum() < default.sum() < loose.sum()
+    assert floating(track).shape == (walk_motion.n_frames,)

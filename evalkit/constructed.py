@@ -331,9 +331,21 @@ def _assemble(placed: list[dict], cfg: ConstructionConfig, duration: float) -> M
     return replace(first, fps=float(fps), rotations=quat.normalize(rot), translations=tr, meta={})
 
 
-def single_stroke_sources(paths_or_motions, phase_config: PhaseConfig = PhaseConfig(), load_kwargs: dict | None = None) -> list[tuple[Motion, GesturePhrase]]:
-    """``(motion, phrase)`` pairs of every single-stroke phrase that starts and ends at rest in
-    the given clips (files, folders or motions): the material of constructed takes."""
+def single_stroke_sources(
+    paths_or_motions,
+    phase_config: PhaseConfig = PhaseConfig(),
+    load_kwargs: dict | None = None,
+    cut_strokes: bool = False,
+    context_s: float = 0.35,
+) -> list[tuple[Motion, GesturePhrase]]:
+    """The material of constructed takes from clips (files, folders or motions).
+
+    By default: every single-stroke phrase that starts and ends at rest. With ``cut_strokes``,
+    every stroke of every phrase, cut out with ``context_s`` seconds of motion on each side
+    (within its phrase) — for clips that never rest between strokes, such as the bundled CMU
+    clips; the pieces then start and end away from rest and the blends between them are less
+    clean.
+    """
     from evalkit.motion import load_motion
     from evalkit.motion.io import iter_motion_files
 
@@ -345,9 +357,22 @@ def single_stroke_sources(paths_or_motions, phase_config: PhaseConfig = PhaseCon
             motions.extend(load_motion(p, **(load_kwargs or {})) for p in iter_motion_files([s]))
     out = []
     for m in motions:
-        for ph in analyze_gestures(m, phase_config).phrases:
-            if ph.n_strokes == 1 and ph.starts_at_rest and ph.ends_at_rest:
-                out.append((m, ph))
+        g = analyze_gestures(m, phase_config)
+        if not cut_strokes:
+            out.extend((m, ph) for ph in g.phrases if ph.n_strokes == 1 and ph.starts_at_rest and ph.ends_at_rest)
+            continue
+        pad = int(round(context_s * m.fps))
+        for st in g.strokes:
+            ph = g.phrases[st.phrase]
+            a = max(ph.start_frame, st.start_frame - pad)
+            b = min(ph.end_frame, st.end_frame + pad)
+            if b - a < 4:
+                continue
+            out.append((m, replace(ph, start_frame=a, end_frame=b, apex_frame=st.apex_frame, apex_time=st.apex_time,
+                                   stroke_start=st.start_frame, stroke_end=st.end_frame, gsi=st.gsi,
+                                   fm_distance=st.fm_distance, velocity_range=st.velocity_range,
+                                   max_velocity=st.max_velocity, hand=st.hand, n_strokes=1,
+                                   starts_at_rest=False, ends_at_rest=False)))
     return out
 
 

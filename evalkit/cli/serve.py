@@ -1,0 +1,147 @@
+"""``evalkit serve STUDY_DIR``: run the pairwise viewing/listening test site of a study."""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import secrets
+import sys
+
+PRODUCTION_HINT = (
+    "production: EVALKIT_STUDY={study} EVALKIT_ADMIN_PASSWORD_HASH='<hash>' "
+    "gunicorn -w 4 -b 127.0.0.1:8000 'webtest.wsgi:app'  (behind an HTTPS proxy)"
+)
+
+
+def register(sub) -> None:
+    p = sub.add_parser(
+        "serve",
+        help="serve a study's online pairwise test (participant and admin pages)",
+        description=(
+            "Validate STUDY_DIR/study.yaml, precompute the motion stimuli, create the database and "
+            "the design cells if needed, then serve the participant pages at / and the admin pages "
+            "at /admin/. Answers go to STUDY_DIR/ratings.sqlite unless --db (or "
+            "EVALKIT_DATABASE_URL) names another database, e.g. PostgreSQL. With one worker a "
+            "threaded server runs (pilots, local tests); --workers N runs gunicorn with N processes."
+        ),
+        epilog=("Admin password: set EVALKIT_ADMIN_PASSWORD_HASH (make one with --hash-password) or "
+                "admin.password_hash in study.yaml; without one a random password is made and printed "
+                "for this run only."),
+    )
+    p.add_argument("study", nargs="?", metavar="STUDY_DIR", help="folder with study.yaml")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1, this machine only)")
+    p.add_argument("--port", type=int, default=5000, help="port (default: 5000)")
+    p.add_argument("--db", metavar="URL", default=None,
+                   help="SQLAlchemy database URL, e.g. postgresql+psycopg://user@host/db "
+                        "(default: EVALKIT_DATABASE_URL or sqlite in the study folder)")
+    p.add_argument("--workers", type=int, default=1,
+                   help="worker processes; more than 1 runs gunicorn (default: 1, threaded server)")
+    p.add_argument("--check", action="store_true",
+                   help="only validate and prepare the study (stimuli, design, database) and print a summary")
+    p.add_argument("--hash-password", action="store_true",
+                   help="read a password (prompt or stdin) and print its hash for EVALKIT_ADMIN_PASSWORD_HASH")
+    p.set_defaults(func=run)
+
+
+def _hash_password() -> int:
+    from werkzeug.security import generate_password_hash
+
+    if sys.stdin.isatty():
+        pw = getpass.getpass("admin password: ")
+        if pw != getpass.getpass("again: "):
+            print("evalkit: error: the passwords differ", file=sys.stderr)
+            return 2
+    else:
+        pw = sys.stdin.readline().rstrip("\n")
+    if len(pw) < 8:
+        print("evalkit: error: use at least 8 characters", file=sys.stderr)
+        return 2
+    print(generate_password_hash(pw))
+    return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    from evalkit.errors import InputError
+
+    if args.hash_password:
+        return _hash_password()
+    if not args.study:
+        raise InputError("serve needs STUDY_DIR (the folder with study.yaml); see 'evalkit serve --help'")
+    if args.workers < 1:
+        raise InputError(f"--workers must be at least 1, got {args.workers}")
+    if not 0 < args.port < 65536:
+        raise InputError(f"--port must be between 1 and 65535, got {args.port}")
+
+    from werkzeug.security import generate_password_hash
+
+    from webtest import WebtestConfig, create_app
+    from webtest.db import redact
+
+    cfg = WebtestConfig.from_env(args.study, database_url=args.db)
+    generated = None
+    if cfg.admin_password_hash is None:
+        from webtest.study import load_study
+
+        if load_study(cfg.study_dir).admin_password_hash is None:
+            generated = secrets.token_urlsafe(12)
+            cfg = WebtestConfig.from_env(args.study, database_url=args.db,
+                                         admin_password_hash=generate_password_hash(generated))
+    app = create_app(config=cfg)  # validates, prepares stimuli, creates schema and cells
+    st = app.extensions["webtest"]
+    study = st.study
+    b = st.prepared.balance
+    print(f"study {study.id!r}: {len(study.stimuli)} stimuli, {b['cells']} design cells "
+          f"({b['main_per_cell']} main trials each, sides {'balanced' if b['balanced'] else 'NOT balanced'}), "
+          f"scale {study.scale.name}")
+    print(f"database: {redact(st.db.url)}")
+    if args.check:
+        return 0
+    host_shown = "127.0.0.1" if args.host in ("0.0.0.0", "::") else args.host
+    base = f"http://{host_shown}:{args.port}"
+    print(f"participant URL: {base}/")
+    print(f"admin URL:       {base}/admin/")
+    if generated:
+        print(f"admin password (this run only): {generated}")
+    if args.host not in ("127.0.0.1", "localhost", "::1"):
+        print(f"warning: listening on {args.host}: anyone who can reach this machine can open the study; "
+              "use HTTPS in front of it for real participants", file=sys.stderr)
+    print(PRODUCTION_HINT.format(study=args.study), file=sys.stderr)
+    sys.stdout.flush()
+    if args.workers > 1:
+        return _gunicorn(cfg, args)
+    from werkzeug.serving import make_server
+
+    server = make_server(args.host, args.port, app, threaded=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+    return 0
+
+
+def _gunicorn(cfg, args) -> int:
+    """Run gunicorn in this process with ``args.workers`` workers (POSIX only)."""
+    try:
+        from gunicorn.app.base import BaseApplication
+    except ImportError:  # pragma: no cover - gunicorn is a dependency on POSIX
+        from evalkit.errors import ConfigError
+
+        raise ConfigError("--workers needs gunicorn (pip install gunicorn; not available on Windows)") from None
+    from webtest import create_app
+
+    class _App(BaseApplication):
+        def load_config(self):
+            self.cfg.set("bind", f"{args.host}:{args.port}")
+            self.cfg.set("workers", args.workers)
+            self.cfg.set("worker_class", "gthread")
+            self.cfg.set("threads", 4)
+            self.cfg.set("timeout", 60)
+            self.cfg.set("accesslog", None)
+
+        def load(self):
+            return create_app(config=cfg)
+
+    _App().run()
+    return 0

@@ -1,0 +1,115 @@
+"""The admin blueprint: login, dashboard (participants, cells, live CMOS), exports.
+
+Login checks a werkzeug password hash from the server configuration
+(``EVALKIT_ADMIN_PASSWORD_HASH``) or the study file (``admin.password_hash``); without one the
+admin pages are disabled. The logged-in state lives in the signed session cookie.
+"""
+
+from __future__ import annotations
+
+import functools
+import io
+
+from flask import Blueprint, Response, redirect, render_template, request, session, url_for
+from werkzeug.security import check_password_hash
+
+from webtest.app import state
+from webtest.design import balance_report
+from webtest.export import cells_table, cmos_summary, participants_table, ratings_long
+
+bp = Blueprint("admin", __name__)
+
+
+def _key() -> str:
+    return f"admin:{state().study.id}"
+
+
+def login_required(view):
+    @functools.wraps(view)
+    def wrapped(*args, **kwargs):
+        if state().admin_password_hash is None:
+            return render_template("message.html", title=state().t("admin.title"),
+                                   message=state().t("admin.disabled")), 403
+        if session.get(_key()) is not True:
+            return redirect(url_for(".login", next=request.path))
+        return view(*args, **kwargs)
+    return wrapped
+
+
+@bp.route("/login", methods=["GET", "POST"])
+def login():
+    st = state()
+    if st.admin_password_hash is None:
+        return render_template("message.html", title=st.t("admin.title"), message=st.t("admin.disabled")), 403
+    error = None
+    if request.method == "POST":
+        password = request.form.get("password", "")
+        if password and check_password_hash(st.admin_password_hash, password):
+            keep = {k: v for k, v in session.items() if k.startswith("p:")}
+            session.clear()  # a fresh session on login (no fixation)
+            session.update(keep)
+            session.permanent = True
+            session[_key()] = True
+            nxt = request.args.get("next", "")
+            # only local admin paths, never an absolute or scheme-relative URL
+            if not (nxt.startswith(url_for(".dashboard")) and not nxt.startswith("//")):
+                nxt = url_for(".dashboard")
+            return redirect(nxt)
+        error = st.t("admin.bad_password")
+    return render_template("admin/login.html", error=error), (401 if error else 200)
+
+
+@bp.post("/logout")
+def logout():
+    session.pop(_key(), None)
+    return redirect(url_for(".login"))
+
+
+@bp.get("/")
+@login_required
+def dashboard():
+    st = state()
+    ratings = ratings_long(st.db, st.study.id)
+    parts = participants_table(st.db, st.study.id)
+    cells = cells_table(st.db, st.study.id)
+    cmos = cmos_summary(ratings)
+    by_status = parts["status"].value_counts().to_dict() if not parts.empty else {}
+    return render_template(
+        "admin/dashboard.html", ratings=ratings, parts=parts.to_dict("records"), cells=cells.to_dict("records"),
+        cmos=cmos.to_dict("records"), by_status=by_status, balance=balance_report(st.study),
+        excluded=int((parts["excluded"] != "").sum()) if not parts.empty else 0,
+    )
+
+
+def _download(text: str, name: str, mimetype: str) -> Response:
+    resp = Response(text, mimetype=mimetype)
+    resp.headers["Content-Disposition"] = f'attachment; filename="{name}"'
+    resp.headers["Cache-Control"] = "no-store"
+    return resp
+
+
+@bp.get("/export/ratings.csv")
+@login_required
+def export_csv():
+    st = state()
+    buf = io.StringIO()
+    ratings_long(st.db, st.study.id).to_csv(buf, index=False)
+    return _download(buf.getvalue(), f"{st.study.id}-ratings.csv", "text/csv")
+
+
+@bp.get("/export/ratings.json")
+@login_required
+def export_json():
+    st = state()
+    text = ratings_long(st.db, st.study.id).to_json(orient="records", indent=1)
+    return _download(text, f"{st.study.id}-ratings.json", "application/json")
+
+
+@bp.get("/export/participants.csv")
+@login_required
+def export_participants():
+    st = state()
+    buf = io.StringIO()
+    participants_table(st.db, st.study.id).to_csv(buf, index=False)
+    return _download(buf.getvalue(), f"{st.study.id}-participants.csv", "text/csv")
+

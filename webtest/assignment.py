@@ -1,0 +1,134 @@
+"""Atomic assignment of design cells to participants.
+
+A claim is a compare-and-set on the cell's ``generation``::
+
+    UPDATE wt_cells SET status='assigned', participant_id=:p, generation=:g+1, ...
+    WHERE id=:id AND generation=:g AND (status='free' OR (status='assigned' AND last_seen_at < :cutoff))
+
+Only one concurrent claim can match (SQLite serialises writers; PostgreSQL re-checks the WHERE
+clause after the row lock), and the hand-out is logged in ``wt_assignments`` whose unique
+``(cell_id, generation)`` makes a double hand-out impossible even by mistake. A cell whose holder
+has been inactive for ``assignment.timeout_minutes`` is re-issued; the old holder then sees the
+"expired" page. The trials of the cell are copied to the participant in the same transaction.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+from sqlalchemy import and_, or_, select, update
+from sqlalchemy.orm import Session
+
+from webtest.design import cell_from_json
+from webtest.models import Assignment, Cell, Participant, Trial
+from webtest.stimuli import PreparedStimulus
+from webtest.study import Study
+
+
+@dataclass(frozen=True)
+class ClaimResult:
+    cell_id: int
+    cell_idx: int
+    generation: int
+    n_trials: int
+
+
+def _claimable(study_id: str, cutoff: float):
+    return and_(
+        Cell.study_id == study_id,
+        or_(Cell.status == "free", and_(Cell.status == "assigned", Cell.last_seen_at < cutoff)),
+    )
+
+
+def has_free_cell(session: Session, study_id: str, now: float, timeout_s: float) -> bool:
+    """Whether a cell could be claimed now (free, or held by an inactive participant)."""
+    return session.execute(select(Cell.id).where(_claimable(study_id, now - timeout_s)).limit(1)).first() is not None
+
+
+def required_seconds(study: Study, stim_left: PreparedStimulus, stim_right: PreparedStimulus) -> float:
+    """Least time (s) between showing a trial and accepting its answer (see ``Playback``)."""
+    pb = study.playback
+    if not pb.must_end:
+        return float(pb.min_time_s)
+    d = [stim_left.duration_s, stim_right.duration_s]
+    if stim_left.id == stim_right.id:
+        play = d[0] * (2 if pb.exclusive else 1)
+    else:
+        play = sum(d) if pb.exclusive else max(d)
+    return float(max(pb.min_time_s, pb.slack * play))
+
+
+def claim_cell(session: Session, study: Study, stimuli: dict[str, PreparedStimulus],
+               participant: Participant, now: float, max_rounds: int = 50) -> ClaimResult | None:
+    """Give ``participant`` a design cell and create their trials; ``None`` if the study is full.
+
+    Commits on success. Free cells go first (lowest index first), then expired ones.
+    """
+    cutoff = now - study.assignment_timeout_s
+    rng = random.Random()
+    for _ in range(max_rounds):
+        query = (select(Cell.id, Cell.generation, Cell.idx)
+                 .where(_claimable(study.id, cutoff))
+                 .order_by(Cell.status.desc(), Cell.generation, Cell.idx)  # 'free' > 'assigned'
+                 .limit(4))
+        if session.bind is not None and session.bind.dialect.name == "postgresql":
+            query = query.with_for_update(skip_locked=True)
+        rows = session.execute(query).all()
+        if not rows:
+            session.rollback()
+            return None
+        cid, gen, idx = rows[rng.randrange(len(rows))] if len(rows) > 1 else rows[0]
+        res = session.execute(
+            update(Cell)
+            .where(Cell.id == cid, Cell.generation == gen,
+                   or_(Cell.status == "free", and_(Cell.status == "assigned", Cell.last_seen_at < cutoff)))
+            .values(status="assigned", participant_id=participant.id, generation=gen + 1,
+                    assigned_at=now, last_seen_at=now)
+            .execution_options(synchronize_session=False)
+        )
+        if res.rowcount != 1:
+            session.rollback()
+            continue
+        session.add(Assignment(cell_id=cid, generation=gen + 1, participant_id=participant.id, assigned_at=now))
+        trials_json = session.execute(select(Cell.trials_json).where(Cell.id == cid)).scalar_one()
+        specs = cell_from_json(trials_json)
+        for pos, spec in enumerate(specs, start=1):
+            session.add(Trial(
+                participant_id=participant.id, position=pos, kind=spec.kind, item=spec.item,
+                system_a=spec.system_a, system_b=spec.system_b, stim_a=spec.stim_a, stim_b=spec.stim_b,
+                side_shown=spec.side_shown, expected=spec.expected, tolerance=spec.tolerance,
+                ref_position=(spec.ref + 1) if spec.ref is not None else None,
+                required_s=required_seconds(study, stimuli[spec.stim_left], stimuli[spec.stim_right]),
+            ))
+        participant.cell_id = cid
+        participant.last_seen_at = now
+        session.add(participant)
+        session.commit()
+        return ClaimResult(cid, idx, gen + 1, len(specs))
+    session.rollback()
+    return None
+
+
+def holds_cell(session: Session, participant: Participant) -> bool:
+    """Whether the participant still holds their cell (it was not re-issued after expiry)."""
+    if participant.cell_id is None:
+        return False
+    holder = session.execute(select(Cell.participant_id).where(Cell.id == participant.cell_id)).scalar_one_or_none()
+    return holder == participant.id
+
+
+def touch(session: Session, participant: Participant, now: float) -> None:
+    """Record activity (keeps the cell from expiring). Does not commit."""
+    participant.last_seen_at = now
+    if participant.cell_id is not None:
+        session.execute(update(Cell).where(Cell.id == participant.cell_id, Cell.participant_id == participant.id,
+                                           Cell.status == "assigned")
+                        .values(last_seen_at=now).execution_options(synchronize_session=False))
+
+
+def release_cell(session: Session, participant: Participant) -> None:
+    """Give the participant's cell back (screened out): it becomes free for someone else."""
+    if participant.cell_id is not None:
+        session.execute(update(Cell).where(Cell.id == participant.cell_id, Cell.participant_id == participant.id)
+                        .values(status="free", participant_id=None).execution_options(synchronize_session=False))

@@ -1,0 +1,88 @@
+"""Server configuration (explicit dataclass; environment variables only in :meth:`from_env`)."""
+
+from __future__ import annotations
+
+import os
+import secrets
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from evalkit.errors import ConfigError
+
+ENV_STUDY = "EVALKIT_STUDY"
+ENV_DATABASE_URL = "EVALKIT_DATABASE_URL"
+ENV_SECRET_KEY = "EVALKIT_SECRET_KEY"
+ENV_ADMIN_HASH = "EVALKIT_ADMIN_PASSWORD_HASH"
+ENV_SECURE_COOKIES = "EVALKIT_SECURE_COOKIES"
+CACHE_DIR = ".webtest"
+
+
+@dataclass(frozen=True)
+class WebtestConfig:
+    """How to serve one study.
+
+    Attributes:
+        study_dir: folder holding ``study.yaml``.
+        database_url: SQLAlchemy URL; default ``sqlite:///<study_dir>/ratings.sqlite``.
+        secret_key: signs the session cookie; default: read from (or created in)
+            ``<study_dir>/.webtest/secret_key`` so that every worker and restart agrees.
+        admin_password_hash: werkzeug password hash for ``/admin``; default from the study file.
+            Admin pages are disabled when there is none.
+        max_content_length: largest request body accepted, bytes.
+        secure_cookies: send cookies over HTTPS only (set behind a TLS proxy).
+        session_days: how long a participant can come back and resume, days.
+        testing: Flask testing mode (tests only).
+    """
+
+    study_dir: Path
+    database_url: str | None = None
+    secret_key: str | None = None
+    admin_password_hash: str | None = None
+    max_content_length: int = 64 * 1024
+    secure_cookies: bool = False
+    session_days: int = 30
+    testing: bool = False
+
+    @classmethod
+    def from_env(cls, study_dir: str | os.PathLike | None = None, **overrides) -> "WebtestConfig":
+        """Configuration from arguments, falling back to ``EVALKIT_*`` environment variables."""
+        sd = study_dir or os.environ.get(ENV_STUDY)
+        if not sd:
+            raise ConfigError(f"no study folder given; fix: pass STUDY_DIR or set {ENV_STUDY}")
+        cfg = cls(
+            study_dir=Path(sd),
+            database_url=os.environ.get(ENV_DATABASE_URL) or None,
+            secret_key=os.environ.get(ENV_SECRET_KEY) or None,
+            admin_password_hash=os.environ.get(ENV_ADMIN_HASH) or None,
+            secure_cookies=os.environ.get(ENV_SECURE_COOKIES, "").lower() in ("1", "true", "yes"),
+        )
+        overrides = {k: v for k, v in overrides.items() if v is not None}
+        if "study_dir" in overrides:
+            overrides["study_dir"] = Path(overrides["study_dir"])
+        return replace(cfg, **overrides)
+
+
+def cache_dir(study_root: Path) -> Path:
+    return Path(study_root) / CACHE_DIR
+
+
+def ensure_secret_key(study_root: Path) -> str:
+    """The study's cookie-signing key, created once (race-free) in ``.webtest/secret_key``."""
+    d = cache_dir(study_root)
+    d.mkdir(parents=True, exist_ok=True)
+    path = d / "secret_key"
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        for _ in range(50):  # another worker may be writing it right now
+            key = path.read_text().strip()
+            if key:
+                return key
+            import time
+
+            time.sleep(0.05)
+        raise ConfigError(f"{path} is empty; fix: delete it and start again")
+    key = secrets.token_hex(32)
+    with os.fdopen(fd, "w") as fh:
+        fh.write(key + "\n")
+    return key

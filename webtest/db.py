@@ -1,0 +1,171 @@
+"""Engines and schema: SQLite (WAL) in the study folder by default, PostgreSQL by URL.
+
+The URL comes from (in order) the explicit argument, ``EVALKIT_DATABASE_URL``, or
+``sqlite:///<study>/ratings.sqlite``. The schema, the ``ratings_long`` view and the design cells
+are created on first run under a lock (PostgreSQL advisory lock, SQLite ``BEGIN IMMEDIATE``), so
+several gunicorn workers starting together do not race.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+from sqlalchemy import create_engine, event, func, select, text
+from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.exc import ArgumentError, OperationalError
+from sqlalchemy.orm import Session, sessionmaker
+
+from evalkit.errors import ConfigError
+from webtest.models import Base, Cell, StudyRecord
+
+SQLITE_FILE = "ratings.sqlite"
+ENV_URL = "EVALKIT_DATABASE_URL"
+
+#: Columns of the long-format ratings table, in order (the contract with ``reports``).
+RATINGS_COLUMNS = ("participant", "trial", "item", "system_a", "system_b", "side_shown",
+                   "raw_answer", "score", "scale", "response_time_s", "flags")
+
+_VIEW_SELECT = """
+SELECT t.participant_id AS participant, t.position AS trial, t.item AS item,
+       t.system_a AS system_a, t.system_b AS system_b, t.side_shown AS side_shown,
+       a.raw_answer AS raw_answer, a.score AS score, a.scale AS scale,
+       a.response_time_s AS response_time_s,
+       CASE WHEN p.exclusion_reason IS NULL OR p.exclusion_reason = '' THEN a.flags
+            WHEN a.flags = '' THEN 'excluded'
+            ELSE a.flags || ';excluded' END AS flags{extra}
+FROM wt_answers a
+JOIN wt_trials t ON t.id = a.trial_id
+JOIN wt_participants p ON p.id = t.participant_id
+WHERE t.kind <> 'training'
+"""
+
+
+def default_url(study_root: Path) -> str:
+    """The database URL to use when none is given: env ``EVALKIT_DATABASE_URL`` or SQLite."""
+    return os.environ.get(ENV_URL) or f"sqlite:///{(Path(study_root) / SQLITE_FILE).resolve()}"
+
+
+def _sqlite_pragmas(dbapi_conn, _record) -> None:
+    cur = dbapi_conn.cursor()
+    cur.execute("PRAGMA journal_mode=WAL")
+    cur.execute("PRAGMA synchronous=FULL")  # an acknowledged answer survives a crash
+    cur.execute("PRAGMA busy_timeout=30000")
+    cur.execute("PRAGMA foreign_keys=ON")
+    cur.close()
+
+
+def make_engine(url: str) -> Engine:
+    """An engine for ``url`` (SQLite gets WAL, full sync and a 30 s busy timeout)."""
+    try:
+        if url.startswith("sqlite"):
+            engine = create_engine(url, connect_args={"timeout": 30})
+            event.listen(engine, "connect", _sqlite_pragmas)
+            return engine
+        return create_engine(url, pool_pre_ping=True, pool_size=5, max_overflow=10)
+    except (ArgumentError, ModuleNotFoundError, ImportError) as exc:
+        raise ConfigError(
+            f"database URL {redact(url)!r} cannot be used ({exc}); fix: use sqlite:///path or "
+            "postgresql+psycopg://user@host:port/dbname (pip install 'evalkit[postgres]')"
+        ) from None
+
+
+def redact(url: str) -> str:
+    """The URL with any password replaced by ``***``."""
+    try:
+        from sqlalchemy.engine import make_url
+
+        return make_url(url).render_as_string(hide_password=True)
+    except Exception:  # noqa: BLE001 - a malformed URL is reported as given, minus nothing secret
+        return url.split("@")[-1]
+
+
+class Database:
+    """Per-process engine and session factory (re-created after a fork, e.g. gunicorn workers)."""
+
+    def __init__(self, url: str):
+        self.url = url
+        self._pid: int | None = None
+        self._engine: Engine | None = None
+        self._sessions: sessionmaker | None = None
+
+    @property
+    def engine(self) -> Engine:
+        if self._engine is None or self._pid != os.getpid():
+            self._engine = make_engine(self.url)
+            self._sessions = sessionmaker(self._engine, expire_on_commit=False)
+            self._pid = os.getpid()
+        return self._engine
+
+    @property
+    def is_sqlite(self) -> bool:
+        return self.url.startswith("sqlite")
+
+    def session(self) -> Session:
+        _ = self.engine
+        assert self._sessions is not None
+        return self._sessions()
+
+    @contextmanager
+    def locked(self) -> Iterator[Connection]:
+        """A connection in a transaction that excludes every other writer (schema set-up)."""
+        with self.engine.connect() as conn:
+            if self.is_sqlite:
+                conn.exec_driver_sql("BEGIN IMMEDIATE")
+            else:
+                conn.begin()
+                conn.execute(text("SELECT pg_advisory_xact_lock(7240131)"))
+            try:
+                yield conn
+                conn.commit()
+            except BaseException:
+                conn.rollback()
+                raise
+
+    def dispose(self) -> None:
+        if self._engine is not None:
+            self._engine.dispose()
+            self._engine = None
+
+
+def init_schema(db: Database) -> None:
+    """Create the tables and the ``ratings_long`` / ``wt_ratings_long_all`` views if missing."""
+    try:
+        with db.locked() as conn:
+            Base.metadata.create_all(conn)
+            for name, extra in (("ratings_long", ""), ("wt_ratings_long_all", ",\n       p.study_id AS study")):
+                body = _VIEW_SELECT.format(extra=extra)
+                if db.is_sqlite:
+                    conn.exec_driver_sql(f"CREATE VIEW IF NOT EXISTS {name} AS {body}")
+                else:
+                    conn.exec_driver_sql(f"CREATE OR REPLACE VIEW {name} AS {body}")
+    except OperationalError as exc:
+        raise ConfigError(f"cannot open the database {redact(db.url)!r}: {exc.orig}; "
+                          "fix: check the URL, that the server runs and that the folder is writable") from None
+
+
+def ensure_cells(db: Database, study_id: str, title: str, scale: str, cells_json: list[str], design_hash: str) -> int:
+    """Create the study's design cells on first load; check the design did not change since.
+
+    Returns the number of cells. Raises :class:`ConfigError` if cells exist with another design.
+    """
+    with db.locked() as conn:
+        rec = conn.execute(select(StudyRecord).where(StudyRecord.id == study_id)).first()
+        if rec is None:
+            conn.execute(StudyRecord.__table__.insert().values(
+                id=study_id, title=title[:255], design_hash=design_hash, n_cells=len(cells_json),
+                scale=scale, created_at=time.time()))
+            conn.execute(Cell.__table__.insert(), [
+                {"study_id": study_id, "idx": i, "trials_json": tj, "status": "free", "generation": 0}
+                for i, tj in enumerate(cells_json)])
+            return len(cells_json)
+        if rec.design_hash != design_hash:
+            raise ConfigError(
+                f"study {study_id!r}: the design in study.yaml changed after data collection started "
+                f"(cells in the database have design {rec.design_hash}, the file gives {design_hash}); "
+                "fix: restore the file, or give the study a new 'id:' (or a new database) for the new design")
+        n = conn.execute(select(func.count()).select_from(Cell).where(Cell.study_id == study_id)).scalar_one()
+        return int(n)

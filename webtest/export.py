@@ -1,0 +1,146 @@
+"""Reading results back: the long-format ratings table, participants, live CMOS summaries.
+
+The long format (one row per answered non-training trial) has exactly the columns of
+:data:`webtest.db.RATINGS_COLUMNS`; ``flags`` is a ``;``-separated list: ``check:gold``,
+``check:attention``, ``check:repeat`` mark quality-check trials (analyse only rows without a
+``check:`` flag), ``gold_fail``, ``attention_fail``, ``repeat_inconsistent`` mark failed checks
+and ``excluded`` marks every row of a participant excluded by the study's declared rules.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+from sqlalchemy import select, text
+
+from webtest.db import RATINGS_COLUMNS, Database
+from webtest.models import Cell, Participant
+
+
+def ratings_long(db: Database, study_id: str | None = None) -> pd.DataFrame:
+    """The long-format ratings (``ratings_long`` view), ordered by participant and trial.
+
+    Args:
+        study_id: keep one study's rows when several studies share a database.
+    """
+    cols = ", ".join(RATINGS_COLUMNS)
+    if study_id is None:
+        sql = text(f"SELECT {cols} FROM ratings_long ORDER BY participant, trial")
+        params = {}
+    else:
+        sql = text(f"SELECT {cols} FROM wt_ratings_long_all WHERE study = :s ORDER BY participant, trial")
+        params = {"s": study_id}
+    with db.engine.connect() as conn:
+        df = pd.read_sql(sql, conn, params=params)
+    df = df.astype({"trial": "int64", "score": "float64", "response_time_s": "float64"})
+    df["raw_answer"] = df["raw_answer"].astype(str)
+    df["flags"] = df["flags"].fillna("").astype(str)
+    return df[list(RATINGS_COLUMNS)]
+
+
+def participants_table(db: Database, study_id: str) -> pd.DataFrame:
+    """One row per participant: status, stage, cell, progress, exclusion, demographics (JSON)."""
+    with db.session() as s:
+        parts = s.execute(select(Participant).where(Participant.study_id == study_id)
+                          .order_by(Participant.created_at)).scalars().all()
+        counts = dict(s.execute(text(
+            "SELECT t.participant_id, COUNT(a.id) FROM wt_trials t LEFT JOIN wt_answers a ON a.trial_id = t.id "
+            "JOIN wt_participants p ON p.id = t.participant_id WHERE p.study_id = :s GROUP BY t.participant_id"),
+            {"s": study_id}).all())
+        totals = dict(s.execute(text(
+            "SELECT t.participant_id, COUNT(*) FROM wt_trials t JOIN wt_participants p ON p.id = t.participant_id "
+            "WHERE p.study_id = :s GROUP BY t.participant_id"), {"s": study_id}).all())
+        idx = dict(s.execute(select(Cell.id, Cell.idx).where(Cell.study_id == study_id)).all())
+    rows = [{
+        "participant": p.id, "status": p.status, "stage": p.stage, "cell": idx.get(p.cell_id),
+        "answered": int(counts.get(p.id, 0)), "trials": int(totals.get(p.id, 0)),
+        "excluded": p.exclusion_reason or "", "platform": p.platform, "platform_pid": p.ext_pid or "",
+        "created_at": p.created_at, "completed_at": p.completed_at, "demographics": p.demographics_json,
+    } for p in parts]
+    return pd.DataFrame(rows, columns=["participant", "status", "stage", "cell", "answered", "trials", "excluded",
+                                       "platform", "platform_pid", "created_at", "completed_at", "demographics"])
+
+
+def cells_table(db: Database, study_id: str) -> pd.DataFrame:
+    """One row per design cell: status, holder, hand-outs, answers and flags so far."""
+    with db.session() as s:
+        cells = s.execute(select(Cell).where(Cell.study_id == study_id).order_by(Cell.idx)).scalars().all()
+        prog = {r[0]: (r[1], r[2], r[3]) for r in s.execute(text(
+            "SELECT t.participant_id, COUNT(*), COUNT(a.id), "
+            "SUM(CASE WHEN a.flags LIKE '%fail%' OR a.flags LIKE '%inconsistent%' THEN 1 ELSE 0 END) "
+            "FROM wt_trials t LEFT JOIN wt_answers a ON a.trial_id = t.id "
+            "JOIN wt_participants p ON p.id = t.participant_id WHERE p.study_id = :s GROUP BY t.participant_id"),
+            {"s": study_id}).all()}
+    rows = []
+    for c in cells:
+        total, answered, failed = prog.get(c.participant_id, (len(json.loads(c.trials_json)), 0, 0))
+        rows.append({"cell": c.idx, "status": c.status, "participant": c.participant_id or "",
+                     "handouts": c.generation, "answered": int(answered or 0), "trials": int(total or 0),
+                     "failed_checks": int(failed or 0)})
+    return pd.DataFrame(rows, columns=["cell", "status", "participant", "handouts", "answered", "trials", "failed_checks"])
+
+
+def cmos_summary(ratings: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
+    """Live CMOS per comparison: mean sign-corrected score with a t confidence interval.
+
+    Uses main-trial rows of non-excluded participants (no ``check:`` or ``excluded`` flag).
+    Ratings are treated as independent; this is a monitor, not the study's analysis.
+
+    Returns one row per (system_a, system_b): ``n``, ``participants``, ``cmos``, ``sd``,
+    ``ci_low``, ``ci_high``, ``prefer_a``, ``same``, ``prefer_b`` (shares of ratings).
+    """
+    cols = ["system_a", "system_b", "n", "participants", "cmos", "sd", "ci_low", "ci_high", "prefer_a", "same", "prefer_b"]
+    if ratings.empty:
+        return pd.DataFrame(columns=cols)
+    keep = ~ratings["flags"].str.contains("check:|excluded", regex=True)
+    df = ratings[keep]
+    rows = []
+    for (a, b), g in df.groupby(["system_a", "system_b"], sort=True):
+        x = g["score"].to_numpy(dtype=float)
+        n = len(x)
+        mean = float(x.mean())
+        sd = float(x.std(ddof=1)) if n > 1 else float("nan")
+        if n > 1 and sd > 0:
+            half = float(stats.t.ppf(0.5 + confidence / 2, n - 1) * sd / np.sqrt(n))
+        elif n > 1:
+            half = 0.0
+        else:
+            half = float("nan")
+        rows.append({"system_a": a, "system_b": b, "n": n, "participants": g["participant"].nunique(),
+                     "cmos": mean, "sd": sd, "ci_low": mean - half, "ci_high": mean + half,
+                     "prefer_a": float((x > 0).mean()), "same": float((x == 0).mean()),
+                     "prefer_b": float((x < 0).mean())})
+    return pd.DataFrame(rows, columns=cols)
+
+
+def write_table(df: pd.DataFrame, path: str | os.PathLike, fmt: str | None = None) -> Path:
+    """Write ``df`` as CSV or JSON (records) through a temporary file renamed into place."""
+    path = Path(path)
+    fmt = fmt or ("json" if path.suffix.lower() == ".json" else "csv")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=path.suffix)
+    os.close(fd)
+    try:
+        if fmt == "json":
+            df.to_json(tmp, orient="records", indent=1)
+        else:
+            df.to_csv(tmp, index=False)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def answer_count(db: Database, study_id: str) -> int:
+    with db.session() as s:
+        return int(s.execute(text(
+            "SELECT COUNT(*) FROM wt_answers a JOIN wt_participants p ON p.id = a.participant_id WHERE p.study_id = :s"),
+            {"s": study_id}).scalar_one())
+

@@ -1,0 +1,130 @@
+"""Database tables (SQLAlchemy ORM). Times are POSIX seconds (float, UTC) from the server clock.
+
+``wt_cells`` holds the design; ``wt_assignments`` logs every hand-out of a cell (unique per cell
+and generation, so a cell can never be handed out twice by the same claim);
+``wt_trials`` is a participant's own copy of their cell's trial list; ``wt_answers`` has at most
+one row per trial (idempotent on participant and trial). The view ``ratings_long`` (created by
+:func:`webtest.db.init_schema`) is the long-format export that ``reports`` reads.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import Float, ForeignKey, Index, Integer, String, Text, UniqueConstraint
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class StudyRecord(Base):
+    __tablename__ = "wt_studies"
+
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    title: Mapped[str] = mapped_column(String(255), default="")
+    design_hash: Mapped[str] = mapped_column(String(32))
+    n_cells: Mapped[int] = mapped_column(Integer)
+    scale: Mapped[str] = mapped_column(String(16))
+    created_at: Mapped[float] = mapped_column(Float)
+
+
+class Cell(Base):
+    __tablename__ = "wt_cells"
+    __table_args__ = (
+        UniqueConstraint("study_id", "idx", name="uq_cell_study_idx"),
+        Index("ix_cell_study_status", "study_id", "status"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    study_id: Mapped[str] = mapped_column(String(64), ForeignKey("wt_studies.id"))
+    idx: Mapped[int] = mapped_column(Integer)
+    trials_json: Mapped[str] = mapped_column(Text)
+    status: Mapped[str] = mapped_column(String(16), default="free")  # free | assigned | done
+    participant_id: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    generation: Mapped[int] = mapped_column(Integer, default=0)
+    assigned_at: Mapped[float | None] = mapped_column(Float, nullable=True)
+    last_seen_at: Mapped[float | None] = mapped_column(Float, nullable=True)
+
+
+class Assignment(Base):
+    __tablename__ = "wt_assignments"
+    __table_args__ = (UniqueConstraint("cell_id", "generation", name="uq_assignment_cell_generation"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    cell_id: Mapped[int] = mapped_column(Integer, ForeignKey("wt_cells.id"))
+    generation: Mapped[int] = mapped_column(Integer)
+    participant_id: Mapped[str] = mapped_column(String(32))
+    assigned_at: Mapped[float] = mapped_column(Float)
+
+
+class Participant(Base):
+    __tablename__ = "wt_participants"
+    __table_args__ = (Index("ix_participant_study_ext", "study_id", "ext_pid"),)
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    study_id: Mapped[str] = mapped_column(String(64), ForeignKey("wt_studies.id"))
+    created_at: Mapped[float] = mapped_column(Float)
+    last_seen_at: Mapped[float] = mapped_column(Float)
+    # consent | demographics | instructions | trials | done | stopped
+    stage: Mapped[str] = mapped_column(String(16), default="consent")
+    # active | completed | declined | screened_out | expired | full
+    status: Mapped[str] = mapped_column(String(16), default="active")
+    cell_id: Mapped[int | None] = mapped_column(Integer, ForeignKey("wt_cells.id"), nullable=True)
+    consent_at: Mapped[float | None] = mapped_column(Float, nullable=True)
+    completed_at: Mapped[float | None] = mapped_column(Float, nullable=True)
+    demographics_json: Mapped[str] = mapped_column(Text, default="{}")
+    platform: Mapped[str] = mapped_column(String(16), default="none")
+    ext_pid: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    ext_study: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    ext_session: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    ext_hit: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    ext_submit_to: Mapped[str | None] = mapped_column(String(255), nullable=True)
+    exclusion_reason: Mapped[str] = mapped_column(String(255), default="")
+    user_agent: Mapped[str] = mapped_column(String(255), default="")
+
+
+class Trial(Base):
+    __tablename__ = "wt_trials"
+    __table_args__ = (UniqueConstraint("participant_id", "position", name="uq_trial_participant_position"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    participant_id: Mapped[str] = mapped_column(String(32), ForeignKey("wt_participants.id"), index=True)
+    position: Mapped[int] = mapped_column(Integer)  # 1-based order shown
+    kind: Mapped[str] = mapped_column(String(16))  # training | main | gold | attention | repeat
+    item: Mapped[str] = mapped_column(String(128))
+    system_a: Mapped[str] = mapped_column(String(128))
+    system_b: Mapped[str] = mapped_column(String(128))
+    stim_a: Mapped[str] = mapped_column(String(64))
+    stim_b: Mapped[str] = mapped_column(String(64))
+    side_shown: Mapped[str] = mapped_column(String(8))  # side of system_a: left | right
+    expected: Mapped[float | None] = mapped_column(Float, nullable=True)
+    tolerance: Mapped[float | None] = mapped_column(Float, nullable=True)
+    ref_position: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    required_s: Mapped[float] = mapped_column(Float, default=0.0)
+    served_at: Mapped[float | None] = mapped_column(Float, nullable=True)
+
+    @property
+    def stim_left(self) -> str:
+        return self.stim_a if self.side_shown == "left" else self.stim_b
+
+    @property
+    def stim_right(self) -> str:
+        return self.stim_b if self.side_shown == "left" else self.stim_a
+
+
+class Answer(Base):
+    __tablename__ = "wt_answers"
+    __table_args__ = (UniqueConstraint("participant_id", "trial_id", name="uq_answer_participant_trial"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    trial_id: Mapped[int] = mapped_column(Integer, ForeignKey("wt_trials.id"), unique=True)
+    participant_id: Mapped[str] = mapped_column(String(32), ForeignKey("wt_participants.id"), index=True)
+    raw_answer: Mapped[str] = mapped_column(String(32))
+    raw_value: Mapped[float] = mapped_column(Float)
+    score: Mapped[float] = mapped_column(Float)
+    scale: Mapped[str] = mapped_column(String(16))
+    received_at: Mapped[float] = mapped_column(Float)
+    response_time_s: Mapped[float] = mapped_column(Float)
+    client_time_s: Mapped[float | None] = mapped_column(Float, nullable=True)
+    events_json: Mapped[str] = mapped_column(Text, default="[]")
+    flags: Mapped[str] = mapped_column(String(255), default="")

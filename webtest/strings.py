@@ -1,0 +1,118 @@
+"""Every user-visible string of the participant and admin pages, in one place.
+
+A study translates or rewords them with a ``strings:`` mapping in ``study.yaml`` (same keys).
+Values are plain text (autoescaped in templates) and may contain ``{name}`` placeholders filled
+with :meth:`str.format`.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+EN: dict[str, str] = {
+    # general
+    "app.lang": "en",
+    "app.skip": "Skip to content",
+    "app.progress": "Progress",
+    "app.progress_text": "Step {done} of {total}",
+    "app.continue": "Continue",
+    "app.start": "Start",
+    "app.error_title": "Something went wrong",
+    "app.back_to_study": "Back to the study",
+    "app.not_found": "This page does not exist.",
+    "app.too_large": "The request was too large.",
+    "app.csrf": "Your session has expired or the form was not sent from this site. Reload the page and try again.",
+    "app.server_error": "The server could not handle this request. Please try again in a moment.",
+    "app.required": "This field is required.",
+    "app.number": "Enter a number between {min} and {max}.",
+    "app.choose": "Choose one of the options.",
+    "app.too_long": "Please keep this under {max} characters.",
+    # landing
+    "landing.start_hint": "The study takes about {minutes} minutes.",
+    "landing.preview": "Accept the HIT to start the study.",
+    "landing.need_platform_ids": "This study must be opened from its {platform} link (missing or malformed: {keys}).",
+    # consent
+    "consent.title": "Consent",
+    "consent.agree": "I agree to take part",
+    "consent.decline": "I do not agree",
+    "consent.declined": "You chose not to take part. Thank you for your time.",
+    # demographics
+    "demographics.title": "About you",
+    "demographics.intro": "A few questions about you. Optional questions can be left empty.",
+    "demographics.optional": "(optional)",
+    # instructions
+    "instructions.title": "Instructions",
+    "instructions.keys": "Keyboard: A plays the left clip, L plays the right clip, 1–{n} choose an answer, Enter goes on.",
+    "instructions.begin": "Begin",
+    # trials
+    "trial.title": "Comparison {n} of {total}",
+    "trial.training_title": "Practice {n} of {total}",
+    "trial.training_note": "This is a practice comparison; it is not recorded for analysis.",
+    "trial.left": "Left clip",
+    "trial.right": "Right clip",
+    "trial.play": "Play",
+    "trial.pause": "Pause",
+    "trial.replay": "Play again",
+    "trial.play_left": "Play the left clip",
+    "trial.play_right": "Play the right clip",
+    "trial.must_end": "Play both clips to the end to continue.",
+    "trial.ready": "Choose an answer, then continue.",
+    "trial.next": "Next",
+    "trial.saving": "Saving…",
+    "trial.save_failed": "Your answer could not be saved ({reason}). Check your connection and press Next again.",
+    "trial.too_fast": "Please watch both clips to the end before answering.",
+    "trial.attention": "Attention check: for this pair, please answer “{label}”.",
+    "trial.acr_left": "Rating of the left clip",
+    "trial.acr_right": "Rating of the right clip",
+    "trial.scale_group": "Your answer",
+    "trial.loading": "Loading…",
+    "trial.canvas_label": "Animated stick figure of the {side}",
+    "trial.no_js": "This study needs JavaScript to play the clips.",
+    # end
+    "done.title": "Thank you!",
+    "done.text": "You have completed the study.",
+    "done.code": "Your completion code is:",
+    "done.redirect": "Return to {platform} to finish",
+    "done.mturk_submit": "Submit the HIT",
+    "stop.screened_out": "Unfortunately you cannot continue with this study. Thank you for your time.",
+    "stop.full": "This study is full at the moment. Thank you for your interest.",
+    "stop.expired": "Your session expired after a long pause and your place was given to someone else. Thank you for your time.",
+    "stop.title": "The study has ended for you",
+    # scale labels (the registry in webtest.scales holds the same English labels)
+    "scale.question.ccr7": "Compared with the left clip, the right clip is:",
+    "scale.question.cmos5": "Compared with the left clip, the right clip is:",
+    "scale.question.ab3": "Which clip is better?",
+    "scale.question.acr5": "Rate each clip.",
+    # admin
+    "admin.title": "Study administration",
+    "admin.login": "Log in",
+    "admin.logout": "Log out",
+    "admin.password": "Password",
+    "admin.bad_password": "Wrong password.",
+    "admin.disabled": "The admin pages are disabled: no admin password hash is configured (set EVALKIT_ADMIN_PASSWORD_HASH or admin.password_hash in study.yaml).",
+    "admin.participants": "Participants",
+    "admin.cells": "Design cells",
+    "admin.cmos": "Live CMOS per comparison",
+    "admin.cmos_note": "Mean sign-corrected score (positive = system A better) with a 95 % t interval over main-trial ratings of non-excluded participants; ratings are treated as independent, so use the reports package for inference.",
+    "admin.export": "Export",
+    "admin.no_data": "No answers yet.",
+}
+
+
+def merged(overrides: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The English strings with a study's overrides applied."""
+    out = dict(EN)
+    if overrides:
+        out.update(overrides)
+    return out
+
+
+def translate(table: Mapping[str, str], key: str, **values) -> str:
+    """The string for ``key`` with ``{placeholders}`` filled; the key itself if unknown."""
+    text = table.get(key, key)
+    if values:
+        try:
+            return text.format(**values)
+        except (KeyError, IndexError, ValueError):
+            return text
+    return text

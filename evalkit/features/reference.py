@@ -24,7 +24,7 @@ def reference_from_motions(motions: Iterable[Motion], config: ScoreConfig | None
     for m in motions:
         an = analyse(m, cfg)
         pos = an.positions
-        hist = histograms(derivative_magnitudes(pos[:, role_joints(an.body)], an.motion.fps, cfg.physics.cutoff_hz))
+        hist = histograms(derivative_magnitudes(pos[:, role_joints(an.body)], an.motion.fps, cfg.hist_fps))
         for k, h in hist.items():
             ref.hist[k] = ref.hist.get(k, 0) + h
         for k, a in joint_angles(pos, an.body).items():

@@ -40,6 +40,7 @@ class ScoreConfig:
         roles: ``{role: joint name}`` overrides for unusual rigs.
         angle_tolerance_deg: joint-angle excess ignored by the range-outlier metric, degrees.
         kinetic_window: half-width of the kinetic features' sliding window, frames.
+        hist_fps: common rate (Hz) of the finite differences behind the histogram metrics.
     """
 
     ground: GroundConfig = field(default_factory=GroundConfig)
@@ -49,8 +50,9 @@ class ScoreConfig:
     beats: BeatConfig = field(default_factory=BeatConfig)
     pops: PopConfig | None = field(default_factory=PopConfig)
     roles: Mapping[str, str] | None = None
-    angle_tolerance_deg: float = 5.0
+    angle_tolerance_deg: float = 10.0
     kinetic_window: int = 2
+    hist_fps: float = 30.0
 
 
 @dataclass(frozen=True, eq=False)
@@ -137,7 +139,7 @@ def score_analysis(an: Analysis, reference: Reference | None = None,
     row.update(kinetic_metrics(pos, m.fps, body, cfg.kinetic_window))
     if reference is not None:
         joints = role_joints(body)
-        hist = histograms(derivative_magnitudes(pos[:, joints], m.fps, cfg.physics.cutoff_hz))
+        hist = histograms(derivative_magnitudes(pos[:, joints], m.fps, cfg.hist_fps))
         for k in ("speed", "accel", "jerk"):
             row[f"hellinger_{k}"] = hellinger(hist[k], reference.hist[k]) if k in reference.hist else float("nan")
         frac, excess = angle_outliers(joint_angles(pos, body), reference, cfg.angle_tolerance_deg)

@@ -24,7 +24,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 from scipy.stats import norm
-from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.calibration import CalibratedClassifierCV
 from sklearn.ensemble import RandomForestClassifier
 from sklearn.linear_model import LogisticRegression, SGDClassifier
@@ -139,7 +139,7 @@ CLASSIFIERS: dict[str, str] = {
     "svm-pegasos": "linear SVM, stochastic sub-gradient (Pegasos-style SGD, hinge loss)",
     "svm-smo": "SVM with RBF kernel, SMO solver (libsvm)",
     "logistic": "logistic regression",
-    "forest": "random forest (200 trees)",
+    "forest": "random forest (100 trees)",
 }
 
 
@@ -152,7 +152,7 @@ def make_classifier(name: str, random_state: int = 0, class_weight: str | None =
     elif name == "logistic":
         clf = LogisticRegression(class_weight=class_weight, max_iter=1000)
     elif name == "forest":
-        clf = RandomForestClassifier(n_estimators=200, min_samples_leaf=2, class_weight=class_weight, random_state=random_state, n_jobs=1)
+        clf = RandomForestClassifier(n_estimators=100, min_samples_leaf=2, class_weight=class_weight, random_state=random_state, n_jobs=1)
     else:
         raise InputError(f"unknown classifier {name!r}; choose from {', '.join(CLASSIFIERS)}")
     return make_pipeline(StandardScaler(), clf)
@@ -228,7 +228,8 @@ def mcc_from_confusion(tp: int, tn: int, fp: int, fn: int) -> float:
 class CVResult:
     """Out-of-fold result of one classifier on one feature set.
 
-    ``mcc`` is computed on the pooled out-of-fold predictions; ``fold_mcc`` per test fold.
+    ``mcc`` is computed on the pooled out-of-fold predictions (every example predicted once, by
+    a model that never saw its group); ``fold_mcc`` per test fold that holds both classes.
     """
 
     classifier: str
@@ -284,7 +285,9 @@ def grouped_mcc(
         else:
             model.fit(Xm[train], y[train])
             pred[test] = model.predict(Xm[test])
-        fold_mcc.append(float(matthews_corrcoef(y[test], pred[test])))
+        if len(np.unique(y[test])) == 2:  # MCC of a one-class test fold is undefined
+            ftn, ffp, ffn, ftp = confusion_matrix(y[test], pred[test], labels=classes).ravel()
+            fold_mcc.append(mcc_from_confusion(ftp, ftn, ffp, ffn))
     pos = classes[1]
     tn, fp, fn, tp = confusion_matrix(y, pred, labels=classes).ravel()
     return CVResult(

@@ -94,11 +94,16 @@ def read_textgrid(path: str | os.PathLike) -> TextGrid:
     try:
         obj = parselmouth.read(str(p))
     except parselmouth.PraatError as exc:
+        located = _locate_long_format_error(p)
+        if located is not None:
+            raise FileFormatError(p, located[0], f"not a valid Praat TextGrid: {located[1]}") from None
         msg = str(exc).strip()
         m = re.search(r"\(line (\d+)\)", msg)
         first = msg.splitlines()[0] if msg else "unreadable"
         first = re.sub(r"\s*\(line \d+\)\.?", "", first)
-        raise FileFormatError(p, int(m.group(1)) if m else None, f"not a valid Praat TextGrid: {first}") from None
+        # Praat reports the line of the token it read *after* the bad one
+        where = f" (Praat stopped reading near line {m.group(1)})" if m else ""
+        raise FileFormatError(p, None, f"not a valid Praat TextGrid: {first}{where}") from None
     if not isinstance(obj, parselmouth.TextGrid):
         raise FileFormatError(p, None, f"expected a Praat TextGrid, found a {type(obj).__name__}")
     tiers: list[Tier] = []
@@ -116,6 +121,47 @@ def read_textgrid(path: str | os.PathLike) -> TextGrid:
                 Point(float(call(obj, "Get time of point", k, i)), call(obj, "Get label of point", k, i)) for i in range(1, n + 1)
             )))
     return TextGrid(float(obj.xmin), float(obj.xmax), tuple(tiers))
+
+
+_LONG_LINE = re.compile(r"^\s*(xmin|xmax|number|size|class|name|text|mark|intervals: size|points: size)\s*=\s*(.*?)\s*$")
+_FLOAT = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
+
+
+def _locate_long_format_error(path: Path) -> tuple[int, str] | None:
+    """Line (1-based) and reason of the first bad ``key = value`` line of a long-format
+    TextGrid, found when Praat refuses the file (Praat's own line numbers point past the
+    error). ``None`` if nothing is found (e.g. short format, or a structural problem)."""
+    try:
+        raw = path.read_bytes()
+        text = raw.decode("utf-16") if raw[:2] in (b"\xff\xfe", b"\xfe\xff") else raw.decode("utf-8-sig")
+    except (OSError, UnicodeDecodeError):
+        return None
+    lines = text.splitlines()
+    i = 0
+    while i < len(lines):
+        m = _LONG_LINE.match(lines[i])
+        if not m:
+            i += 1
+            continue
+        key, value = m.group(1), m.group(2)
+        if key in ("xmin", "xmax", "number"):
+            if not _FLOAT.match(value):
+                return i + 1, f"{key} = {value!r}: expected a number"
+        elif key.endswith("size"):
+            if not re.fullmatch(r"\d+", value):
+                return i + 1, f"{key} = {value!r}: expected a whole number"
+        else:
+            if not value.startswith('"'):
+                return i + 1, f"{key} = {value!r}: expected a text in double quotes"
+            body = value[1:]
+            start = i
+            while len(re.sub(r'""', "", body).split('"')) < 2:  # string continues on the next line
+                i += 1
+                if i >= len(lines):
+                    return start + 1, f"{key}: text opened with a double quote is never closed"
+                body += "\n" + lines[i]
+        i += 1
+    return None
 
 
 def _q(text: str) -> str:

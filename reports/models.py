@@ -113,7 +113,7 @@ def mixed_model(ratings: pd.DataFrame, systems: list[str] | None = None, *,
     formula = "score ~ 0 + " + " + ".join(f"x{i}" for i in range(X.shape[1]))
     try:
         model = MixedLM.from_formula(formula, groups="group", vc_formula=vc, re_formula="0", data=data)
-        res, msgs = _caught(lambda: model.fit(reml=True))
+        res, msgs = _caught(lambda: model.fit(reml=True, method=["lbfgs"]))
     except (np.linalg.LinAlgError, ValueError) as exc:
         return pd.DataFrame(columns=COLUMNS), [f"{name}: fit failed ({exc})"]
     rename = {f"x{i}": c for i, c in enumerate(X.columns)}

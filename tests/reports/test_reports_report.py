@@ -1,0 +1,147 @@
+"""build_report end to end: files, sensible MUSHRA report, determinism, objective-only reports,
+and report.html in a real browser (headless Debian chromium via Playwright)."""
+
+from __future__ import annotations
+
+import io
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from evalkit.errors import InputError
+from reports import ReportConfig, build_report
+from reports.importers import load_input
+from reports.simulate import SIMULATED_NOTE, simulate_pairwise
+from tests.conftest import require_system, shared_data
+from tests.reports.helpers import EXCERPT
+
+FAST = ReportConfig(n_boot=200, bt_boot=200)
+CHROMIUM = Path("/usr/bin/chromium")
+
+
+@pytest.fixture(scope="module")
+def mushra_report(tmp_path_factory):
+    ratings = load_input(shared_data("ratings", "mushra-speech-codec", "ratings_formated.csv"))[1]
+    out = tmp_path_factory.mktemp("mushra")
+    return build_report(ratings, None, out, seed=0, title="Speech codec MUSHRA", config=FAST)
+
+
+@pytest.fixture(scope="module")
+def pairwise_report(tmp_path_factory):
+    ratings, _ = simulate_pairwise(400, 4, 16, scale="cmos5", seed=2)
+    rng = np.random.default_rng(0)
+    systems = np.repeat(["S1", "S2", "S3", "S4"], 6)
+    scores = pd.DataFrame({"system": systems, "clip": range(24),
+                           "foot_skate_ratio": [{"S1": .05, "S2": .1, "S3": .2, "S4": .3}[s]
+                                                + rng.normal(0, .01) for s in systems]})
+    out = tmp_path_factory.mktemp("pairwise")
+    return build_report(ratings, scores, out, seed=3, banner="Ratings in this report are SIMULATED",
+                        config=FAST)
+
+
+def test_mushra_report_is_sensible(mushra_report):
+    out = mushra_report.parent
+    html = mushra_report.read_text()
+    assert "the hidden reference (Reference) ranks 1 of 9" in html
+    assert "the anchor Anchor ranks 9 of 9" in html
+    systems = pd.read_csv(out / "tables" / "systems_mushra.csv")
+    assert systems["system"].iloc[0] == "Reference" and systems["system"].iloc[-1] == "Anchor"
+    flow = pd.read_csv(out / "tables" / "participant_flow.csv")
+    assert flow["participants"].iloc[-1] == 19  # BS.1534-3 post-screening removes 2 of 21
+    for name in ("box_mushra", "significance_mushra"):
+        assert (out / "figures" / f"{name}.pdf").read_bytes()[:4] == b"%PDF"
+        assert (out / "figures" / f"{name}.png").read_bytes()[:4] == b"\x89PNG"
+    tex = (out / "tables" / "systems_mushra.tex").read_text()
+    assert "\\toprule" in tex and "\\midrule" in tex and "\\bottomrule" in tex
+    methods = (out / "methods.md").read_text()
+    for needle in ("Friedman", "Holm", "zero_method='pratt'", "seed 0", "scipy ", "statsmodels ",
+                   "Krippendorff", "BS.1534-3"):
+        assert needle in methods
+    assert 'src="data:image/png;base64,' in html
+
+
+def test_pairwise_report_contents(pairwise_report):
+    out = pairwise_report.parent
+    html = pairwise_report.read_text()
+    assert html.index("Ratings in this report are SIMULATED") < html.index("<h1>")
+    assert SIMULATED_NOTE in html
+    for name in ("pairwise_cmos5", "bradley_terry_cmos5", "position_bias_cmos5", "robustness_cmos5",
+                 "agreement_cmos5", "win_fraction_cmos5", "metric_agreement", "metrics_by_system"):
+        assert (out / "tables" / f"{name}.csv").exists(), name
+        assert (out / "tables" / f"{name}.tex").exists(), name
+    for name in ("box_cmos5", "preferences_cmos5", "bt_forest_cmos5", "significance_cmos5",
+                 "metric_foot_skate_ratio"):
+        assert (out / "figures" / f"{name}.png").exists(), name
+    bt = pd.read_csv(out / "tables" / "bradley_terry_cmos5.csv")
+    assert list(bt["system"]) == ["S1", "S2", "S3", "S4"]
+    agree = pd.read_csv(out / "tables" / "metric_agreement.csv")
+    assert agree["tau"].iloc[0] < 0  # more skating = less preferred
+
+
+def test_deterministic_with_seed(tmp_path):
+    ratings = load_input(EXCERPT)[1]
+    a = build_report(ratings, None, tmp_path / "a", seed=5, config=FAST).parent
+    b = build_report(ratings, None, tmp_path / "b", seed=5, config=FAST).parent
+    c = build_report(ratings, None, tmp_path / "c", seed=6, config=FAST).parent
+    files = sorted(p.relative_to(a) for p in a.rglob("*") if p.is_file())
+    assert files == sorted(p.relative_to(b) for p in b.rglob("*") if p.is_file())
+    for f in files:
+        assert (a / f).read_bytes() == (b / f).read_bytes(), f
+    assert (a / "tables" / "systems_mushra.csv").read_bytes() != (c / "tables" / "systems_mushra.csv").read_bytes()
+
+
+def test_objective_only_with_extra_tables(tmp_path):
+    scores = pd.DataFrame({"system": ["smg", "smg", "bpmg", "bpmg"], "clip": list("abcd"),
+                           "transition_cost": [0.2, 0.3, 0.5, 0.4]})
+    extra = {"SMG transitions": pd.DataFrame({"threshold": [0.3, 0.5], "edges": [10, 40]}),
+             "GMG graph": pd.DataFrame({"nodes": [12], "scc": [9]})}
+    html = build_report(None, scores, tmp_path, title="Demo", banner="Objective tables only",
+                        extra_tables=extra).read_text()
+    assert html.index("SMG transitions") < html.index("GMG graph")
+    assert (tmp_path / "tables" / "extra_smg_transitions.csv").exists()
+    assert "Participants and screening" not in html
+    with pytest.raises(InputError, match="nothing to report"):
+        build_report(None, None, tmp_path / "x")
+
+
+def test_html_escapes_names(tmp_path):
+    ratings, _ = simulate_pairwise(120, 3, 6, scale="pref3", seed=1)
+    ratings = ratings.replace({"S1": "<b>S1</b>"})
+    html = build_report(ratings, None, tmp_path, config=ReportConfig(n_boot=50, bt_boot=50,
+                                                                    robustness=False)).read_text()
+    assert "<b>S1</b>" not in html and "&lt;b&gt;S1&lt;/b&gt;" in html
+
+
+@pytest.mark.browser
+def test_report_renders_in_chromium(pairwise_report, tmp_path):
+    require_system("chromium", CHROMIUM.exists() and shutil.which(str(CHROMIUM)) is not None,
+                   "Debian chromium at /usr/bin/chromium is needed for the browser test")
+    from PIL import Image
+    from playwright.sync_api import sync_playwright
+
+    errors = []
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(
+            executable_path=str(CHROMIUM),
+            args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                  "--disable-component-update", "--no-first-run", "--disable-sync"])
+        try:
+            page = browser.new_page(viewport={"width": 1200, "height": 1600})
+            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.goto(pairwise_report.as_uri())
+            page.wait_for_load_state("load")
+            images = page.evaluate("Array.from(document.images).map(i => [i.complete, i.naturalWidth])")
+            assert len(images) >= 5 and all(ok and w > 100 for ok, w in images)
+            assert page.locator("h1").inner_text() == "evalkit report"
+            shot = page.screenshot(full_page=True)
+            (tmp_path / "report.png").write_bytes(shot)
+        finally:
+            browser.close()
+    assert errors == []
+    img = np.asarray(Image.open(io.BytesIO(shot)).convert("L"), float)
+    assert img.shape[0] > 2000  # a long page
+    assert (img < 200).mean() > 0.02  # not blank: text, tables and figures drawn

@@ -1,0 +1,147 @@
+"""``evalkit score`` and ``evalkit plot`` end to end on the bundled real clips."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import types
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from evalkit.cli import main
+from evalkit.features.batch import BatchOptions, ID_COLUMNS, score_paths
+from evalkit.motion.io import iter_motion_files
+
+CORE = ["penetration_mean", "floating_mean", "contact_frac", "skate_distance_mean", "skating_ratio",
+        "zmp_outside_mean", "accel_mean", "jerk_mean", "kinetic_h", "energy_expenditure"]
+
+
+@pytest.fixture(scope="module")
+def scored(cmu_dir, tmp_path_factory):
+    out = tmp_path_factory.mktemp("score") / "scores.csv"
+    code = main(["score", str(cmu_dir), "--out", str(out), "-q"])
+    return code, pd.read_csv(out, keep_default_na=False, na_values=[""])
+
+
+def test_score_bundled_samples(scored, cmu_dir):
+    code, df = scored
+    assert code == 0
+    assert list(df.columns[:4]) == list(ID_COLUMNS)
+    assert len(df) == len(list(iter_motion_files([cmu_dir]))) == 6
+    assert set(df["system"]) == {"cmu"}
+    assert df["error"].isna().all()  # empty strings read back as missing
+    assert np.isfinite(df[CORE].to_numpy(float)).all()
+    row = df.set_index("clip").loc["01_01"]
+    assert row["dropped_frames"] == 1  # the cgspeed T-pose
+    assert row["flight_frac"] > 0.05 and row["ballistic_error_mean"] < 2.0
+
+
+def test_bad_file_is_reported_and_the_run_continues(cmu_dir, tmp_path, capsys):
+    d = tmp_path / "sysA"
+    d.mkdir()
+    shutil.copy(cmu_dir / "131_03.bvh", d / "good.bvh")
+    lines = (cmu_dir / "131_03.bvh").read_text().splitlines()
+    bad = lines[:-3] + ["0.0 1.0 oops"]  # a frame with a non-number
+    (d / "bad.bvh").write_text("\n".join(bad) + "\n")
+    out = tmp_path / "s.json"
+    code = main(["score", str(d), "--out", str(out), "-q"])
+    assert code == 1
+    err = capsys.readouterr().err
+    assert "bad.bvh" in err and "Traceback" not in err
+    rows = {r["clip"]: r for r in json.loads(out.read_text())}
+    assert rows["good"]["error"] == "" and rows["good"]["skate_distance_mean"] > 0
+    assert "bad.bvh" in rows["bad"]["error"] and "line" in rows["bad"]["error"]
+    assert rows["bad"]["system"] == "sysA"
+
+
+def test_formats_frames_system_and_parallel_jobs(cmu_dir, tmp_path, scored):
+    _, csv = scored
+    files = [str(cmu_dir / "16_15.amc"), str(cmu_dir / "131_01.bvh")]
+    pq = tmp_path / "s.parquet"
+    frames = tmp_path / "frames"
+    code = main(["score", *files, "-o", str(pq), "--system", "mine", "--frames", str(frames), "-j", "2", "-q"])
+    assert code == 0
+    df = pd.read_parquet(pq)
+    assert list(df["system"]) == ["mine", "mine"]
+    ref = csv.set_index("clip").loc[df["clip"]]
+    for k in CORE:
+        assert np.allclose(df[k].to_numpy(), ref[k].to_numpy(), rtol=1e-9), k
+    tr = pd.read_csv(frames / "mine" / "16_15.csv")
+    assert len(tr) == int(df.set_index("clip").loc["16_15", "frames"])
+    assert {"contact_left", "skate_right", "zmp_outside", "penetration", "com_y", "jerk"} <= set(tr.columns)
+
+
+def test_dask_scheduler_gives_the_same_numbers(cmu_dir):
+    distributed = pytest.importorskip("distributed")
+    files = [str(cmu_dir / n) for n in ("16_15.amc", "09_06-run.amc", "131_03.bvh")]
+    local = score_paths(files, BatchOptions(), jobs=1, progress=False)
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False, host="127.0.0.1",
+                                  protocol="tcp://", dashboard_address=None) as cluster:
+        assert cluster.scheduler_address.startswith("tcp://127.0.0.1:")
+        remote = score_paths(files, BatchOptions(), scheduler=cluster.scheduler_address, chunk_size=1,
+                             progress=False)
+    pd.testing.assert_frame_equal(local, remote)
+
+
+def test_unknown_scheduler_and_format_are_one_line_errors(cmu_dir, tmp_path, capsys):
+    assert main(["score", str(cmu_dir / "16_15.amc"), "-o", str(tmp_path / "x.xlsx"), "-q"]) == 2
+    err = capsys.readouterr().err
+    assert "x.xlsx" in err and ".csv" in err and "Traceback" not in err
+    assert main(["score", str(tmp_path / "nothing"), "-q"]) == 2
+    assert "no such file" in capsys.readouterr().err
+
+
+def test_reference_and_audio_columns(cmu_dir, tmp_path):
+    from evalkit.data import speech_files
+
+    out = tmp_path / "s.csv"
+    code = main(["score", str(cmu_dir / "16_15.amc"), "-o", str(out), "-q",
+                 "--reference", str(cmu_dir / "07_05-walk.amc"), "--reference", str(cmu_dir / "131_03.bvh"),
+                 "--audio", str(speech_files()[0])])
+    assert code == 0
+    row = pd.read_csv(out).iloc[0]
+    for k in ("hellinger_speed", "hellinger_accel", "hellinger_jerk", "angle_outlier_frac", "fmd_ref_mean",
+              "beat_align", "beat_consistency"):
+        assert np.isfinite(row[k]), k
+    assert 0 <= row["hellinger_jerk"] <= 1
+
+
+def test_model_hook_adds_columns(cmu_dir, tmp_path, monkeypatch):
+    """The naturalness model is another engineer's module; a stand-in checks the hook contract:
+    ``add_model_columns(table, model_path) -> table``."""
+    calls = {}
+
+    def add_model_columns(table, model_path):
+        calls["args"] = (list(table["clip"]), model_path)
+        return table.assign(naturalness=0.5)
+
+    fake = types.ModuleType("evalkit.models.discriminator")
+    fake.add_model_columns = add_model_columns
+    monkeypatch.setitem(sys.modules, "evalkit.models.discriminator", fake)
+    out = tmp_path / "s.csv"
+    assert main(["score", str(cmu_dir / "16_15.amc"), "-o", str(out), "--model", "m.joblib", "-q"]) == 0
+    assert calls["args"] == (["16_15"], "m.joblib")
+    assert "naturalness" in pd.read_csv(out).columns
+
+
+def test_score_help_explains_options(capsys):
+    with pytest.raises(SystemExit):
+        main(["score", "--help"])
+    text = capsys.readouterr().out
+    for opt in ("--out", "--jobs", "--scheduler", "--reference", "--frames", "--audio", "--model", "m/s"):
+        assert opt in text
+
+
+def test_plot_png_and_pdf(cmu_dir, tmp_path, capsys):
+    png = tmp_path / "t.png"
+    pdf = tmp_path / "t.pdf"
+    assert main(["plot", str(cmu_dir / "09_06-run.amc"), "-o", str(png)]) == 0
+    assert main(["plot", str(cmu_dir / "09_06-run.amc"), "-o", str(pdf)]) == 0
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 20_000
+    assert pdf.read_bytes()[:5] == b"%PDF-"
+    assert main(["plot", str(cmu_dir / "09_06-run.amc"), "-o", str(tmp_path / "t.gif")]) == 2
+    assert "t.gif" in capsys.readouterr().err
+    assert not list(tmp_path.glob(".*"))  # no temporary files left behind

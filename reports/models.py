@@ -3,8 +3,8 @@
 Pairwise scales: each answer's latent preference is ``b[system_a] - b[system_b]`` (+ a left-side
 term when the side is known); systems are coded +1/-1 with the first system as reference (b = 0).
 - Ordinal: cumulative-logit model (``OrderedModel``) of the answer categories on that coding.
-- Linear mixed model (``MixedLM``) of the score with crossed random intercepts for participant
-  and item (one group, variance components), no fixed intercept.
+- Linear mixed model of the score with crossed random intercepts for participant and item
+  (REML, :mod:`reports.lmm`), no fixed intercept.
 Absolute scales: system dummies (first system = reference) with the same random effects; the
 ordinal model only for integer scales with at most 11 levels (not for MUSHRA's 0-100 slider).
 Each function returns a tidy table ``model, term, estimate, se, ci_low, ci_high, p`` and a list of
@@ -88,8 +88,10 @@ def ordinal_model(ratings: pd.DataFrame, systems: list[str] | None = None, *,
 
 def mixed_model(ratings: pd.DataFrame, systems: list[str] | None = None, *,
                 confidence: float = 0.95) -> tuple[pd.DataFrame, list[str]]:
-    """Linear mixed model with crossed random intercepts (participant, item); see module doc."""
-    from statsmodels.regression.mixed_linear_model import MixedLM
+    """Linear mixed model with crossed random intercepts (participant, item), REML; see module
+    doc. Fitted with :func:`reports.lmm.fit_crossed_lmm` (statsmodels' crossed-effects fit is too
+    slow for thousands of answers; the tests compare the two)."""
+    from reports.lmm import fit_crossed_lmm
 
     systems = systems or system_order(ratings)
     name = "linear mixed model"
@@ -100,25 +102,22 @@ def mixed_model(ratings: pd.DataFrame, systems: list[str] | None = None, *,
     terms = list(X.columns)
     if not pairwise:
         X.insert(0, "Intercept", 1.0)
-    data = pd.DataFrame({f"x{i}": X[c].to_numpy() for i, c in enumerate(X.columns)})
-    data["score"] = ratings["score"].to_numpy(float)
-    data["group"] = 0
-    vc = {}
-    for col in ("participant", "item"):
-        data[col] = ratings[col].astype(str).to_numpy()
-        if data[col].nunique() >= 2:
-            vc[col] = f"0 + C({col})"
-    if not vc:
+    factors = {c: ratings[c].astype(str).to_numpy() for c in ("participant", "item")
+               if ratings[c].nunique() >= 2}
+    if not factors:
         return pd.DataFrame(columns=COLUMNS), [f"{name}: not fitted (one participant and one item)"]
-    formula = "score ~ 0 + " + " + ".join(f"x{i}" for i in range(X.shape[1]))
     try:
-        model = MixedLM.from_formula(formula, groups="group", vc_formula=vc, re_formula="0", data=data)
-        res, msgs = _caught(lambda: model.fit(reml=True, method=["lbfgs"]))
+        res = fit_crossed_lmm(ratings["score"].to_numpy(float), X.to_numpy(float), factors)
     except (np.linalg.LinAlgError, ValueError) as exc:
         return pd.DataFrame(columns=COLUMNS), [f"{name}: fit failed ({exc})"]
-    rename = {f"x{i}": c for i, c in enumerate(X.columns)}
-    table = _tidy(name, res, terms, confidence, rename)
-    vc = dict(zip(res.model.exog_vc.names, np.atleast_1d(res.vcomp)))
-    msgs.append(name + ": random-intercept variances " +
-                ", ".join(f"{k} {v:.3g}" for k, v in vc.items()) + f"; residual {res.scale:.3g}")
-    return table, [m if m.startswith(name) else f"{name}: {m}" for m in msgs]
+    ci = res.conf_int(confidence)
+    pv = res.pvalues
+    cols = list(X.columns)
+    rows = [{"model": name, "term": t, "estimate": float(res.params[cols.index(t)]),
+             "se": float(res.bse[cols.index(t)]), "ci_low": float(ci[cols.index(t), 0]),
+             "ci_high": float(ci[cols.index(t), 1]), "p": float(pv[cols.index(t)])} for t in terms]
+    notes = [name + ": random-intercept variances " +
+             ", ".join(f"{k} {v:.3g}" for k, v in res.variances.items()) + f"; residual {res.sigma2:.3g}"]
+    if not res.converged:
+        notes.append(f"{name}: the REML optimiser did not report convergence")
+    return pd.DataFrame(rows, columns=COLUMNS), notes

@@ -283,13 +283,14 @@ def _robust_and_alpha(ctx: _Ctx, scale: str, kept: pd.DataFrame, *, ranked_order
             ctx.table(s5, f"robustness_{scale}", f"Model estimates relative to {ref_order[0]} "
                       f"(b = 0) with {pct} Wald CIs: cumulative-logit ordinal model (statsmodels "
                       "OrderedModel) and linear mixed model with crossed random intercepts for "
-                      "participant and item (statsmodels MixedLM, REML).", both)
+                      "participant and item (REML).", both)
         ctx.sections.append(s5)
         ctx.methods.append(
             f"Robustness ({scale}): " + ("a cumulative-logit ordinal regression (statsmodels "
             "OrderedModel, BFGS) and " if len(ord_t) else "")
             + "a linear mixed model with crossed random intercepts for participant and item "
-            "(statsmodels MixedLM, REML, one group with variance components) on "
+            "(REML via the Woodbury identity, reports.lmm; matches statsmodels MixedLM where that "
+            "converges) on "
             + ("+1/-1 system contrasts (latent preference b[A] - b[B], plus a left-side term when "
                "sides are known)" if SCALES[scale].kind == "pairwise" else "system indicators")
             + f", reference system {ref_order[0]}.")

@@ -49,17 +49,25 @@ def test_cli_bad_input_is_one_line(tmp_path):
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in proc.stderr
     assert f"{bad}, line 2: column 'score': 5 is not an integer in [-2, 2]" in lines[0]
-    missing = subprocess.run([sys.executable, "-m", "evalkit", "report", str(tmp_path / "nope.csv"),
-                              "--out", str(tmp_path / "o")], capture_output=True, text=True)
-    assert missing.returncode == 2 and "nope.csv" in missing.stderr and "Traceback" not in missing.stderr
-    weights = subprocess.run([sys.executable, "-m", "evalkit", "report", str(bad), "--out",
-                              str(tmp_path / "o"), "--weights", "4,2"], capture_output=True, text=True)
-    assert weights.returncode == 2 and "--weights" in weights.stderr
 
 
-def test_cli_help_explains():
-    proc = subprocess.run([sys.executable, "-m", "evalkit", "report", "--help"], capture_output=True,
-                          text=True)
-    assert proc.returncode == 0
+def test_cli_other_errors_in_process(tmp_path, capsys):
+    bad = tmp_path / "bad.csv"
+    bad.write_text("participant,item,system_a,system_b,score,scale\np,i,A,B,1,cmos5\n")
+    assert main(["report", str(tmp_path / "nope.csv"), "--out", str(tmp_path / "o")]) == 2
+    assert "nope.csv" in capsys.readouterr().err
+    assert main(["report", str(bad), "--out", str(tmp_path / "o"), "--weights", "4,2"]) == 2
+    assert "--weights" in capsys.readouterr().err
+    assert main(["report", str(bad), "--out", str(tmp_path / "o"), "--confidence", "2"]) == 2
+    assert "confidence" in capsys.readouterr().err
+
+
+def test_cli_help_explains(capsys):
+    import pytest
+
+    with pytest.raises(SystemExit) as exc:
+        main(["report", "--help"])
+    assert exc.value.code == 0
+    out = capsys.readouterr().out
     for word in ("Bradley", "ratings_long", "--seed", "--hidden-reference", "booktabs"):
-        assert word in proc.stdout
+        assert word in out

@@ -36,3 +36,44 @@ def test_ordinal_and_mixed_pairwise_follow_true_order_and_side():
         b = est[["b[S3]", "b[S2]", "b[S1]"]].to_numpy()
         assert (b > 0).all() and (np.diff(b) > 0).all(), fit.__name__
         assert est["left side"] > 0 and t.set_index("term").loc["left side", "p"] < 0.01
+
+
+def test_lmm_single_factor_matches_statsmodels():
+    from statsmodels.regression.mixed_linear_model import MixedLM
+
+    from reports.lmm import fit_crossed_lmm
+
+    df = load_input(EXCERPT)[1]
+    systems = sorted(df.system_a.unique())
+    X = np.column_stack([np.ones(len(df))] + [(df.system_a == s).to_numpy(float) for s in systems[1:]])
+    ours = fit_crossed_lmm(df.score, X, {"participant": df.participant.to_numpy()})
+    ref = MixedLM(df.score.to_numpy(), X, groups=df.participant.to_numpy()).fit(reml=True)
+    assert ours.params == pytest.approx(np.asarray(ref.fe_params), abs=1e-4)
+    assert ours.bse == pytest.approx(np.asarray(ref.bse_fe), rel=1e-3)
+    assert ours.variances["participant"] == pytest.approx(float(np.ravel(ref.cov_re)[0]), rel=1e-3)
+    assert ours.sigma2 == pytest.approx(ref.scale, rel=1e-4)
+
+
+def test_lmm_crossed_balanced_equals_anova_estimates():
+    # Balanced, fully crossed CONSTRUCTED data: REML equals the ANOVA (expected mean squares)
+    # estimates when those are positive.
+    from reports.lmm import fit_crossed_lmm
+
+    rng = np.random.default_rng(3)
+    P, I, S = 10, 8, 3
+    p, i, s = (a.ravel() for a in np.meshgrid(np.arange(P), np.arange(I), np.arange(S), indexing="ij"))
+    y = (np.array([0.0, 1.0, 2.5])[s] + rng.normal(0, 2.0, P)[p] + rng.normal(0, 1.0, I)[i]
+         + rng.normal(0, 0.7, p.size))
+    X = np.column_stack([np.ones(p.size), s == 1, s == 2]).astype(float)
+    res = fit_crossed_lmm(y, X, {"participant": p, "item": i})
+    grand = y.mean()
+    ms_p = S * I * ((np.bincount(p, y) / (I * S) - grand) ** 2).sum() / (P - 1)
+    ms_i = S * P * ((np.bincount(i, y) / (P * S) - grand) ** 2).sum() / (I - 1)
+    fitted = (np.bincount(p, y) / (I * S))[p] + (np.bincount(i, y) / (P * S))[i] \
+        + (np.bincount(s, y) / (P * I))[s] - 2 * grand
+    ms_e = ((y - fitted) ** 2).sum() / (p.size - 1 - (P - 1) - (I - 1) - (S - 1))
+    assert res.sigma2 == pytest.approx(ms_e, rel=1e-4)
+    assert res.variances["participant"] == pytest.approx((ms_p - ms_e) / (S * I), rel=1e-3)
+    assert res.variances["item"] == pytest.approx((ms_i - ms_e) / (S * P), rel=1e-3)
+    means = np.bincount(s, y) / (P * I)
+    assert res.params[1:] == pytest.approx(means[1:] - means[0], abs=1e-6)

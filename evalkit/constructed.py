@@ -47,7 +47,8 @@ class ConstructionConfig:
         intercept, slope: imposed ``GSI = intercept + slope * PSI``; gsi_noise: SD of added noise.
         scale_range: allowed time-scale factors of a phrase (> 1 = faster).
         gsi_tolerance: a (phrase, factor) is used only if its GSI is this close to the target.
-        min_gap_s: rest between consecutive phrases.
+        min_gap_s: held pose and blend between consecutive phrases.
+        context_s: frames of the source clip kept before and after each phrase (its rest).
         guard_s: other accents must be this much farther from the apex than the target accent.
         pad_s: rest held before and after a phrase when measuring it in isolation.
         fps: frame rate of the constructed motion.
@@ -61,7 +62,8 @@ class ConstructionConfig:
     gsi_noise: float = 0.0
     scale_range: tuple[float, float] = (0.6, 1.8)
     gsi_tolerance: float = 0.03
-    min_gap_s: float = 0.3
+    min_gap_s: float = 0.5
+    context_s: float = 0.25
     guard_s: float = 0.12
     pad_s: float = 0.4
     fps: float = 60.0
@@ -180,8 +182,10 @@ def _pieces(sources: Sequence[tuple[Motion, GesturePhrase]], cfg: ConstructionCo
     out = []
     for motion, ph in sources:
         roles = find_roles(motion.skeleton, strict=False)
-        seg = _normalise(motion.slice(ph.start_frame, ph.end_frame), roles)
-        apex_s = (ph.apex_frame - ph.start_frame) / motion.fps
+        ctx = int(round(cfg.context_s * motion.fps))  # keep some of the clip's own rest around it
+        a, b = max(0, ph.start_frame - ctx), min(motion.n_frames, ph.end_frame + ctx)
+        seg = _normalise(motion.slice(a, b), roles)
+        apex_s = (ph.apex_frame - a) / motion.fps
         gsi = np.full(len(scales), np.nan)
         err = np.full(len(scales), np.nan)
         for i, k in enumerate(scales):
@@ -233,7 +237,7 @@ def construct_take(
         InputError: no phrase can be placed (too short speech, no usable phrase).
     """
     pool = sources if isinstance(sources, PhrasePool) else prepare_pool(sources, config, phase_config)
-    cfg = replace(config, fps=pool.config.fps, scale_range=pool.config.scale_range, pad_s=pool.config.pad_s)
+    cfg = replace(config, fps=pool.config.fps, scale_range=pool.config.scale_range, pad_s=pool.config.pad_s, context_s=pool.config.context_s)
     phase_config = pool.phase_config
     pieces = list(pool.pieces)
     rng = np.random.default_rng(cfg.seed)

@@ -1,0 +1,206 @@
+"""Synchrony and intensity rules: matching, fitting, rules files, constructed-take acceptance, CLI."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.stats import linregress
+
+from conftest import shared_data
+from evalkit.cli import main
+from evalkit.constructed import ConstructionConfig, construct_take, prepare_pool, save_take, single_stroke_sources
+from evalkit.errors import ConfigError, FileFormatError, InputError
+from evalkit.gesture import analyze_gestures
+from evalkit.speech import load_audio, speech_accents
+from evalkit.sync import (
+    DEFAULT_RULES,
+    fit_intensity,
+    fit_rules,
+    fit_synchrony,
+    load_rules,
+    match_apexes,
+    pair_take,
+    plot_offsets,
+    plot_psi_gsi,
+    save_rules,
+)
+
+
+# ---------------------------------------------------------------------------------- matching
+def test_match_is_one_to_one_and_bounded():
+    apex = [1.0, 1.05, 3.0, 9.0]
+    papt = [1.1, 3.2, 5.0]
+    pairs = match_apexes(apex, papt, max_distance_s=0.5)
+    # 1.0 and 1.05 compete for 1.1: only one wins; 9.0 is too far from anything
+    assert len(pairs) == 2
+    assert {j for _, j in pairs} == {0, 1}
+    assert (2, 1) in pairs
+    assert len({i for i, _ in pairs}) == len(pairs)
+    # centring the search on the expected offset changes who is nearest
+    assert match_apexes([1.0], [0.95, 1.2], expected_offset_s=0.2) == [(0, 1)]
+    assert match_apexes([1.0], [0.95, 1.2]) == [(0, 0)]
+    assert match_apexes([], [1.0]) == []
+
+
+def test_fits_agree_with_scipy_and_numpy():
+    rng = np.random.default_rng(1)
+    psi = rng.uniform(0, 1, 40)
+    gsi = 0.2 + 0.5 * psi + rng.normal(0, 0.05, 40)
+    rule = fit_intensity(psi, gsi, coverage=0.9)
+    ref = linregress(psi, gsi)
+    assert rule.slope == pytest.approx(ref.slope) and rule.intercept == pytest.approx(ref.intercept)
+    assert rule.r == pytest.approx(ref.rvalue) and rule.n == 40
+    inside = rule.accepts(psi, gsi)
+    assert inside.mean() == pytest.approx(0.9, abs=0.03) and rule.coverage == pytest.approx(inside.mean())
+    off = rng.normal(0.1, 0.2, 50)
+    s = fit_synchrony(off)
+    assert s.mean_s == pytest.approx(off.mean()) and s.sd_s == pytest.approx(off.std(ddof=1))
+    with pytest.raises(InputError):
+        fit_intensity([0.5, 0.5, 0.5], [0.1, 0.2, 0.3])
+    with pytest.raises(InputError):
+        fit_synchrony([0.1])
+
+
+# ---------------------------------------------------------------------------------- rules files
+def test_default_rules_are_the_thesis_numbers():
+    r = load_rules(None)
+    assert r is DEFAULT_RULES
+    assert r.synchrony.mean_s == 0.1 and r.synchrony.sd_s == 0.2
+    assert "thesis" in r.synchrony.source
+    assert "assumed" in r.intensity.source  # the regression numbers are not published in our sources
+    assert r.synchrony.anchor(2.0) == pytest.approx(1.9)
+
+
+def test_rules_json_round_trip_and_errors(tmp_path):
+    pairs = pd.DataFrame({"offset_s": [0.1, 0.2, 0.0, 0.15], "psi": [0.1, 0.5, 0.9, 0.3], "gsi": [0.2, 0.4, 0.7, 0.3],
+                          "take": ["a", "a", "b", "b"], "constructed": [True, True, False, False]})
+    rules = fit_rules(pairs, note="x")
+    assert rules.constructed and rules.sources == ("a", "b")
+    f = save_rules(rules, tmp_path / "rules.json")
+    d = json.loads(f.read_text())
+    assert d["constructed"] is True and d["format"] == "evalkit-rules"
+    assert "positive = the stroke apex comes before" in d["synchrony"]["offset_definition"]
+    back = load_rules(f)
+    assert back.synchrony == rules.synchrony and back.intensity == rules.intensity
+    del d["intensity"]["slope"]
+    (tmp_path / "bad.json").write_text(json.dumps(d))
+    with pytest.raises(ConfigError, match="intensity: missing key 'slope'"):
+        load_rules(tmp_path / "bad.json")
+    (tmp_path / "broken.json").write_text('{\n  "synchrony": {\n    "mean_s": 0.1,,\n  }\n}\n')
+    with pytest.raises(FileFormatError, match="line 3"):
+        load_rules(tmp_path / "broken.json")
+
+
+def test_figures_are_written(tmp_path):
+    pairs = pd.DataFrame({"offset_s": [0.1, 0.2, 0.0, 0.15], "psi": [0.1, 0.5, 0.9, 0.3], "gsi": [0.2, 0.4, 0.7, 0.3], "constructed": True})
+    for f in (plot_offsets(pairs, tmp_path / "o.png"), plot_psi_gsi(pairs, tmp_path / "s.png")):
+        assert f.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+# ------------------------------------------------------------------ acceptance: constructed takes
+@pytest.fixture(scope="module")
+def bandai_pool():
+    """Single-stroke phrases of the real Bandai Namco gesture clips, measured at 13 speeds."""
+    sources = single_stroke_sources([shared_data("gesture", "bandai-namco")])
+    assert len(sources) >= 8
+    return prepare_pool(sources)
+
+
+def _recover(pool, cfg: ConstructionConfig, files):
+    truth, found = [], []
+    for k, path in enumerate(files):
+        audio = load_audio(path)
+        take = construct_take(audio, pool, ConstructionConfig(**{**cfg.__dict__, "seed": cfg.seed + k}))
+        assert take.manifest["constructed"] is True
+        g = analyze_gestures(take.motion)
+        s = speech_accents(audio)
+        found.append(pair_take(g, s, take=audio.name, constructed=True))
+        truth.append(take.truth.assign(take=audio.name))
+    return pd.concat(truth, ignore_index=True), pd.concat(found, ignore_index=True)
+
+
+@pytest.mark.parametrize("mean, sd, n_files, slope", [(0.1, 0.05, 10, 0.7), (0.25, 0.08, 20, 0.5)])
+def test_constructed_takes_recover_offset_and_slope(bandai_pool, mean, sd, n_files, slope):
+    """Real LJ speech + real Bandai gestures placed with known offsets and an imposed PSI-GSI line:
+    the analysis recovers the mean offset within 30 ms and the slope within 10 %. (Larger
+    offsets leave fewer accents that pair unambiguously, hence more recordings.)"""
+    files = sorted(shared_data("speech", "ljspeech").glob("*.wav"))[:n_files]
+    cfg = ConstructionConfig(offset_mean_s=mean, offset_sd_s=sd, intercept=0.2, slope=slope, seed=3)
+    truth, found = _recover(bandai_pool, cfg, files)
+    assert len(truth) >= 15
+    assert found["constructed"].all()
+    # every placed phrase is found and paired with its own accent
+    m = found.merge(truth, on=["take", "papt"], suffixes=("", "_true"))
+    assert len(m) >= 0.9 * len(truth)
+    assert abs(found["offset_s"].mean() - truth["offset_s"].mean()) < 0.030
+    true_slope = linregress(truth["psi"], truth["gsi"]).slope
+    assert true_slope == pytest.approx(slope, rel=0.1)
+    rules = fit_rules(found)
+    assert rules.constructed
+    assert rules.intensity.slope == pytest.approx(true_slope, rel=0.10)
+    assert rules.synchrony.mean_s == pytest.approx(truth["offset_s"].mean(), abs=0.030)
+
+
+# ------------------------------------------------------------------------------------------- CLI
+@pytest.fixture(scope="module")
+def cmu_takes(tmp_path_factory):
+    """Constructed takes from bundled material only (fresh clone): LJ Speech + CMU arm swings."""
+    out = tmp_path_factory.mktemp("takes")
+    assert main(["rules", "construct", "--out", str(out)]) == 0
+    return out
+
+
+def test_cli_sync_on_a_constructed_take(cmu_takes, tmp_path, capsys):
+    bvh = cmu_takes / "LJ001-0001-constructed.bvh"
+    wav = cmu_takes / "LJ001-0001-constructed.wav"
+    assert json.loads((cmu_takes / "LJ001-0001-constructed.take.json").read_text())["constructed"] is True
+    capsys.readouterr()
+    assert main(["sync", str(bvh), str(wav), "--out", str(tmp_path / "s")]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("CONSTRUCTED:")
+    assert "offset PAPT - apex: mean" in out and "constructed truth" in out
+    for name in ("apexes.csv", "phrases.csv", "accents.csv", "pairs.csv", "sync.json", "offsets.png", "psi_gsi.png", "LJ001-0001-constructed.TextGrid"):
+        assert (tmp_path / "s" / name).exists(), name
+    summary = json.loads((tmp_path / "s" / "sync.json").read_text())
+    assert summary["constructed"] is True and summary["pairs"] >= 1
+    pairs = pd.read_csv(tmp_path / "s" / "pairs.csv")
+    assert pairs["constructed"].all()
+    from evalkit.speech import read_textgrid
+
+    tg = read_textgrid(tmp_path / "s" / "LJ001-0001-constructed.TextGrid")
+    assert tg.tier_names == ["PAPT", "syllables", "gesture phases", "apex"]
+    # the written accents can be fed back as manual annotations
+    assert main(["sync", str(bvh), str(wav), "--textgrid", str(tmp_path / "s" / "LJ001-0001-constructed.TextGrid"),
+                 "--out", str(tmp_path / "t"), "--json"]) == 0
+    again = json.loads(capsys.readouterr().out)
+    assert again["accents"] == summary["accents"] and again["pairs"] == summary["pairs"]
+
+
+def test_cli_rules_fit_and_show(cmu_takes, tmp_path, capsys):
+    out = tmp_path / "rules.json"
+    capsys.readouterr()
+    assert main(["rules", "fit", str(cmu_takes), "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert text.startswith("CONSTRUCTED:") and "synchrony: PAPT - apex mean" in text
+    rules = load_rules(out)
+    assert rules.constructed and rules.synchrony.n >= 5
+    assert (tmp_path / "rules_offsets.png").exists() and (tmp_path / "rules_psi_gsi.png").exists()
+    assert main(["rules", "show"]) == 0
+    assert "+0.100 s, SD 0.200 s" in capsys.readouterr().out
+
+
+def test_cli_errors_are_one_line(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text("{")
+    env_cmd = [sys.executable, "-m", "evalkit"]
+    r = subprocess.run(env_cmd + ["rules", "show", str(bad)], capture_output=True, text=True)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "bad.json, line 1" in r.stderr
+    r = subprocess.run(env_cmd + ["sync", str(tmp_path / "none.bvh"), str(tmp_path / "none.wav")], capture_output=True, text=True)
+    assert r.returncode == 2 and "Traceback" not in r.stderr and "none.bvh" in r.stderr
+    r = subprocess.run(env_cmd + ["rules", "fit", str(tmp_path)], capture_output=True, text=True)
+    assert r.returncode == 2 and "no takes found" in r.stderr

@@ -379,9 +379,9 @@ _DEFAULT_PSI = {
     "features": ["excursion_st", "rise_st", "intensity_db", "duration_s"],
     "log": ["duration_s"],
     "weights": None,
-    "mean": [5.128, 6.6935, 9.0947, -2.0234],
-    "scale": [2.9613, 3.8026, 3.5813, 0.4926],
-    "spread": 0.6232,
+    "mean": [5.1432, 6.6828, 9.0673, -2.0244],
+    "scale": [2.9603, 3.8061, 3.5669, 0.4915],
+    "spread": 0.6193,
     "n_reference": 304,
 }
 

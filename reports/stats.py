@@ -164,7 +164,7 @@ def kendall_tau_ci(x, y, confidence: float = 0.95) -> dict:
     res = stats.kendalltau(x, y)
     tau = float(res.statistic)
     lo = hi = math.nan
-    if n > 4 and abs(tau) < 1:
+    if n > 4 and abs(tau) < 1 - 1e-9:  # Fisher z is undefined at |tau| = 1
         z = math.atanh(tau)
         h = float(stats.norm.ppf(0.5 + confidence / 2)) * math.sqrt(0.437 / (n - 4))
         lo, hi = math.tanh(z - h), math.tanh(z + h)

@@ -96,3 +96,8 @@ def test_kendall_tau_ci():
     h = stats.norm.ppf(0.975) * math.sqrt(0.437 / (8 - 4))
     assert r["ci_low"] == pytest.approx(math.tanh(math.atanh(r["tau"]) - h))
     assert math.isnan(st.kendall_tau_ci([1, 2, 3], [1, 3, 2])["ci_low"])  # n <= 4
+
+
+def test_kendall_perfect_order_has_no_fisher_ci():
+    r = st.kendall_tau_ci([1, 2, 3, 4, 5, 6], [2, 4, 6, 8, 10, 12])
+    assert r["tau"] == pytest.approx(1.0) and math.isnan(r["ci_low"]) and math.isnan(r["ci_high"])

@@ -12,6 +12,8 @@ Control of Human Movement*, 4th ed., 2009, ch. 3, which recommends cut-offs arou
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 from scipy.signal import butter, sosfiltfilt
 
@@ -35,10 +37,17 @@ def lowpass(x: np.ndarray, fps: float, cutoff_hz: float | None = DEFAULT_CUTOFF_
     x = np.asarray(x, dtype=np.float64)
     if not cutoff_hz or x.shape[0] < 4:
         return x
-    wn = min(cutoff_hz / (fps / 2.0), 0.9)
-    sos = butter(order, wn, output="sos")
+    sos = _butter_sos(order, min(cutoff_hz / (fps / 2.0), 0.9))
     padlen = min(x.shape[0] - 1, 3 * (2 * len(sos) + 1) * 2)
-    return sosfiltfilt(sos, x, axis=0, padlen=padlen)
+    return sosfiltfilt(sos.copy(), x, axis=0, padlen=padlen)
+
+
+@lru_cache(maxsize=64)
+def _butter_sos(order: int, wn: float) -> np.ndarray:
+    """Butterworth low-pass design, cached: clips share a few frame rates (read-only result)."""
+    sos = butter(order, wn, output="sos")
+    sos.setflags(write=False)
+    return sos
 
 
 def derivative(x: np.ndarray, fps: float, order: int = 1) -> np.ndarray:

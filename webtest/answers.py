@@ -169,16 +169,17 @@ def record_answer(session: Session, participant: Participant, position: int, raw
     nxt = first_unanswered(session, participant.id)
     completed = nxt is None
     reason = exclusion_reason(session, participant.id, rules, completed)
-    screened = bool(reason) and rules.action == "screen_out" and not completed
+    screened = bool(reason) and rules.action == "screen_out"
     participant.exclusion_reason = reason
     touch(session, participant, now)
-    if completed:
+    if screened:  # a declared rule fired: end the study for this participant, free the place
+        participant.status, participant.stage = "screened_out", "stopped"
+        release_cell(session, participant)
+        completed = False
+    elif completed:
         participant.status, participant.stage, participant.completed_at = "completed", "done", now
         session.execute(update(Cell).where(Cell.id == participant.cell_id, Cell.participant_id == participant.id)
                         .values(status="done").execution_options(synchronize_session=False))
-    elif screened:
-        participant.status, participant.stage = "screened_out", "stopped"
-        release_cell(session, participant)
     session.add(participant)
     try:
         session.commit()

@@ -15,6 +15,7 @@ has been inactive for ``assignment.timeout_minutes`` is re-issued; the old holde
 from __future__ import annotations
 
 import random
+import time
 from dataclasses import dataclass
 
 from sqlalchemy import and_, or_, select, update
@@ -72,11 +73,16 @@ def claim_cell(session: Session, study: Study, stimuli: dict[str, PreparedStimul
                  .where(_claimable(study.id, cutoff))
                  .order_by(Cell.status.desc(), Cell.generation, Cell.idx)  # 'free' > 'assigned'
                  .limit(4))
-        if session.bind is not None and session.bind.dialect.name == "postgresql":
+        pg = session.bind is not None and session.bind.dialect.name == "postgresql"
+        if pg:  # concurrent claimers pick different rows instead of queueing on one
             query = query.with_for_update(skip_locked=True)
         rows = session.execute(query).all()
         if not rows:
             session.rollback()
+            if pg and has_free_cell(session, study.id, now, study.assignment_timeout_s):
+                session.rollback()
+                time.sleep(0.005 + 0.02 * rng.random())  # all claimable rows are being claimed right now
+                continue
             return None
         cid, gen, idx = rows[rng.randrange(len(rows))] if len(rows) > 1 else rows[0]
         res = session.execute(

@@ -69,7 +69,7 @@ def _stage_guard(s: Session, stage: str):
     p = _load(s)
     if p is None:
         return None, redirect(url_for(".landing"))
-    if p.stage != stage or p.status != "active":
+    if p.stage != stage or p.status != "active" or (stage != "consent" and not holds_cell(s, p)):
         return None, redirect(_where(s, p))
     return p, None
 
@@ -258,8 +258,6 @@ def trial_page(n: int):
         p, response = _stage_guard(s, "trials")
         if response is not None:
             return response
-        if not holds_cell(s, p):
-            return redirect(_where(s, p))
         current = first_unanswered(s, p.id)
         if current is None:
             return redirect(url_for(".done"))

@@ -73,12 +73,14 @@ class Participant:
     def consent(self, choice="agree"):
         return self.c.post("/consent", data={"csrf_token": self.token, "choice": choice})
 
-    def to_trials(self, form: dict | None = None):
+    def to_trials(self, form: dict | None = None, demographics: dict | None = None):
         self.start(form)
         self.consent()
         r = self.c.get("/demographics")
         if r.status_code == 200:
-            self.c.post("/demographics", data={"csrf_token": self.token, "experience": "none"})
+            data = demographics or {"age": "30", "experience": "none"}
+            r = self.c.post("/demographics", data={"csrf_token": self.token, **data})
+            assert r.status_code == 302, r.get_data(as_text=True)
         self.c.post("/instructions", data={"csrf_token": self.token})
         return self.c.get("/trial")
 

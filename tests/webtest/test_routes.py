@@ -1,0 +1,450 @@
+"""Every route through Flask's test client: participant flow, trials, answers, end pages, admin."""
+
+from __future__ import annotations
+
+import io
+import json
+import time
+
+import pandas as pd
+import pytest
+from sqlalchemy import select, update
+
+from tests.webtest.helpers import ADMIN_PASSWORD, Participant, csrf
+from webtest.db import RATINGS_COLUMNS
+from webtest.models import Answer, Cell, Participant as PRow, Trial
+
+PROLIFIC = "?PROLIFIC_PID=5f1a2b3c4d5e6f7a8b9c0d1e&STUDY_ID=60aabbccddeeff0011223344&SESSION_ID=61aabbccddeeff0011223344"
+MTURK = "?workerId=A1B2C3D4E5F6G7&assignmentId=3ABCDEFGHIJKLMNOPQRST&hitId=3HITHITHITHITHIT&turkSubmitTo=https://workersandbox.mturk.com"
+
+
+@pytest.fixture
+def app(make_study, app_factory):
+    return app_factory(make_study(demographics=[
+        {"id": "age", "label": "Age", "type": "number", "min": 18, "max": 99, "required": True},
+        {"id": "hand", "label": "Hand", "type": "choice", "options": ["left", "right"]},
+        {"id": "note", "label": "Note"},
+    ]))
+
+
+def _st(app):
+    return app.extensions["webtest"]
+
+
+def _trials(app, pid):
+    with _st(app).db.session() as s:
+        return s.execute(select(Trial).where(Trial.participant_id == pid).order_by(Trial.position)).scalars().all()
+
+
+def _pid(client, app):
+    with client.session_transaction() as sess:
+        return sess[f"p:{_st(app).study.id}"]
+
+
+def test_healthz_and_static(app):
+    c = app.test_client()
+    assert c.get("/healthz").get_json() == {"ok": True, "study": "mini"}
+    assert c.get("/static/player.js").status_code == 200
+    assert c.get("/static/style.css").mimetype == "text/css"
+
+
+def test_landing_renders_markdown_and_start_form(app):
+    r = app.test_client().get("/")
+    html = r.get_data(as_text=True)
+    assert r.status_code == 200 and "<em>tiny</em>" in html and 'action="/start"' in html
+    assert 'name="csrf-token"' in html and 'name="viewport"' in html
+
+
+def test_start_creates_participant_and_resumes_stage(app):
+    c = app.test_client()
+    p = Participant(c)
+    r = p.start()
+    assert r.status_code == 302 and r.location == "/consent"
+    pid = _pid(c, app)
+    with _st(app).db.session() as s:
+        row = s.get(PRow, pid)
+        assert row.stage == "consent" and row.status == "active" and row.cell_id is None
+    assert c.get("/").location == "/consent"  # landing again -> current stage
+    assert c.get("/instructions").location == "/consent"  # no skipping ahead
+    assert c.get("/trial").location == "/consent"
+
+
+def test_consent_page_and_agree_claims_a_cell(app):
+    c = app.test_client()
+    p = Participant(c)
+    p.start()
+    r = c.get("/consent")
+    assert r.status_code == 200 and "<strong>agree</strong>" in r.get_data(as_text=True)
+    r = p.consent("agree")
+    assert r.location == "/demographics"
+    with _st(app).db.session() as s:
+        row = s.get(PRow, _pid(c, app))
+        assert row.cell_id is not None and row.consent_at is not None
+        assert s.get(Cell, row.cell_id).participant_id == row.id
+
+
+def test_decline_ends_the_study(app):
+    c = app.test_client()
+    p = Participant(c)
+    p.start()
+    r = p.consent("decline")
+    assert r.location == "/stop"
+    assert "chose not to take part" in c.get("/stop").get_data(as_text=True)
+    assert c.get("/trial").location == "/stop" and c.get("/").location == "/stop"
+    assert c.get("/done").location == "/stop"
+
+
+def test_full_study(make_study, app_factory):
+    app = app_factory(make_study(design={"participants": 1}))
+    Participant(app.test_client()).to_trials()
+    c2 = app.test_client()
+    r = c2.get("/")
+    assert "study is full" in r.get_data(as_text=True) and 'action="/start"' not in r.get_data(as_text=True)
+    p2 = Participant(c2)
+    p2.start()  # a form from before the study filled up
+    assert p2.consent().location == "/stop"
+    assert "study is full" in c2.get("/stop").get_data(as_text=True)
+
+
+@pytest.mark.parametrize("form, field, message", [
+    ({"hand": "left"}, "age", "This field is required."),
+    ({"age": "12"}, "age", "Enter a number between 18 and 99."),
+    ({"age": "abc"}, "age", "Enter a number between 18 and 99."),
+    ({"age": "30", "hand": "both"}, "hand", "Choose one of the options."),
+    ({"age": "30", "note": "x" * 201}, "note", "under 200 characters"),
+])
+def test_demographics_validation_errors(app, form, field, message):
+    c = app.test_client()
+    p = Participant(c)
+    p.start()
+    p.consent()
+    r = c.post("/demographics", data={"csrf_token": p.token, **form})
+    html = r.get_data(as_text=True)
+    assert r.status_code == 400 and message in html
+    assert f'id="e-{field}"' in html and 'aria-invalid="true"' in html
+
+
+def test_demographics_stored_then_instructions_then_trials(app):
+    c = app.test_client()
+    p = Participant(c)
+    p.start()
+    p.consent()
+    assert c.get("/demographics").status_code == 200
+    r = c.post("/demographics", data={"csrf_token": p.token, "age": "31", "hand": "right", "note": " hi "})
+    assert r.location == "/instructions"
+    with _st(app).db.session() as s:
+        assert json.loads(s.get(PRow, _pid(c, app)).demographics_json) == {"age": 31, "hand": "right", "note": "hi"}
+    page = c.get("/instructions").get_data(as_text=True)
+    assert "Watch both clips." in page and "Keyboard: A plays the left clip" in page
+    assert c.post("/instructions", data={"csrf_token": p.token}).location == "/trial"
+    assert c.get("/trial").location == "/trial/1"
+
+
+def test_trial_page_content_and_redirects(app):
+    c = app.test_client()
+    p = Participant(c)
+    p.to_trials({})
+    assert c.get("/trial/2").location == "/trial/1"  # not ahead
+    r = p.show(1)
+    html = r.get_data(as_text=True)
+    assert r.status_code == 200
+    assert "Compared with the left clip, the right clip is:" in html
+    assert html.count('name="answer"') == 7 and "Much better" in html and "About the same" in html
+    assert 'id="next"' in html and "disabled" in html.split('id="next"')[1].split(">")[0]
+    assert 'aria-keyshortcuts="A"' in html and 'role="progressbar"' in html and "<progress" in html
+    assert "Comparison 1 of 2" in html
+    assert _trials(app, _pid(c, app))[0].served_at is not None
+    assert p.answer(1, 1).status_code == 200
+    assert c.get("/trial/1").location == "/trial/2"  # answered trials are not shown again
+
+
+def test_stimulus_routes_serve_own_trial_sides(app):
+    from webtest.stimuli import PreparedStimulus  # noqa: F401  (documents the payload type)
+
+    c = app.test_client()
+    p = Participant(c)
+    p.to_trials({})
+    t1 = _trials(app, _pid(c, app))[0]
+    stim = _st(app).stimuli
+    for side, sid in (("left", t1.stim_left), ("right", t1.stim_right)):
+        r = c.get(f"/trial/1/stimulus/{side}")
+        assert r.status_code == 200 and r.mimetype == "application/json"
+        assert r.get_json() == json.loads(stim[sid].path.read_text())
+        assert "private" in r.headers["Cache-Control"]
+    assert c.get("/trial/1/stimulus/middle").status_code == 404
+    assert c.get("/trial/2/stimulus/left").status_code == 404  # no peeking ahead
+    assert c.get("/trial/9/stimulus/left").status_code == 404
+    assert c.get("/trial/1/audio/left").status_code == 404  # no audio in this study
+    assert app.test_client().get("/trial/1/stimulus/left").status_code == 404  # nobody
+
+
+def test_motion_audio_route(make_study, app_factory):
+    from tests.webtest.helpers import BASE_STUDY
+
+    stimuli = [dict(s, audio="sample:speech/LJ001-0001.wav") for s in BASE_STUDY["stimuli"]]
+    app = app_factory(make_study(stimuli=stimuli))
+    c = app.test_client()
+    Participant(c).to_trials({})
+    r = c.get("/trial/1/audio/left")
+    assert r.status_code == 200 and r.mimetype.startswith("audio/") and r.data[:4] == b"RIFF"
+    r = c.get("/trial/1/audio/left", headers={"Range": "bytes=0-99"})
+    assert r.status_code == 206 and len(r.data) == 100  # seekable media
+
+
+def test_answer_outcomes(make_study, app_factory):
+    # 0.2 s clips, one at a time: the server needs 0.9 * 0.4 s between showing and answering
+    app = app_factory(make_study(playback={"must_end": True}))
+    c = app.test_client()
+    p = Participant(c)
+    p.to_trials({})
+    r = p.answer(1, 1)
+    assert r.status_code == 409  # never shown
+    p.show(1)
+    r = p.answer(1, 1)
+    assert r.status_code == 422 and r.get_json()["wait_s"] > 0 and "watch both clips" in r.get_json()["error"]
+    time.sleep(0.4)
+    assert p.answer(1, 9).status_code == 400  # not on the scale
+    r = c.post("/trial/1", json={"client_time_s": 1}, headers={"X-CSRFToken": p.token})
+    assert r.status_code == 400 and "missing 'answer'" in r.get_json()["error"]
+    r = c.post("/trial/1", json={"answer": 1, "events": "nope"}, headers={"X-CSRFToken": p.token})
+    assert r.status_code == 400 and "events" in r.get_json()["error"]
+    assert p.answer(2, 1).status_code == 409  # out of order
+    events = [{"side": "left", "type": "play", "t": 10, "pos": 0}, {"side": "left", "type": "ended", "t": 210, "pos": 0.2}]
+    r = p.answer(1, -2, events=events, client_time_s=0.5)
+    assert r.status_code == 200 and r.get_json() == {"ok": True, "status": "stored", "next": "/trial/2", "completed": False}
+    r = p.answer(1, 3)  # again, different value: idempotent, first answer kept
+    assert r.get_json()["status"] == "duplicate"
+    with _st(app).db.session() as s:
+        a = s.execute(select(Answer)).scalars().one()
+        assert a.raw_answer == "-2" and json.loads(a.events_json) == events and a.client_time_s == 0.5
+        assert a.response_time_s >= 0.36
+    p.show(2)
+    time.sleep(0.4)
+    r = c.post("/trial/2", data={"csrf_token": p.token, "answer": "0"})  # plain form post
+    assert r.status_code == 303 and r.location == "/done"
+    assert p.answer(7, 1).status_code == 409  # completed: redirected to the end
+
+
+def test_completion_page_and_code(make_study, app_factory):
+    app = app_factory(make_study(crowdsourcing={"completion_code": "DONE42"}))
+    c = app.test_client()
+    p = Participant(c)
+    p.to_trials({})
+    assert p.complete() == [1, 2]
+    html = c.get("/done").get_data(as_text=True)
+    assert "DONE42" in html and "Thank you" in html
+    assert c.get("/trial").location == "/done" and c.get("/").location == "/done"
+    with _st(app).db.session() as s:
+        row = s.get(PRow, _pid(c, app))
+        assert row.status == "completed" and s.get(Cell, row.cell_id).status == "done"
+
+
+def test_quality_checks_flags_and_screen_out(make_study, app_factory):
+    app = app_factory(make_study(quality={"attention": {"count": 1}}, exclusion={"max_attention_failures": 0,
+                                                                                  "action": "screen_out"}))
+    c = app.test_client()
+    p = Participant(c)
+    p.to_trials({})
+    trials = _trials(app, _pid(c, app))
+    att = next(t for t in trials if t.kind == "attention")
+    for t in trials:
+        p.show(t.position)
+        if t.kind == "attention":
+            html = c.get(f"/trial/{t.position}").get_data(as_text=True)
+            label = "Much better" if att.expected == 3 else "Much worse"
+            assert f"please answer “{label}”" in html
+            wrong = 0
+            r = p.answer(t.position, wrong)
+            assert r.get_json()["next"] == "/stop"
+            break
+        assert p.answer(t.position, 1).status_code == 200
+    assert "cannot continue" in c.get("/stop").get_data(as_text=True)
+    with _st(app).db.session() as s:
+        row = s.get(PRow, _pid(c, app))
+        assert row.status == "screened_out" and row.exclusion_reason.startswith("attention_fail:1>0")
+        assert s.get(Cell, row.cell_id).status == "free"  # the place goes to someone else
+        flags = s.execute(select(Answer.flags).join(Trial, Trial.id == Answer.trial_id)
+                          .where(Trial.kind == "attention")).scalar_one()
+        assert flags == "check:attention;attention_fail"
+
+
+def test_expired_participant_sees_expired_page(make_study, app_factory):
+    app = app_factory(make_study(design={"participants": 1}))
+    c = app.test_client()
+    Participant(c).to_trials({})
+    pid = _pid(c, app)
+    with _st(app).db.session() as s:  # someone else took the cell after it expired
+        s.execute(update(Cell).values(participant_id="someone-else", generation=2))
+        s.commit()
+    assert c.get("/trial").location == "/stop"
+    assert "session expired" in c.get("/stop").get_data(as_text=True)
+    with _st(app).db.session() as s:
+        assert s.get(PRow, pid).status == "expired"
+
+
+def test_prolific_parameters_validated_and_carried(make_study, app_factory):
+    app = app_factory(make_study(crowdsourcing={"platform": "prolific", "completion_code": "C0DE1",
+                                                "screen_out_code": "SCR1"}))
+    r = app.test_client().get("/?PROLIFIC_PID=bad")
+    assert r.status_code == 400
+    assert "PROLIFIC_PID, STUDY_ID, SESSION_ID" in r.get_data(as_text=True)
+    c = app.test_client()
+    p = Participant(c, PROLIFIC)
+    assert 'value="5f1a2b3c4d5e6f7a8b9c0d1e"' in p.landing.get_data(as_text=True)
+    assert c.post("/start", data={"csrf_token": p.token, "PROLIFIC_PID": "x"}).location == "/"  # tampered
+    p.to_trials({"PROLIFIC_PID": "5f1a2b3c4d5e6f7a8b9c0d1e", "STUDY_ID": "60aabbccddeeff0011223344",
+                 "SESSION_ID": "61aabbccddeeff0011223344"})
+    pid = _pid(c, app)
+    with _st(app).db.session() as s:
+        row = s.get(PRow, pid)
+        assert (row.platform, row.ext_pid, row.ext_study) == ("prolific", "5f1a2b3c4d5e6f7a8b9c0d1e", "60aabbccddeeff0011223344")
+    # the same Prolific submission from another browser resumes the same participant
+    c2 = app.test_client()
+    p2 = Participant(c2, PROLIFIC)
+    p2.start({"PROLIFIC_PID": "5f1a2b3c4d5e6f7a8b9c0d1e", "STUDY_ID": "60aabbccddeeff0011223344",
+              "SESSION_ID": "61aabbccddeeff0011223344"})
+    assert _pid(c2, app) == pid
+    p.complete()
+    html = c.get("/done").get_data(as_text=True)
+    assert 'href="https://app.prolific.com/submissions/complete?cc=C0DE1"' in html
+
+
+def test_mturk_preview_and_submit_form(make_study, app_factory):
+    app = app_factory(make_study(crowdsourcing={"platform": "mturk", "completion_code": "MT1"}))
+    r = app.test_client().get("/?assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE&hitId=3HIT")
+    html = r.get_data(as_text=True)
+    assert r.status_code == 200 and "Accept the HIT" in html and 'action="/start"' not in html
+    assert app.test_client().get("/?workerId=w&assignmentId=a").status_code == 400
+    c = app.test_client()
+    p = Participant(c, MTURK)
+    p.to_trials({"workerId": "A1B2C3D4E5F6G7", "assignmentId": "3ABCDEFGHIJKLMNOPQRST", "hitId": "3HITHITHITHITHIT",
+                 "turkSubmitTo": "https://workersandbox.mturk.com"})
+    p.complete()
+    html = c.get("/done").get_data(as_text=True)
+    assert 'action="https://workersandbox.mturk.com/mturk/externalSubmit"' in html
+    assert 'name="assignmentId" value="3ABCDEFGHIJKLMNOPQRST"' in html
+
+
+def test_acr5_rates_each_side(make_study, app_factory):
+    app = app_factory(make_study(scale="acr5"))
+    c = app.test_client()
+    p = Participant(c)
+    p.to_trials({})
+    html = p.show(1).get_data(as_text=True)
+    assert 'name="answer_left"' in html and 'name="answer_right"' in html and "Excellent" in html
+    assert p.answer(1, "2|5").status_code == 200
+    t1 = _trials(app, _pid(c, app))[0]
+    with _st(app).db.session() as s:
+        a = s.execute(select(Answer)).scalars().one()
+    assert a.raw_answer == "2|5" and a.score == (3.0 if t1.side_shown == "right" else -3.0)
+
+
+def test_strings_override(make_study, app_factory):
+    app = app_factory(make_study(strings={"trial.next": "Weiter", "app.lang": "de"}))
+    c = app.test_client()
+    p = Participant(c)
+    p.to_trials({})
+    html = p.show(1).get_data(as_text=True)
+    assert ">Weiter<" in html and '<html lang="de">' in html
+
+
+def test_not_found_and_too_large(app):
+    c = app.test_client()
+    r = c.get("/nope")
+    assert r.status_code == 404 and "does not exist" in r.get_data(as_text=True)
+    p = Participant(c)
+    r = c.post("/start", data={"csrf_token": p.token, "x": "y" * 100_000})
+    assert r.status_code == 413
+
+
+# -- admin -----------------------------------------------------------------------------------
+def _login(c, password=ADMIN_PASSWORD):
+    token = csrf(c.get("/admin/login").get_data(as_text=True))
+    return c.post("/admin/login", data={"csrf_token": token, "password": password})
+
+
+def test_admin_login_dashboard_exports_logout(make_study, app_factory):
+    app = app_factory(make_study(quality={"gold": {"count": 1}}))
+    for _ in range(2):
+        p = Participant(app.test_client())
+        p.to_trials({})
+        p.complete(value=2)
+    c = app.test_client()
+    r = _login(c, "wrong")
+    assert r.status_code == 401 and "Wrong password" in r.get_data(as_text=True)
+    assert _login(c).location == "/admin/"
+    html = c.get("/admin/").get_data(as_text=True)
+    assert "Live CMOS per comparison" in html and "original" in html and "jitter" in html
+    assert "completed: 2" in html
+    csv = c.get("/admin/export/ratings.csv")
+    assert csv.mimetype == "text/csv" and "attachment" in csv.headers["Content-Disposition"]
+    df = pd.read_csv(io.StringIO(csv.get_data(as_text=True)), keep_default_na=False)
+    assert tuple(df.columns) == RATINGS_COLUMNS and len(df) == 2 * 3
+    assert set(df["raw_answer"].astype(str)) == {"2"} and set(df["scale"]) == {"ccr7"}
+    main = df[~df["flags"].str.contains("check:")]
+    assert set(main["score"]) <= {2.0, -2.0} and len(main) == 4
+    js = c.get("/admin/export/ratings.json").get_json()
+    assert len(js) == 6 and list(js[0]) == list(RATINGS_COLUMNS)
+    parts = pd.read_csv(io.StringIO(c.get("/admin/export/participants.csv").get_data(as_text=True)))
+    assert list(parts["status"]) == ["completed", "completed"]
+    token = csrf(html)
+    assert c.post("/admin/logout", data={"csrf_token": token}).location == "/admin/login"
+    assert c.get("/admin/").status_code == 302
+
+
+def test_live_cmos_numbers(make_study, app_factory):
+    from webtest.export import cmos_summary, ratings_long
+
+    app = app_factory(make_study())
+    values = [3, 1, -1, 2]
+    for v in values:
+        p = Participant(app.test_client())
+        p.to_trials({})
+        p.complete(value=v)
+    df = ratings_long(_st(app).db)
+    table = cmos_summary(df)
+    row = table.iloc[0]
+    scores = df["score"].to_numpy()
+    assert row["n"] == 8 and row["participants"] == 4
+    assert row["cmos"] == pytest.approx(scores.mean())
+    from scipy import stats
+
+    lo, hi = stats.t.interval(0.95, len(scores) - 1, loc=scores.mean(), scale=stats.sem(scores))
+    assert (row["ci_low"], row["ci_high"]) == pytest.approx((lo, hi))
+    assert row["prefer_a"] + row["same"] + row["prefer_b"] == pytest.approx(1.0)
+
+
+def test_admin_disabled_without_hash(make_study, app_factory):
+    app = app_factory(make_study(), admin_password_hash=None)
+    c = app.test_client()
+    assert c.get("/admin/login").status_code == 403
+    assert c.get("/admin/").status_code == 403
+    assert "disabled" in c.get("/admin/export/ratings.csv").get_data(as_text=True)
+
+
+def test_admin_login_next_is_local_only(make_study, app_factory):
+    app = app_factory(make_study())
+    c = app.test_client()
+    token = csrf(c.get("/admin/login").get_data(as_text=True))
+    r = c.post("/admin/login?next=https://evil.example/", data={"csrf_token": token, "password": ADMIN_PASSWORD})
+    assert r.location == "/admin/"
+    c2 = app.test_client()
+    assert c2.get("/admin/export/ratings.csv").location == "/admin/login?next=/admin/export/ratings.csv"
+    token = csrf(c2.get("/admin/login").get_data(as_text=True))
+    r = c2.post("/admin/login?next=/admin/export/ratings.csv", data={"csrf_token": token, "password": ADMIN_PASSWORD})
+    assert r.location == "/admin/export/ratings.csv"
+
+
+def test_whole_flow_on_each_database(make_study, app_factory, db_url):
+    app = app_factory(make_study(quality={"repeat": {"count": 1, "tolerance": 0}}), db_url)
+    p = Participant(app.test_client())
+    p.to_trials({})
+    assert p.complete(value=1) == [1, 2, 3]
+    from webtest.export import ratings_long
+
+    df = ratings_long(_st(app).db)
+    assert len(df) == 3
+    rep = df[df["flags"].str.contains("check:repeat")]
+    assert len(rep) == 1
+    # raw 1 on both sides-swapped showings gives opposite scores: inconsistent beyond tolerance 0
+    assert "repeat_inconsistent" in rep["flags"].iloc[0]

@@ -1,0 +1,187 @@
+"""Security: CSRF on every POST, signed identity, own trials only, admin login, escaping, limits."""
+
+from __future__ import annotations
+
+import pytest
+from flask.sessions import SecureCookieSessionInterface
+from sqlalchemy import select
+
+from tests.webtest.helpers import BASE_STUDY, Participant, csrf
+from webtest.models import Answer, Trial
+
+
+@pytest.fixture
+def app(make_study, app_factory):
+    return app_factory(make_study(design={"participants": 6}))
+
+
+def _pid(c, app):
+    with c.session_transaction() as s:
+        return s[f"p:{app.extensions['webtest'].study.id}"]
+
+
+@pytest.mark.parametrize("path, data", [
+    ("/start", {}),
+    ("/consent", {"choice": "agree"}),
+    ("/demographics", {}),
+    ("/instructions", {}),
+    ("/trial/1", {"answer": "1"}),
+    ("/admin/login", {"password": "x"}),
+    ("/admin/logout", {}),
+])
+def test_post_without_csrf_token_is_rejected(app, path, data):
+    c = app.test_client()
+    c.get("/")  # a session exists, but the form carries no token
+    r = c.post(path, data=data)
+    assert r.status_code == 400 and "Reload the page" in r.get_data(as_text=True)
+
+
+def test_json_answer_needs_the_csrf_header(app):
+    c = app.test_client()
+    p = Participant(c)
+    p.to_trials({})
+    p.show(1)
+    r = c.post("/trial/1", json={"answer": 1})
+    assert r.status_code == 400 and r.get_json()["ok"] is False
+    r = c.post("/trial/1", json={"answer": 1}, headers={"X-CSRFToken": "forged"})
+    assert r.status_code == 400
+    assert p.answer(1, 1).status_code == 200
+    with app.extensions["webtest"].db.session() as s:
+        assert len(s.execute(select(Answer)).scalars().all()) == 1
+
+
+def test_token_of_another_session_is_rejected(app):
+    a, b = app.test_client(), app.test_client()
+    pa = Participant(a)
+    Participant(b)
+    r = b.post("/start", data={"csrf_token": pa.token})
+    assert r.status_code == 400
+
+
+def test_participant_reads_and_answers_only_their_own_trials(app):
+    a, b = app.test_client(), app.test_client()
+    pa, pb = Participant(a), Participant(b)
+    pa.to_trials({})
+    pb.to_trials({})
+    ida, idb = _pid(a, app), _pid(b, app)
+    assert ida != idb
+    db = app.extensions["webtest"].db
+    with db.session() as s:
+        ta = s.execute(select(Trial).where(Trial.participant_id == ida, Trial.position == 1)).scalar_one()
+        tb = s.execute(select(Trial).where(Trial.participant_id == idb, Trial.position == 1)).scalar_one()
+    st = app.extensions["webtest"]
+    # the same URL gives each participant their own stimuli (cells differ in sides)
+    assert a.get("/trial/1/stimulus/left").get_json() == pa_json(st, ta.stim_left)
+    assert b.get("/trial/1/stimulus/left").get_json() == pa_json(st, tb.stim_left)
+    # A answers: only A's trial gets an answer, B's stays open
+    pa.show(1)
+    assert pa.answer(1, 3).status_code == 200
+    with db.session() as s:
+        rows = s.execute(select(Answer.participant_id, Answer.trial_id)).all()
+    assert rows == [(ida, ta.id)]
+    # database ids in a request are never used: a field naming B's trial changes nothing
+    r = a.post("/trial/2", json={"answer": 1, "trial_id": tb.id, "participant": idb}, headers={"X-CSRFToken": pa.token})
+    assert r.status_code in (200, 409)
+    with db.session() as s:
+        assert s.execute(select(Answer).where(Answer.participant_id == idb)).first() is None
+
+
+def pa_json(st, stim_id):
+    import json
+
+    return json.loads(st.stimuli[stim_id].path.read_text())
+
+
+def test_forged_identity_cookie_is_ignored(app):
+    b = app.test_client()
+    Participant(b).to_trials({})
+    idb = _pid(b, app)
+    key = f"p:{app.extensions['webtest'].study.id}"
+    # sign a session naming B with the wrong key: the server must not accept it
+    iface = SecureCookieSessionInterface()
+
+    class Fake:
+        secret_key = "not-the-secret"
+        config = app.config
+
+    forged = iface.get_signing_serializer(Fake).dumps({key: idb})
+    m = app.test_client()
+    m.set_cookie("evalkit_session", forged)
+    assert m.get("/trial").location == "/"
+    assert m.get("/trial/1/stimulus/left").status_code == 404
+    # and a tampered valid cookie is rejected too
+    good = b.get_cookie("evalkit_session").value
+    m2 = app.test_client()
+    m2.set_cookie("evalkit_session", good[:-2] + ("AA" if not good.endswith("AA") else "BB"))
+    assert m2.get("/trial").location == "/"
+
+
+def test_session_cookie_flags(app):
+    c = app.test_client()
+    Participant(c).start()
+    cookie = c.get_cookie("evalkit_session")
+    assert cookie.http_only and cookie.same_site == "Lax" and cookie.expires is not None
+
+
+@pytest.mark.parametrize("path", ["/admin/", "/admin/export/ratings.csv", "/admin/export/ratings.json",
+                                  "/admin/export/participants.csv"])
+def test_admin_routes_refuse_anonymous_users(app, path):
+    c = app.test_client()
+    p = Participant(c)
+    p.to_trials({})  # a participant is not an admin either
+    p.complete()
+    r = c.get(path)
+    body = r.get_data(as_text=True)
+    assert r.status_code == 302 and r.location.startswith("/admin/login")
+    assert "system_a" not in body and _pid(c, app) not in body and "original" not in body
+
+
+def test_script_in_names_is_shown_as_text(make_study, app_factory):
+    evil = "<script>alert(1)</script>"
+    stimuli = [dict(s) for s in BASE_STUDY["stimuli"]]
+    for s in stimuli:
+        if s["system"] == "jitter":
+            s["system"] = evil
+        if s["item"] == "walk":
+            s["item"] = evil + "walk"
+    app = app_factory(make_study(stimuli=stimuli, pairs=[["original", evil]], title=f"Study {evil}",
+                                 question=f"Which? {evil}",
+                                 description=f"Hi {evil} <img src=x onerror=alert(2)> [link](javascript:alert(3))"))
+    c = app.test_client()
+    landing = c.get("/").get_data(as_text=True)
+    assert "<script>alert" not in landing and "&lt;script&gt;alert(1)&lt;/script&gt;" in landing
+    assert "onerror" not in landing.replace("&lt;img src=x onerror=alert(2)&gt;", "")
+    assert "href=\"javascript:" not in landing and "[link](javascript:alert(3))" in landing  # kept as text
+    p = Participant(c)
+    p.to_trials({})
+    trial = p.show(1).get_data(as_text=True)
+    assert "<script>alert" not in trial and "Which? &lt;script&gt;" in trial
+    from tests.webtest.helpers import ADMIN_PASSWORD
+
+    admin = app.test_client()
+    token = csrf(admin.get("/admin/login").get_data(as_text=True))
+    admin.post("/admin/login", data={"csrf_token": token, "password": ADMIN_PASSWORD})
+    p.complete()
+    dash = admin.get("/admin/").get_data(as_text=True)
+    assert "<script>alert" not in dash and "&lt;script&gt;alert(1)&lt;/script&gt;" in dash
+
+
+def test_security_headers_and_no_debug(app):
+    r = app.test_client().get("/")
+    h = r.headers
+    assert "script-src 'self'" in h["Content-Security-Policy"] and "frame-ancestors 'none'" in h["Content-Security-Policy"]
+    assert h["X-Content-Type-Options"] == "nosniff" and h["X-Frame-Options"] == "DENY"
+    assert app.debug is False and app.config["MAX_CONTENT_LENGTH"] == 64 * 1024
+
+
+def test_server_error_shows_no_traceback(make_study, app_factory):
+    app = app_factory(make_study())
+    app.testing = False  # behave like production for this request
+
+    @app.get("/boom")
+    def boom():
+        raise RuntimeError("secret internals")
+
+    r = app.test_client().get("/boom")
+    text = r.get_data(as_text=True)
+    assert r.status_code == 500 and "secret internals" not in text and "Traceback" not in text

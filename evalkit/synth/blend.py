@@ -66,9 +66,11 @@ def sample(motion: Motion, frames: np.ndarray, joints: np.ndarray | None = None)
     r1 = motion.rotations[i1][:, jsel]
     t0 = motion.translations[i0][:, jsel]
     t1 = motion.translations[i1][:, jsel]
-    frac = np.broadcast_to(w[:, None], r0.shape[:2])
     exact = w == 0.0
-    rot = np.where(exact[:, None, None], r0, quat.slerp(r0, r1, frac))
+    rot = r0.copy()
+    if not exact.all():
+        m = ~exact
+        rot[m] = quat.slerp(r0[m], r1[m], np.broadcast_to(w[m, None], r0[m].shape[:2]))
     tr = t0 + (t1 - t0) * w[:, None, None]
     return rot, tr
 

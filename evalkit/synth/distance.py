@@ -214,19 +214,20 @@ def pair_distance(p: np.ndarray, q: np.ndarray, weights: np.ndarray | None = Non
 
 # -- joint weights -------------------------------------------------------------------------
 
-WEIGHT_SCHEMES = ("roles", "all")
+WEIGHT_SCHEMES = ("paths", "roles", "all")
 
 
-def joint_weights(skeleton, scheme: str | Mapping[str, float] = "roles", roles: Mapping[str, int] | None = None) -> np.ndarray:
+def joint_weights(skeleton, scheme: str | Mapping[str, float] = "paths", roles: Mapping[str, int] | None = None) -> np.ndarray:
     """``(joints,)`` weights for the point-cloud distance.
 
     Args:
         skeleton: the :class:`~evalkit.motion.Skeleton`.
-        scheme: ``"roles"`` (default): weight 1 on the 18 semantic joints (hips, spine, neck,
-            head, shoulders, elbows, wrists, hips, knees, ankles, toes) and 0 elsewhere, so rigs
-            with fingers, twist and face bones weigh the body the same way as a 31-joint CMU
-            rig; ``"all"``: 1 on every joint; or a mapping ``{joint name: weight}`` (joints not
-            named get 0).
+        scheme: ``"paths"`` (default): weight 1 on the 18 semantic joints (hips, spine, neck,
+            head, shoulders, elbows, wrists, hips, knees, ankles, toes) and on every joint on the
+            way from the root to them (CMU: clavicles, hip joints, the spine bones), 0 elsewhere
+            — rigs with fingers, twist and face bones then weigh the body like a 31-joint CMU
+            rig; ``"roles"``: 1 on the semantic joints only; ``"all"``: 1 on every joint; or a
+            mapping ``{joint name: weight}`` (joints not named get 0).
         roles: precomputed ``find_roles`` result (optional).
     """
     from evalkit.motion.roles import find_roles
@@ -243,10 +244,15 @@ def joint_weights(skeleton, scheme: str | Mapping[str, float] = "roles", roles: 
         return w
     if scheme == "all":
         return np.ones(n)
-    if scheme == "roles":
+    if scheme in ("roles", "paths"):
         r = dict(roles) if roles is not None else find_roles(skeleton, strict=False)
         w = np.zeros(n)
         w[list(r.values())] = 1.0
+        if scheme == "paths":
+            for j in r.values():
+                while j >= 0:
+                    w[j] = 1.0
+                    j = int(skeleton.parents[j])
         if w.sum() < 4:
             return np.ones(n)
         return w

@@ -106,7 +106,7 @@ class Graph:
 
     nodes: pd.DataFrame
     edges: pd.DataFrame
-    _csr: list = field(default_factory=list, repr=False, compare=False)
+    _cache: dict = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         for col in ("src", "dst", "weight"):
@@ -154,8 +154,8 @@ class Graph:
         Zero-weight edges are stored as a tiny positive number (scipy treats explicit zeros as
         missing edges).
         """
-        if self._csr:
-            return self._csr[0]
+        if "adjacency" in self._cache:
+            return self._cache["adjacency"]
         n = self.n_nodes
         if self.n_edges == 0:
             m = csr_matrix((n, n))
@@ -163,7 +163,7 @@ class Graph:
             e = self.edges.sort_values("weight", kind="stable").drop_duplicates(["src", "dst"], keep="first")
             w = np.maximum(e["weight"].to_numpy(dtype=np.float64), 1e-12)
             m = coo_matrix((w, (e["src"].to_numpy(), e["dst"].to_numpy())), shape=(n, n)).tocsr()
-        self._csr.append(m)
+        self._cache["adjacency"] = m
         return m
 
     # -- components ------------------------------------------------------------------------
@@ -277,11 +277,17 @@ class Graph:
 
     def edge_between(self, a: int, b: int) -> int:
         """Row index of the lightest edge ``a -> b`` (raises if there is none)."""
-        e = self.edges
-        sel = np.flatnonzero((e["src"].to_numpy() == a) & (e["dst"].to_numpy() == b))
-        if sel.size == 0:
-            raise InputError(f"no edge {a} -> {b}")
-        return int(sel[np.argmin(e["weight"].to_numpy()[sel])])
+        if "edge_lookup" not in self._cache:
+            e = self.edges
+            order = np.lexsort((e["weight"].to_numpy(), e["dst"].to_numpy(), e["src"].to_numpy()))
+            lookup: dict[tuple[int, int], int] = {}
+            for r, s, d in zip(order, e["src"].to_numpy()[order], e["dst"].to_numpy()[order]):
+                lookup.setdefault((int(s), int(d)), int(r))
+            self._cache["edge_lookup"] = lookup
+        try:
+            return self._cache["edge_lookup"][(int(a), int(b))]
+        except KeyError:
+            raise InputError(f"no edge {a} -> {b}") from None
 
     def shortest_path(self, source: int, targets: Iterable[int]) -> Path | None:
         """Lightest path from ``source`` to the nearest of ``targets`` (``None`` if unreachable)."""

@@ -72,8 +72,9 @@ def test_weights_select_joints(clips):
     sk = walk.skeleton
     w = joint_weights(sk, {"lfemur": 1.0, "ltibia": 1.0, "lfoot": 2.0})
     assert w.sum() == 4.0 and w[sk.index("lfoot")] == 2.0
-    full = joint_weights(sk)
-    assert full.sum() == 18  # the 18 semantic roles of a CMU skeleton
+    assert joint_weights(sk, "roles").sum() == 18  # the 18 semantic roles of a CMU skeleton
+    paths = joint_weights(sk)  # ... plus the joints on the way to them, not hands/fingers
+    assert paths.sum() == 25 and paths[sk.index("lclavicle")] == 1 and paths[sk.index("lfingers")] == 0
     D = point_cloud_distance(walk.positions, run.positions, w, 5)
     sub = walk.positions[:, [sk.index("lfemur"), sk.index("ltibia"), sk.index("lfoot")]]
     sub_b = run.positions[:, [sk.index("lfemur"), sk.index("ltibia"), sk.index("lfoot")]]

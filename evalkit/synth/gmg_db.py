@@ -1,0 +1,387 @@
+"""Gesture database of the gesture motion graph (GMG): gesture phrases (GPs) cut from capture.
+
+The GPs come from the gesture analysis (:mod:`evalkit.gesture`): phase segmentation, strokes,
+apexes and GSI. Two ways to cut them (``DatabaseConfig.split``):
+
+* ``"phrases"``: every gesture phrase as the gesture package finds it (rest to rest), with its
+  main stroke's apex and GSI — the thesis' unit when each phrase holds one stroke.
+* ``"strokes"`` (default): a phrase with several strokes (waving, beats in a row) is cut into
+  one GP per stroke, at the frame where the next stroke starts (the speed minimum between two
+  strokes), so that every GP has exactly one apex and one GSI. The pieces of one phrase follow
+  each other without a gap, so the graph's E1 edge between them plays the original motion.
+
+In both cases a GP whose preparation (before the apex) or retraction/hold (after it) is longer
+than ``max_pre_s`` / ``max_post_s`` is trimmed at the slowest frame within the allowed span, so
+that long holds and rests do not make GPs too long to fit between pitch accents.
+
+Each GP keeps what synthesis needs to predict its GSI when played faster or slower: the
+per-joint kinetic energy of its stroke and the stroke's speed range and peak speed (1.70 m body,
+see :mod:`evalkit.gesture.strokes`). Played ``k`` times faster, speeds scale by ``k`` and the
+energy ``sum 1/2 v^2 dt`` by ``k`` (``k^2`` from the speed, ``1/k`` from the duration), so
+:meth:`GestureDatabase.gsi_at` gives the GSI of every GP at any playback speed exactly as the
+gesture analysis would measure it on the time-scaled stroke.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Iterable, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from evalkit.errors import InputError
+from evalkit.gesture.analysis import GestureAnalysis, GesturePhrase, analyze_gestures, phrases_frame
+from evalkit.gesture.phases import PhaseConfig
+from evalkit.gesture.strokes import STROKE_FEATURES, default_gsi_scale, fm_vector
+from evalkit.motion import Motion, Skeleton
+
+#: Note written into manifests and reports when the database is built from the bundled CMU clips.
+CMU_NOTE = ("gesture database built from CMU non-conversational capture (playground, stylised walk/hop; "
+            "bundled samples): its arm movements are not conversational gestures, so the output only "
+            "demonstrates the method")
+#: The bundled CMU clips used for the fallback database (one skeleton: the cgspeed BVH rig).
+CMU_CLIPS = ("131_01.bvh", "131_03.bvh")
+
+SPLITS = ("strokes", "phrases")
+
+
+@dataclass(frozen=True)
+class DatabaseConfig:
+    """How GPs are cut from the capture.
+
+    Attributes:
+        split: ``"strokes"`` (one GP per stroke) or ``"phrases"`` (one GP per gesture phrase).
+        max_pre_s: longest span from a GP's start to its apex, seconds (longer ones are trimmed).
+        max_post_s: longest span from its apex to its end, seconds.
+        min_post_s: shortest span kept after the apex when trimming, seconds.
+        phase: the gesture segmentation's thresholds.
+        drop_pops: drop a reference pose glued to a clip's ends (cgspeed CMU files start with a
+            T-pose) before analysing it (:func:`evalkit.features.clean.drop_end_pops`).
+    """
+
+    split: str = "strokes"
+    max_pre_s: float = 1.0
+    max_post_s: float = 1.0
+    min_post_s: float = 0.1
+    phase: PhaseConfig = field(default_factory=PhaseConfig)
+    drop_pops: bool = True
+
+    def __post_init__(self) -> None:
+        if self.split not in SPLITS:
+            raise InputError(f"split must be one of {', '.join(SPLITS)}, got {self.split!r}")
+        if not (self.max_pre_s > 0 and self.max_post_s > 0 and 0 <= self.min_post_s <= self.max_post_s):
+            raise InputError("max_pre_s and max_post_s must be > 0 and 0 <= min_post_s <= max_post_s")
+
+
+@dataclass(frozen=True, eq=False)
+class GestureDatabase:
+    """GPs of a set of recordings (the nodes of a GMG), with the recordings themselves.
+
+    Attributes:
+        phrases: the GPs, in recording then time order (a :class:`GesturePhrase` each, frames of
+            its recording; ``n_strokes`` is 1 for GPs cut per stroke).
+        recordings: recording name -> the :class:`Motion` the GP frames refer to (after end pops
+            were dropped; ``meta["dropped_head"]`` frames were removed from the file's start).
+        recording_index: ``(gps,)`` index of each GP's recording in :attr:`recording_names`.
+        stroke_energy: ``(gps, joints)`` kinetic energy of each joint over the GP's stroke,
+            J/kg (unit masses, body frame, 1.70 m body).
+        stroke_speed: ``(gps, 2)`` the stroke's velocity range and maximum velocity, m/s.
+        rest: ``(recording name, frame)`` of the rest posture used where speech pauses.
+        skeleton: the skeleton shared by all recordings (the first recording's).
+        fps: frame rate of the first recording, frames per second.
+        source: one line saying what capture the database was built from.
+        note: caveats that every output built from it must repeat (e.g. :data:`CMU_NOTE`).
+        gsi_scale: the GSI calibration the GSIs were computed with.
+        config: how the GPs were cut.
+    """
+
+    phrases: tuple[GesturePhrase, ...]
+    recordings: Mapping[str, Motion]
+    recording_index: np.ndarray
+    stroke_energy: np.ndarray
+    stroke_speed: np.ndarray
+    rest: tuple[str, int]
+    skeleton: Skeleton
+    fps: float
+    source: str
+    note: str
+    gsi_scale: object
+    config: DatabaseConfig
+
+    def __len__(self) -> int:
+        return len(self.phrases)
+
+    @property
+    def recording_names(self) -> list[str]:
+        return list(self.recordings)
+
+    @property
+    def pre_s(self) -> np.ndarray:
+        """``(gps,)`` seconds from each GP's first frame to its apex."""
+        return np.array([(p.apex_frame - p.start_frame) / p.fps for p in self.phrases])
+
+    @property
+    def post_s(self) -> np.ndarray:
+        """``(gps,)`` seconds from each GP's apex to its last frame (its end, exclusive)."""
+        return np.array([(p.end_frame - p.apex_frame) / p.fps for p in self.phrases])
+
+    @property
+    def gsi(self) -> np.ndarray:
+        """``(gps,)`` GSI of each GP's stroke at its captured speed."""
+        return np.array([p.gsi for p in self.phrases])
+
+    def frame(self) -> pd.DataFrame:
+        """One row per GP: the :class:`GesturePhrase` fields plus ``gp``, ``recording``,
+        ``pre_s``, ``post_s``, ``duration_s``."""
+        df = phrases_frame(self.phrases)
+        df.insert(0, "gp", np.arange(len(df)))
+        df.insert(1, "recording", [self.recording_names[i] for i in self.recording_index])
+        df["pre_s"] = self.pre_s
+        df["post_s"] = self.post_s
+        df["duration_s"] = df["pre_s"] + df["post_s"]
+        return df
+
+    def gsi_at(self, speed: float | Sequence[float]) -> np.ndarray:
+        """GSI of every GP's stroke played ``speed`` times faster.
+
+        Args:
+            speed: scalar or ``(k,)`` playback speed factors (> 0; 1 = as captured).
+
+        Returns:
+            ``(gps, k)`` GSI values (``(gps,)`` for a scalar ``speed``).
+        """
+        k = np.atleast_1d(np.asarray(speed, dtype=float))
+        if np.any(k <= 0):
+            raise InputError("playback speed factors must be positive")
+        n = len(self.phrases)
+        fm = np.linalg.norm(fm_vector(self.stroke_energy[:, None, :] * k[None, :, None]), axis=-1)  # (n, k)
+        feats = pd.DataFrame({
+            "fm_distance": fm.ravel(),
+            "velocity_range": (self.stroke_speed[:, 0:1] * k[None, :]).ravel(),
+            "max_velocity": (self.stroke_speed[:, 1:2] * k[None, :]).ravel(),
+        })
+        g = np.asarray(self.gsi_scale.strength(feats[list(self.gsi_scale.features)]), dtype=float).reshape(n, len(k))
+        return g[:, 0] if np.ndim(speed) == 0 else g
+
+    def summary(self) -> dict:
+        """JSON-ready description (source, note, counts, recordings, cut)."""
+        return {
+            "source": self.source,
+            "note": self.note,
+            "recordings": self.recording_names,
+            "n_recordings": len(self.recordings),
+            "n_gps": len(self.phrases),
+            "fps": self.fps,
+            "skeleton_joints": self.skeleton.n_joints,
+            "rest_pose": {"recording": self.rest[0], "frame": int(self.rest[1])},
+            "config": {k: v for k, v in asdict(self.config).items() if k != "phase"},
+            "gsi_mean": float(np.mean(self.gsi)) if len(self.phrases) else float("nan"),
+        }
+
+
+# --------------------------------------------------------------------------------------------
+def _slowest(speed: np.ndarray, lo: int, hi: int) -> int:
+    """Frame of the lowest speed in ``lo..hi`` (inclusive; ``lo`` if the span is empty)."""
+    lo, hi = int(lo), int(hi)
+    if hi <= lo:
+        return lo
+    return lo + int(np.argmin(speed[lo:hi + 1]))
+
+
+def _cut_units(g: GestureAnalysis, cfg: DatabaseConfig) -> list[tuple[GesturePhrase, int]]:
+    """GPs of one analysed clip and the index of the stroke each is built around."""
+    fps = g.fps
+    speed = g.trajectories.speed
+    n = g.n_frames
+    out: list[tuple[GesturePhrase, int]] = []
+    for k, ph in enumerate(g.phrases):
+        ids = [i for i, s in enumerate(g.strokes) if s.phrase == k]
+        if cfg.split == "phrases":
+            ids_main = [i for i in ids if g.strokes[i].main]
+            pieces = [(ph.start_frame, ph.end_frame, ids_main[0], ph.starts_at_rest, ph.ends_at_rest)]
+        else:
+            bounds = [ph.start_frame]
+            for a, b in zip(ids[:-1], ids[1:]):
+                lo = int(np.floor(g.strokes[a].apex_frame)) + 1
+                hi = int(np.ceil(g.strokes[b].apex_frame)) - 1
+                bounds.append(int(np.clip(g.strokes[b].start_frame, lo, max(lo, hi))))
+            bounds.append(ph.end_frame)
+            pieces = []
+            for m, i in enumerate(ids):
+                pieces.append((bounds[m], bounds[m + 1], i, ph.starts_at_rest and m == 0, ph.ends_at_rest and m == len(ids) - 1))
+        for start, end, i, at_rest0, at_rest1 in pieces:
+            s = g.strokes[i]
+            apex = s.apex_frame
+            end = min(max(end, int(np.ceil(apex)) + 1), n)
+            start = min(start, int(np.floor(apex)))
+            max_pre = cfg.max_pre_s * fps
+            if apex - start > max_pre:
+                lo = int(np.ceil(apex - max_pre))
+                start = _slowest(speed, lo, max(lo, min(s.start_frame, int(np.floor(apex)))))
+                at_rest0 = False
+            max_post = cfg.max_post_s * fps
+            if end - apex > max_post:
+                lo = int(np.ceil(apex + cfg.min_post_s * fps))
+                hi = int(np.floor(apex + max_post))
+                end = min(n, _slowest(speed, lo, max(lo, hi)) + 1)
+                at_rest1 = False
+            if end - start < 2:
+                continue
+            out.append((GesturePhrase(
+                g.name, int(start), int(end), float(fps), float(apex), float(apex / fps), int(s.start_frame),
+                int(s.end_frame), float(s.gsi), float(s.fm_distance), float(s.velocity_range), float(s.max_velocity),
+                s.hand, 1 if cfg.split == "strokes" else len(ids), bool(at_rest0), bool(at_rest1),
+            ), i))
+    return out
+
+
+def _stroke_kinetics(g: GestureAnalysis, stroke_index: int) -> tuple[np.ndarray, float, float]:
+    """Per-joint energy (J/kg), velocity range and peak speed (m/s) of a stroke, computed the way
+    :func:`evalkit.gesture.strokes.stroke_features` does."""
+    s = g.strokes[stroke_index]
+    traj = g.trajectories
+    a, b = s.start_frame, max(s.end_frame, s.start_frame + 2)
+    v = np.gradient(traj.body_positions, 1.0 / traj.fps, axis=0)[a:b]
+    energy = 0.5 * np.sum(np.sum(v * v, axis=-1), axis=0) / traj.fps
+    sp = traj.speed[a:b]
+    return energy, float(sp.max() - sp.min()), float(sp.max())
+
+
+def _rest_frame(analyses: Sequence[GestureAnalysis]) -> tuple[str, int]:
+    """Middle frame of the longest run of "rest" labels; failing that, the frame where the
+    wrists are lowest (body frame)."""
+    best = None
+    for g in analyses:
+        for phase, a, b in g.segmentation.intervals():
+            if phase == "rest" and (best is None or b - a > best[0]):
+                best = (b - a, g.name, (a + b - 1) // 2)
+    if best is not None:
+        return best[1], int(best[2])
+    low = None
+    for g in analyses:
+        h = g.trajectories.left[:, 1] + g.trajectories.right[:, 1]
+        i = int(np.argmin(h))
+        if low is None or h[i] < low[0]:
+            low = (h[i], g.name, i)
+    return low[1], int(low[2])
+
+
+def _load(sources: Iterable[Motion | str | os.PathLike], load_kwargs: Mapping | None) -> list[Motion]:
+    from evalkit.motion import load_motion
+    from evalkit.motion.io import iter_motion_files
+
+    out: list[Motion] = []
+    for src in sources:
+        if isinstance(src, Motion):
+            out.append(src)
+            continue
+        files = list(iter_motion_files([src]))
+        if not files:
+            raise InputError(f"{src}: no BVH or AMC files found")
+        out.extend(load_motion(p, **dict(load_kwargs or {})) for p in files)
+    if not out:
+        raise InputError("no gesture clips given")
+    return out
+
+
+def build_gesture_database(
+    clips: Iterable[Motion | str | os.PathLike],
+    config: DatabaseConfig = DatabaseConfig(),
+    gsi_scale=None,
+    load_kwargs: Mapping | None = None,
+    source: str | None = None,
+    note: str = "",
+    progress: bool = False,
+) -> GestureDatabase:
+    """Analyse gesture capture and cut it into GPs (see the module docstring).
+
+    Args:
+        clips: motions, motion files or folders; all on one skeleton (same joint names).
+        config: how GPs are cut; gsi_scale: GSI calibration (default: the built-in one).
+        load_kwargs: ``units``/``up``/``fps`` for :func:`evalkit.motion.load_motion`.
+        source: one-line description of the capture (default: the number of clips).
+        note: caveat repeated by every output (e.g. :data:`CMU_NOTE`).
+        progress: show a progress bar.
+
+    Raises:
+        InputError: clips on different skeletons, or no GP found in any clip.
+    """
+    from evalkit.features.clean import drop_end_pops
+
+    motions = _load(clips, load_kwargs)
+    first = motions[0]
+    for m in motions[1:]:
+        if m.skeleton.names != first.skeleton.names:
+            raise InputError(
+                f"{m.meta.get('source') or m.name}: its skeleton ({m.n_joints} joints, root {m.skeleton.names[0]!r}) "
+                f"differs from {first.meta.get('source') or first.name}'s ({first.n_joints} joints, root "
+                f"{first.skeleton.names[0]!r}); a gesture database needs clips on one skeleton")
+    scale = gsi_scale or default_gsi_scale()
+    it = motions
+    if progress:
+        from tqdm import tqdm
+
+        it = tqdm(motions, desc="gesture database", unit="clip")
+    recordings: dict[str, Motion] = {}
+    analyses: list[GestureAnalysis] = []
+    phrases: list[GesturePhrase] = []
+    rec_index: list[int] = []
+    energies: list[np.ndarray] = []
+    speeds: list[tuple[float, float]] = []
+    for m in it:
+        name = str(m.meta.get("source") or m.name or f"clip{len(recordings)}")
+        while name in recordings:
+            name += "'"
+        head = 0
+        if config.drop_pops:
+            m, head, _ = drop_end_pops(m)
+        m = replace(m, meta={**dict(m.meta), "dropped_head": int(head)})
+        recordings[name] = m
+        g = analyze_gestures(m, config.phase, scale, clip=name)
+        analyses.append(g)
+        for ph, i in _cut_units(g, config):
+            e, vr, mv = _stroke_kinetics(g, i)
+            phrases.append(ph)
+            rec_index.append(len(recordings) - 1)
+            energies.append(e)
+            speeds.append((vr, mv))
+    if not phrases:
+        raise InputError("no gesture phrase found in the clips; are they gesture capture with hands moving from rest?")
+    return GestureDatabase(
+        phrases=tuple(phrases),
+        recordings=recordings,
+        recording_index=np.asarray(rec_index, dtype=np.int64),
+        stroke_energy=np.asarray(energies, dtype=float),
+        stroke_speed=np.asarray(speeds, dtype=float),
+        rest=_rest_frame(analyses),
+        skeleton=first.skeleton,
+        fps=float(first.fps),
+        source=source or f"{len(recordings)} gesture clip(s)",
+        note=note,
+        gsi_scale=scale,
+        config=config,
+    )
+
+
+def cmu_gesture_database(config: DatabaseConfig = DatabaseConfig(), progress: bool = False) -> GestureDatabase:
+    """A small database from the bundled CMU BVH clips (:data:`CMU_CLIPS`), marked with
+    :data:`CMU_NOTE`: the only capture that ships with evalkit, and not conversational."""
+    from evalkit.data import sample_path
+
+    paths = [sample_path("cmu", c) for c in CMU_CLIPS]
+    return build_gesture_database(paths, config, source="bundled CMU clips " + ", ".join(CMU_CLIPS),
+                                  note=CMU_NOTE, progress=progress)
+
+
+def is_bundled_cmu(paths: Sequence[str | os.PathLike]) -> bool:
+    """Whether every path lies in the bundled CMU sample folder."""
+    from evalkit.data import SAMPLES_DIR
+
+    root = (SAMPLES_DIR / "cmu").resolve()
+    try:
+        return bool(paths) and all(Path(p).resolve() == root or root in Path(p).resolve().parents for p in paths)
+    except OSError:
+        return False

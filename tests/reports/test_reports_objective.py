@@ -46,7 +46,7 @@ def test_summary_and_tests_match_scipy(scores):
 
 def test_agreement_with_subjective(scores):
     sc = prepare_scores(scores)
-    subjective = pd.Series({"A": 1.0, "B": 0.7, "C": 0.1, "D": -0.2, "E": -0.5, "F": -1.1, "Z": 3.0})
+    subjective = pd.Series({"A": 1.0, "B": 0.7, "C": -0.2, "D": 0.1, "E": -0.5, "F": -1.1, "Z": 3.0})
     t = metric_agreement(sc, subjective).set_index("metric")
     means = sc.groupby("system")["skate"].mean()
     ref = stats.kendalltau(means.loc[list("ABCDEF")], subjective.loc[list("ABCDEF")])

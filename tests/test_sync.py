@@ -124,7 +124,7 @@ def _recover(pool, cfg: ConstructionConfig, files):
     return pd.concat(truth, ignore_index=True), pd.concat(found, ignore_index=True)
 
 
-@pytest.mark.parametrize("mean, sd, n_files, slope", [(0.1, 0.05, 10, 0.7), (0.25, 0.08, 20, 0.5)])
+@pytest.mark.parametrize("mean, sd, n_files, slope", [(0.1, 0.05, 12, 0.7), (0.25, 0.08, 20, 0.5)])
 def test_constructed_takes_recover_offset_and_slope(bandai_pool, mean, sd, n_files, slope):
     """Real LJ speech + real Bandai gestures placed with known offsets and an imposed PSI-GSI line:
     the analysis recovers the mean offset within 30 ms and the slope within 10 %. (Larger

@@ -15,7 +15,7 @@ from evalkit.gesture.strokes import (
     STROKE_FEATURES,
     default_gsi_scale,
     fit_gsi_scale,
-    fm_vector,
+    stroke_fm_distance,
     joint_kinetic_energy,
     stroke_features,
 )
@@ -33,7 +33,7 @@ from evalkit.gesture.analysis import (
 __all__ = [
     "REFERENCE_HEIGHT_M", "HandTrajectories", "hand_trajectories",
     "PHASES", "PhaseConfig", "PhraseSegment", "Segmentation", "Stroke", "segment_gestures",
-    "STROKE_FEATURES", "default_gsi_scale", "fit_gsi_scale", "fm_vector", "joint_kinetic_energy", "stroke_features",
+    "STROKE_FEATURES", "default_gsi_scale", "fit_gsi_scale", "stroke_fm_distance", "joint_kinetic_energy", "stroke_features",
     "GestureAnalysis", "GesturePhrase", "StrokeRecord", "analyze_gestures", "gesture_database",
     "load_gesture_database", "phrases_frame", "save_gesture_database",
 ]

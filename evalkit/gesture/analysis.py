@@ -148,13 +148,16 @@ def analyze_gestures(
         clip: name recorded in the results (default: the motion's source path or name).
     """
     clip = clip or str(motion.meta.get("source") or motion.name or "clip")
+    from evalkit.motion import find_roles
+
+    roles = roles if roles is not None else find_roles(motion.skeleton, strict=False)
     traj = hand_trajectories(motion, roles)
     seg = segment_gestures(traj, config)
     scale = gsi_scale or default_gsi_scale()
     rows = []
     for k, ph in enumerate(seg.phrases):
         for s in ph.strokes:
-            rows.append((k, s, stroke_features(traj, s)))
+            rows.append((k, s, stroke_features(traj, s, roles)))
     if rows:
         feats = pd.DataFrame([r[2] for r in rows])
         gsi = scale.strength(feats[list(scale.features)])

@@ -1,9 +1,12 @@
 """Stroke features (FMDistance, velocity range, maximum velocity) and the GSI.
 
-* ``fm_distance``: FMDistance (Onuma, Faloutsos & Hodgins 2008) of the stroke from stillness:
-  the kinetic energy of every joint summed over the stroke (unit masses, body frame, 1.70 m
-  body), log-scaled as ``log(1 + E)``; the Euclidean norm of that vector is the distance to a
-  motionless clip, whose vector is zero.
+* ``fm_distance``: FMDistance (Onuma, Faloutsos & Hodgins 2008) between the stroke and the same
+  pose held still for as long: per role joint, the kinetic energy summed over the stroke (unit
+  masses, body frame, 1.70 m body), log-scaled, then the Euclidean distance of the two vectors.
+  The energy vector and the distance are :func:`evalkit.features.kinetic.fm_vector` and
+  :func:`~evalkit.features.kinetic.fm_distance` (the clip-level FMDistance of the scoring
+  pipeline), applied to the stroke's frames; a local fallback with the same formula is used only
+  if that module is unavailable.
 * ``velocity_range``: maximum minus minimum speed of the faster hand within the stroke, m/s.
 * ``max_velocity``: peak speed of the faster hand within the stroke, m/s.
 
@@ -42,20 +45,35 @@ def joint_kinetic_energy(positions: np.ndarray, fps: float) -> np.ndarray:
     return 0.5 * np.sum(np.sum(v * v, axis=-1), axis=0) / fps
 
 
-def fm_vector(energy: np.ndarray) -> np.ndarray:
-    """``(joints,)`` the FMDistance feature vector ``log(1 + E)`` of per-joint energies."""
-    return np.log1p(np.maximum(np.asarray(energy, dtype=float), 0.0))
+def stroke_fm_distance(positions: np.ndarray, fps: float, roles: dict[str, int]) -> float:
+    """FMDistance between a stroke and its first pose held still (see the module docstring).
+
+    Args:
+        positions: ``(frames, joints, 3)`` the stroke's joint positions, metres.
+        fps: frames per second; roles: joint roles (the FMDistance vector uses the role joints).
+    """
+    still = np.repeat(positions[:1], len(positions), axis=0)
+    try:
+        from evalkit.features.body import BodyIndex
+        from evalkit.features.kinetic import fm_distance, fm_vector
+    except ImportError:  # pragma: no cover - the scoring features are part of evalkit
+        joints = sorted(set(roles.values()))
+        e = joint_kinetic_energy(positions[:, joints], fps)
+        return float(np.linalg.norm(np.log(e + 1e-6) - np.log(1e-6)))
+    body = BodyIndex(roles=dict(roles), foot_points=np.zeros((2, 1), dtype=np.int64), height=1.7)  # only roles are used
+    return float(fm_distance(fm_vector(positions, fps, body), fm_vector(still, fps, body)))
 
 
-def stroke_features(traj: HandTrajectories, stroke: Stroke) -> dict[str, float]:
-    """The three features of a stroke (see the module docstring), on the 1.70 m body."""
+def stroke_features(traj: HandTrajectories, stroke: Stroke, roles: dict[str, int]) -> dict[str, float]:
+    """The three features of a stroke (see the module docstring), on the 1.70 m body.
+
+    Args:
+        traj: the clip's hand trajectories; stroke: one of its strokes; roles: joint roles.
+    """
     a, b = stroke.start, max(stroke.end, stroke.start + 2)
-    fps = traj.fps
-    v = np.gradient(traj.body_positions, 1.0 / fps, axis=0)[a:b]
-    energy = 0.5 * np.sum(np.sum(v * v, axis=-1), axis=0) / fps
     sp = traj.speed[a:b]
     return {
-        "fm_distance": float(np.linalg.norm(fm_vector(energy))),
+        "fm_distance": stroke_fm_distance(traj.body_positions[a:b], traj.fps, roles),
         "velocity_range": float(sp.max() - sp.min()),
         "max_velocity": float(sp.max()),
     }
@@ -68,9 +86,9 @@ _DEFAULT_GSI = {
     "features": ["fm_distance", "velocity_range", "max_velocity"],
     "log": ["fm_distance", "velocity_range", "max_velocity"],
     "weights": None,
-    "mean": [-1.6764, 0.061, 0.2171],
-    "scale": [0.6195, 0.3987, 0.3486],
-    "spread": 0.9509,
+    "mean": [3.2828, 0.061, 0.2171],
+    "scale": [0.1659, 0.3987, 0.3486],
+    "spread": 0.8151,
     "n_reference": 97,
 }
 

@@ -100,7 +100,8 @@ class ClipSet:
         return [c.name for c in self.clips]
 
     def index(self, clip: str | int) -> int:
-        """Index of a clip given by name (or index)."""
+        """Index of a clip given by name, file stem before ``-`` (``"07_05"``), unique motion
+        label (``"run"``) or index."""
         if isinstance(clip, (int, np.integer)):
             if not 0 <= clip < len(self.clips):
                 raise InputError(f"clip index {clip} out of range 0..{len(self.clips) - 1}")
@@ -111,6 +112,11 @@ class ClipSet:
         stems = [n for n in names if n.split("-")[0] == clip]
         if len(stems) == 1:
             return names.index(stems[0])
+        from evalkit.synth.clips import clip_label
+
+        labelled = [n for n in names if clip_label(n) == clip]
+        if len(labelled) == 1:
+            return names.index(labelled[0])
         raise InputError(f"no clip named {clip!r}; clips are {', '.join(names)}")
 
     @property

@@ -14,12 +14,11 @@ In both cases a GP whose preparation (before the apex) or retraction/hold (after
 than ``max_pre_s`` / ``max_post_s`` is trimmed at the slowest frame within the allowed span, so
 that long holds and rests do not make GPs too long to fit between pitch accents.
 
-Each GP keeps what synthesis needs to predict its GSI when played faster or slower: the
-per-joint kinetic energy of its stroke and the stroke's speed range and peak speed (1.70 m body,
-see :mod:`evalkit.gesture.strokes`). Played ``k`` times faster, speeds scale by ``k`` and the
-energy ``sum 1/2 v^2 dt`` by ``k`` (``k^2`` from the speed, ``1/k`` from the duration), so
-:meth:`GestureDatabase.gsi_at` gives the GSI of every GP at any playback speed exactly as the
-gesture analysis would measure it on the time-scaled stroke.
+Each GP keeps what synthesis needs to predict its GSI when played faster or slower: its stroke
+and the hand trajectories of its recording. Playing a stroke ``k`` times faster is playing the
+same frames at ``k`` times the frame rate, so :meth:`GestureDatabase.gsi_at` runs the gesture
+package's own stroke features on the trajectories with the frame rate and the hand speeds
+multiplied by ``k``: the GSI the gesture analysis would measure on the time-scaled stroke.
 """
 
 from __future__ import annotations
@@ -34,9 +33,10 @@ import pandas as pd
 
 from evalkit.errors import InputError
 from evalkit.gesture.analysis import GestureAnalysis, GesturePhrase, analyze_gestures, phrases_frame
-from evalkit.gesture.phases import PhaseConfig
-from evalkit.gesture.strokes import STROKE_FEATURES, default_gsi_scale, fm_vector
-from evalkit.motion import Motion, Skeleton
+from evalkit.gesture.phases import PhaseConfig, Stroke
+from evalkit.gesture.strokes import default_gsi_scale, stroke_features
+from evalkit.gesture.trajectory import HandTrajectories
+from evalkit.motion import Motion, Skeleton, find_roles
 
 #: Note written into manifests and reports when the database is built from the bundled CMU clips.
 CMU_NOTE = ("gesture database built from CMU non-conversational capture (playground, stylised walk/hop; "
@@ -86,9 +86,9 @@ class GestureDatabase:
         recordings: recording name -> the :class:`Motion` the GP frames refer to (after end pops
             were dropped; ``meta["dropped_head"]`` frames were removed from the file's start).
         recording_index: ``(gps,)`` index of each GP's recording in :attr:`recording_names`.
-        stroke_energy: ``(gps, joints)`` kinetic energy of each joint over the GP's stroke,
-            J/kg (unit masses, body frame, 1.70 m body).
-        stroke_speed: ``(gps, 2)`` the stroke's velocity range and maximum velocity, m/s.
+        strokes: the stroke of each GP (frames of its recording).
+        trajectories: recording name -> its hand trajectories (1.70 m body).
+        roles: the skeleton's joint roles.
         rest: ``(recording name, frame)`` of the rest posture used where speech pauses.
         skeleton: the skeleton shared by all recordings (the first recording's).
         fps: frame rate of the first recording, frames per second.
@@ -101,8 +101,9 @@ class GestureDatabase:
     phrases: tuple[GesturePhrase, ...]
     recordings: Mapping[str, Motion]
     recording_index: np.ndarray
-    stroke_energy: np.ndarray
-    stroke_speed: np.ndarray
+    strokes: tuple[Stroke, ...]
+    trajectories: Mapping[str, HandTrajectories]
+    roles: Mapping[str, int]
     rest: tuple[str, int]
     skeleton: Skeleton
     fps: float
@@ -110,6 +111,7 @@ class GestureDatabase:
     note: str
     gsi_scale: object
     config: DatabaseConfig
+    _gsi_cache: dict = field(default_factory=dict, repr=False, compare=False)
 
     def __len__(self) -> int:
         return len(self.phrases)
@@ -154,16 +156,21 @@ class GestureDatabase:
             ``(gps, k)`` GSI values (``(gps,)`` for a scalar ``speed``).
         """
         k = np.atleast_1d(np.asarray(speed, dtype=float))
-        if np.any(k <= 0):
+        if np.any(~(k > 0)):
             raise InputError("playback speed factors must be positive")
-        n = len(self.phrases)
-        fm = np.linalg.norm(fm_vector(self.stroke_energy[:, None, :] * k[None, :, None]), axis=-1)  # (n, k)
-        feats = pd.DataFrame({
-            "fm_distance": fm.ravel(),
-            "velocity_range": (self.stroke_speed[:, 0:1] * k[None, :]).ravel(),
-            "max_velocity": (self.stroke_speed[:, 1:2] * k[None, :]).ravel(),
-        })
-        g = np.asarray(self.gsi_scale.strength(feats[list(self.gsi_scale.features)]), dtype=float).reshape(n, len(k))
+        missing = [float(x) for x in k if float(x) not in self._gsi_cache]
+        if missing:
+            rows = []
+            for x in missing:
+                for ph, st in zip(self.phrases, self.strokes):
+                    tr = self.trajectories[ph.clip]
+                    fast = replace(tr, fps=tr.fps * x, left_speed=tr.left_speed * x, right_speed=tr.right_speed * x)
+                    rows.append(stroke_features(fast, st, dict(self.roles)))
+            feats = pd.DataFrame(rows)
+            g = np.asarray(self.gsi_scale.strength(feats[list(self.gsi_scale.features)]), dtype=float)
+            for i, x in enumerate(missing):
+                self._gsi_cache[x] = g[i * len(self.phrases):(i + 1) * len(self.phrases)]
+        g = np.stack([self._gsi_cache[float(x)] for x in k], axis=1)
         return g[:, 0] if np.ndim(speed) == 0 else g
 
     def summary(self) -> dict:
@@ -236,18 +243,6 @@ def _cut_units(g: GestureAnalysis, cfg: DatabaseConfig) -> list[tuple[GesturePhr
                 s.hand, 1 if cfg.split == "strokes" else len(ids), bool(at_rest0), bool(at_rest1),
             ), i))
     return out
-
-
-def _stroke_kinetics(g: GestureAnalysis, stroke_index: int) -> tuple[np.ndarray, float, float]:
-    """Per-joint energy (J/kg), velocity range and peak speed (m/s) of a stroke, computed the way
-    :func:`evalkit.gesture.strokes.stroke_features` does."""
-    s = g.strokes[stroke_index]
-    traj = g.trajectories
-    a, b = s.start_frame, max(s.end_frame, s.start_frame + 2)
-    v = np.gradient(traj.body_positions, 1.0 / traj.fps, axis=0)[a:b]
-    energy = 0.5 * np.sum(np.sum(v * v, axis=-1), axis=0) / traj.fps
-    sp = traj.speed[a:b]
-    return energy, float(sp.max() - sp.min()), float(sp.max())
 
 
 def _rest_frame(analyses: Sequence[GestureAnalysis]) -> tuple[str, int]:
@@ -329,8 +324,9 @@ def build_gesture_database(
     analyses: list[GestureAnalysis] = []
     phrases: list[GesturePhrase] = []
     rec_index: list[int] = []
-    energies: list[np.ndarray] = []
-    speeds: list[tuple[float, float]] = []
+    strokes: list[Stroke] = []
+    trajectories: dict[str, HandTrajectories] = {}
+    roles = find_roles(first.skeleton, strict=False)
     for m in it:
         name = str(m.meta.get("source") or m.name or f"clip{len(recordings)}")
         while name in recordings:
@@ -340,22 +336,23 @@ def build_gesture_database(
             m, head, _ = drop_end_pops(m)
         m = replace(m, meta={**dict(m.meta), "dropped_head": int(head)})
         recordings[name] = m
-        g = analyze_gestures(m, config.phase, scale, clip=name)
+        g = analyze_gestures(m, config.phase, scale, roles=roles, clip=name)
         analyses.append(g)
+        trajectories[name] = g.trajectories
+        seg_strokes = g.segmentation.strokes
         for ph, i in _cut_units(g, config):
-            e, vr, mv = _stroke_kinetics(g, i)
             phrases.append(ph)
             rec_index.append(len(recordings) - 1)
-            energies.append(e)
-            speeds.append((vr, mv))
+            strokes.append(seg_strokes[i])
     if not phrases:
         raise InputError("no gesture phrase found in the clips; are they gesture capture with hands moving from rest?")
     return GestureDatabase(
         phrases=tuple(phrases),
         recordings=recordings,
         recording_index=np.asarray(rec_index, dtype=np.int64),
-        stroke_energy=np.asarray(energies, dtype=float),
-        stroke_speed=np.asarray(speeds, dtype=float),
+        strokes=tuple(strokes),
+        trajectories=trajectories,
+        roles=roles,
         rest=_rest_frame(analyses),
         skeleton=first.skeleton,
         fps=float(first.fps),

@@ -1,0 +1,220 @@
+"""Gesture motion graph (GMG; Fernández-Baena thesis ch. 4): speech-driven gesture synthesis with
+the synchrony and intensity rules.
+
+Pipeline (each step in its own module; this one ties them together)::
+
+    from evalkit.synth.gmg import build_gesture_database, build_gmg, speech_input, synthesize
+    db = build_gesture_database(["gestures/"])           # GPs with apex and GSI  (gmg_db)
+    gmg = build_gmg(db, threshold=0.6)                   # E1/E2 edges, largest SCC (gmg_graph)
+    speech = speech_input("utterance.wav")               # PAPT, PSI, pauses        (gmg_plan)
+    result = synthesize(gmg, speech, variant="sync+intensity", seed=0)
+    motion, manifest, objective = result                 # plan (gmg_plan), clip (gmg_render),
+    save_result(result, "out/")                          # report (gmg_report)
+
+Variants (:data:`VARIANTS`): ``random`` (random walk, GPs at captured speed), ``sync`` (apexes on
+the anchors ``PAPT - anticipation``) and ``sync+intensity`` (also GSI fitted to PSI by the
+intensity rule). Outputs are deterministic for a given seed.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from evalkit.errors import InputError
+from evalkit.motion import Motion, write_bvh
+from evalkit.sync import DEFAULT_RULES, Rules
+from evalkit.synth.gmg_db import (
+    CMU_NOTE,
+    DatabaseConfig,
+    GestureDatabase,
+    build_gesture_database,
+    cmu_gesture_database,
+    is_bundled_cmu,
+)
+from evalkit.synth.gmg_graph import (
+    DEFAULT_THRESHOLD,
+    TABLE_THRESHOLDS,
+    GestureMotionGraph,
+    build_gmg,
+    gmg_joint_weights,
+    gmg_statistics,
+    posture_distance,
+    statistics_latex,
+    write_statistics,
+)
+from evalkit.synth.gmg_plan import VARIANTS, Placement, Plan, SpeechInput, SynthConfig, detect_pauses, make_plan, speech_input
+from evalkit.synth.gmg_render import Rendered, render_plan
+from evalkit.synth.gmg_report import clip_checks, dumps, objective_report, source_kinematics, write_text
+
+__all__ = [
+    "CMU_NOTE", "DatabaseConfig", "GestureDatabase", "build_gesture_database", "cmu_gesture_database",
+    "DEFAULT_THRESHOLD", "TABLE_THRESHOLDS", "GestureMotionGraph", "build_gmg", "gmg_joint_weights",
+    "gmg_statistics", "posture_distance", "statistics_latex", "write_statistics",
+    "VARIANTS", "Placement", "Plan", "SpeechInput", "SynthConfig", "detect_pauses", "make_plan", "speech_input",
+    "Rendered", "render_plan", "GMGResult", "synthesize", "save_result", "objective_table", "variant_slug",
+    "MANIFEST_FORMAT",
+]
+
+MANIFEST_FORMAT = "evalkit-gmg"
+SEPARATE_NOTE = ("the gestures were captured without this speech: the GMG selected and timed captured "
+                 "gesture phrases for it")
+
+
+def variant_slug(variant: str) -> str:
+    """File-name form of a variant: ``random``, ``sync``, ``sync-intensity``."""
+    return variant.replace("+", "-")
+
+
+@dataclass(frozen=True, eq=False)
+class GMGResult:
+    """One synthesised clip. Unpacks as ``motion, manifest, objective``.
+
+    Attributes:
+        motion: the clip (database skeleton, metres); plan: the plan it renders.
+        speech: the speech input; manifest: JSON-ready description (see :func:`save_result`).
+        objective: the objective report; quality: the clip checks.
+        rendered: the rendering (seam frames).
+    """
+
+    motion: Motion
+    plan: Plan
+    speech: SpeechInput
+    manifest: dict
+    objective: dict
+    quality: dict
+    rendered: Rendered
+
+    def __iter__(self):
+        return iter((self.motion, self.manifest, self.objective))
+
+
+def synthesize(
+    gmg: GestureMotionGraph,
+    speech: SpeechInput | str | os.PathLike,
+    variant: str = "sync+intensity",
+    rules: Rules | None = None,
+    seed: int = 0,
+    config: SynthConfig = SynthConfig(),
+    fps: float | None = None,
+    name: str | None = None,
+    source: dict | None = None,
+) -> GMGResult:
+    """Synthesise gestures for a speech.
+
+    Args:
+        gmg: the graph (:func:`build_gmg`).
+        speech: a :class:`SpeechInput` (:func:`speech_input`) or an audio path (accents detected).
+        variant: ``random``, ``sync`` or ``sync+intensity``.
+        rules: synchrony and intensity rules (default: :data:`evalkit.sync.DEFAULT_RULES`).
+        seed: random seed (same inputs and seed -> the same clip).
+        config: planning parameters; fps: output frame rate (default: the database's).
+        name: output name (default ``<speech name>_<variant slug>``).
+        source: precomputed :func:`~evalkit.synth.gmg_report.source_kinematics` of the database.
+
+    Returns:
+        a :class:`GMGResult` (``motion, manifest, objective = result``).
+    """
+    rules = rules or DEFAULT_RULES
+    if not isinstance(speech, SpeechInput):
+        speech = speech_input(speech)
+    plan = make_plan(gmg, speech, rules, variant, config, seed)
+    name = name or f"{speech.name}_{variant_slug(variant)}"
+    rendered = render_plan(gmg, plan, fps, name=name)
+    objective = objective_report(rendered, speech, plan, rules, gmg.database.config.phase, gmg.database.gsi_scale)
+    quality = clip_checks(rendered, gmg.database, source)
+    db = gmg.database
+    notes = [SEPARATE_NOTE]
+    if db.note:
+        notes.append(db.note)
+    if rules.constructed:
+        notes.append("the rules were fitted on constructed takes")
+    if rules.synchrony.n == 0 or rules.intensity.n == 0:
+        notes.append("rules: " + "; ".join(r.source for r in (rules.synchrony, rules.intensity)))
+    variant_name = f"gmg-{variant_slug(variant)}"
+    manifest = {
+        "format": MANIFEST_FORMAT,
+        "version": 1,
+        "name": name,
+        "variant": variant,
+        "seed": int(seed),
+        "motion": f"{name}.bvh",
+        "audio": speech.audio,
+        "fps": rendered.motion.fps,
+        "frames": rendered.motion.n_frames,
+        "notes": notes,
+        "stimulus": {"id": f"{speech.name}.{variant_name}", "item": speech.name, "system": variant_name,
+                     "file": f"{name}.bvh", "audio": speech.audio},
+        "speech": speech.summary(),
+        "gesture_database": db.summary(),
+        "graph": gmg.summary(),
+        "rules": rules.to_dict(),
+        "config": {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(config).items()},
+        "plan": {"cost": plan.cost, "placements": [
+            {**asdict(p), "clip": db.phrases[p.gp].clip, "start_frame": db.phrases[p.gp].start_frame,
+             "end_frame": db.phrases[p.gp].end_frame} for p in plan.placements]},
+        "objective": objective,
+        "quality": quality,
+    }
+    return GMGResult(rendered.motion, plan, speech, manifest, objective, quality, rendered)
+
+
+def save_result(result: GMGResult, folder: str | os.PathLike, copy_audio: bool = False) -> dict[str, Path]:
+    """Write ``<name>.bvh`` and ``<name>.json`` (the manifest) into ``folder``; with
+    ``copy_audio`` also ``<name>.wav`` (the manifest then points at the copy). Files are written
+    to temporary names and renamed."""
+    d = Path(folder)
+    d.mkdir(parents=True, exist_ok=True)
+    name = result.manifest["name"]
+    manifest = dict(result.manifest)
+    out = {"motion": write_bvh(result.motion, d / f"{name}.bvh")}
+    if copy_audio and result.speech.audio:
+        import shutil
+
+        src = Path(result.speech.audio)
+        dst = d / f"{name}{src.suffix or '.wav'}"
+        tmp = dst.with_name(dst.name + ".tmp")
+        shutil.copyfile(src, tmp)
+        os.replace(tmp, dst)
+        out["audio"] = dst
+        manifest["audio"] = dst.name
+        manifest["stimulus"] = {**manifest["stimulus"], "audio": dst.name}
+    out["manifest"] = write_text(d / f"{name}.json", dumps(manifest))
+    return out
+
+
+_TABLE_KEYS = ("accents_covered", "offset_mean_s", "offset_sd_s", "offset_mad_rule_s", "offset_within_rule",
+               "gsi_psi_mae", "gsi_psi_in_margin", "gsi_psi_r", "n_pairs")
+
+
+def objective_table(results: Iterable[GMGResult]) -> pd.DataFrame:
+    """One row per output: item, variant, counts, and the planned and measured figures
+    (``planned_*``, ``measured_*``) of the objective report."""
+    rows = []
+    for r in results:
+        o = r.objective
+        row = {"item": r.speech.name, "variant": o["variant"], "seed": r.plan.seed, "n_accents": o["n_accents"],
+               "n_gestures": o["n_gestures"]}
+        for part in ("planned", "measured"):
+            for k in _TABLE_KEYS:
+                v = o[part].get(k)
+                row[f"{part}_{k}"] = np.nan if v is None else v
+        row["pops"] = r.quality["pops"]
+        row["bone_length_drift"] = r.quality["bone_length_drift"]
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def summarize_objective(table: pd.DataFrame) -> pd.DataFrame:
+    """Per variant: the mean of every figure of :func:`objective_table` over items, with the
+    offsets pooled (mean of per-item means)."""
+    num = table.drop(columns=["item", "seed"], errors="ignore")
+    order = [v for v in VARIANTS if v in set(num["variant"])]
+    out = num.groupby("variant").mean(numeric_only=True).reindex(order)
+    out.insert(0, "outputs", table.groupby("variant").size().reindex(order))
+    return out

@@ -204,3 +204,40 @@ def test_cli_errors_are_one_line(tmp_path):
     assert r.returncode == 2 and "Traceback" not in r.stderr and "none.bvh" in r.stderr
     r = subprocess.run(env_cmd + ["rules", "fit", str(tmp_path)], capture_output=True, text=True)
     assert r.returncode == 2 and "no takes found" in r.stderr
+
+
+def test_cli_accent_rates_strokes_and_mcc_table(tmp_path, capsys):
+    from evalkit.data import sample_path, speech_files
+
+    wavs = [str(p) for p in speech_files()]
+    capsys.readouterr()
+    assert main(["rules", "accents", *wavs, "--out", str(tmp_path / "acc.csv")]) == 0
+    out = capsys.readouterr().out
+    assert "accents/s" in out and out.splitlines()[-2].startswith("all")
+    acc = pd.read_csv(tmp_path / "acc.csv")
+    assert set(acc["recording"]) == {p.stem for p in speech_files()} and acc["accented"].any()
+    assert main(["rules", "accents", *wavs, "--emphasize", "0.3", "--out", str(tmp_path / "emph.csv")]) == 0
+    assert capsys.readouterr().out.startswith("CONSTRUCTED:")
+    emph = pd.read_csv(tmp_path / "emph.csv")
+    assert emph["constructed"].all() and 0.1 < emph["emphasized"].mean() < 0.5
+    assert main(["rules", "table", str(tmp_path / "emph.csv"), "--label", "emphasized", "--group", "recording",
+                 "--features", "excursion_st,rise_st", "--classifiers", "logistic", "--folds", "4",
+                 "--out", str(tmp_path / "t.csv")]) == 0
+    text = capsys.readouterr().out
+    assert "grouped by 'recording' (4 groups)" in text and "excursion_st + rise_st" in text
+    t = pd.read_csv(tmp_path / "t.csv")
+    assert len(t) == 3 and t["mcc"].between(-1, 1).all()
+    # strokes from the bundled CMU clip, with fields parsed from the file name
+    assert main(["rules", "strokes", str(sample_path("cmu", "131_01.bvh")), "--out", str(tmp_path / "s.csv"),
+                 "--name-fields", r"(?P<subject>\d+)_(?P<take>\d+)"]) == 0
+    s = pd.read_csv(tmp_path / "s.csv", dtype={"subject": str})
+    assert (s["subject"] == "131").all() and {"fm_distance", "velocity_range", "max_velocity", "gsi"} <= set(s.columns)
+    # bad input: a non-numeric feature names its row; an unknown --positive value is refused
+    bad = tmp_path / "bad.csv"
+    bad.write_text("a,label,g\n1.0,x,1\noops,y,2\n")
+    r = subprocess.run([sys.executable, "-m", "evalkit", "rules", "table", str(bad), "--label", "label", "--group", "g", "--features", "a"],
+                       capture_output=True, text=True)
+    assert r.returncode == 2 and "bad.csv, line 3" in r.stderr and "numeric" in r.stderr
+    r = subprocess.run([sys.executable, "-m", "evalkit", "rules", "table", str(bad), "--label", "label", "--group", "g", "--features", "a", "--positive", "z"],
+                       capture_output=True, text=True)
+    assert r.returncode == 2

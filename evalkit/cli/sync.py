@@ -100,13 +100,19 @@ def register(sub) -> None:
     st.set_defaults(func=run_strokes)
 
     ac = rs.add_parser("accents", help="export accent-candidate features (syllable nuclei) to CSV",
-                       description="One row per voiced syllable nucleus with its accent features; with "
+                       description="Prints syllable and pitch-accent rates per recording and writes one row per voiced "
+                                   "syllable nucleus with its accent features; with "
                                    "--textgrid-dir, a 'labelled' column is 1 when an annotation of --tier "
                                    "(points or labelled intervals) falls in the syllable.")
     ac.add_argument("paths", nargs="+", metavar="AUDIO", help="audio files")
     ac.add_argument("--out", required=True, metavar="CSV")
     ac.add_argument("--textgrid-dir", metavar="DIR", help="folder with <stem>.TextGrid annotations")
     ac.add_argument("--tier", default="PAPT", help="annotation tier (default: PAPT)")
+    ac.add_argument("--emphasize", type=float, metavar="FRACTION",
+                    help="CONSTRUCTED labels: raise F0 by --semitones on this fraction of random syllables "
+                         "(Praat resynthesis) and label them in an 'emphasized' column")
+    ac.add_argument("--semitones", type=float, default=4.0, help="F0 rise of --emphasize, semitones (default: 4)")
+    ac.add_argument("--seed", type=int, default=0, help="random seed of --emphasize (default: 0)")
     ac.set_defaults(func=run_accent_features)
 
     t = rs.add_parser("table", help="MCC of strength classifiers per feature set, grouped cross-validation",
@@ -281,7 +287,15 @@ def run_fit(args: argparse.Namespace) -> int:
     if not pair_files and not takes:
         raise InputError(f"{root}: no takes found (need folders with pairs.csv from 'evalkit sync', or motion files with a same-stem WAV/FLAC)")
     frames = []
+    truth: list[dict] = []  # known truth of constructed takes, from their manifests
     for pf in pair_files:
+        sj = pf.parent / "sync.json"
+        if sj.exists():
+            try:
+                man = _is_constructed(Path(json.loads(sj.read_text()).get("motion", "")), False)[1]
+            except (json.JSONDecodeError, FileFormatError):
+                man = None
+            truth.extend((man or {}).get("truth", {}).get("pairs", []))
         try:
             df = pd.read_csv(pf)
         except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
@@ -293,7 +307,8 @@ def run_fit(args: argparse.Namespace) -> int:
             df["take"] = pf.parent.name
         frames.append(df)
     for m, a in tqdm(takes, desc="analysing takes", unit="take", disable=len(takes) < 2):
-        constructed, _ = _is_constructed(m, False)
+        constructed, man = _is_constructed(m, False)
+        truth.extend((man or {}).get("truth", {}).get("pairs", []))
         _, gestures, speech = _analyse_take(m, a, args)
         frames.append(pair_take(gestures, speech, args.max_distance, take=m.stem, constructed=constructed))
     pairs = pd.concat([f for f in frames if len(f)], ignore_index=True) if any(len(f) for f in frames) else pd.DataFrame(columns=list(PAIR_COLUMNS))
@@ -316,6 +331,14 @@ def run_fit(args: argparse.Namespace) -> int:
     if rules.constructed:
         print(CONSTRUCTED_LINE)
     _print_rules(rules)
+    if len(truth) >= 3:
+        from scipy.stats import linregress
+
+        t = pd.DataFrame(truth)
+        print(f"constructed truth ({len(t)} placed phrases): mean offset {t['offset_s'].mean():+.3f} s, "
+              f"SD {t['offset_s'].std(ddof=1):.3f} s; slope of the imposed PSI-GSI pairs {linregress(t['psi'], t['gsi']).slope:.3f}; "
+              f"recovered - true: offset {rules.synchrony.mean_s - t['offset_s'].mean():+.3f} s, "
+              f"slope {100 * (rules.intensity.slope / linregress(t['psi'], t['gsi']).slope - 1):+.1f} %")
     print(f"from {len(pairs)} pairs in {pairs['take'].nunique()} take(s); wrote {out} and figures "
           f"{out.stem}_offsets.png, {out.stem}_psi_gsi.png")
     return 0
@@ -421,10 +444,27 @@ def run_accent_features(args: argparse.Namespace) -> int:
     from evalkit.speech.accents import analyze_speech
     from evalkit.speech.textgrid import tier_times
 
-    frames = []
+    if args.emphasize is not None:
+        from evalkit.speech.emphasis import emphasis_dataset
+
+        table = emphasis_dataset([load_audio(p) for p in args.paths], fraction=args.emphasize,
+                                 semitones=args.semitones, seed=args.seed)
+        out = Path(args.out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = out.with_name(f".{out.name}.tmp")
+        table.to_csv(tmp, index=False)
+        tmp.replace(out)
+        print("CONSTRUCTED: F0 raised by Praat resynthesis on randomly chosen syllables of real speech; "
+              "'emphasized' labels are known by construction.")
+        print(f"{len(table)} accent candidate(s), {int(table['emphasized'].sum())} emphasized, from "
+              f"{table['recording'].nunique()} recording(s) -> {out}")
+        return 0
+    frames, rates = [], []
     for p in map(Path, args.paths):
         audio = load_audio(p)
-        df = analyze_speech(audio).accents_frame(candidates=True)
+        analysis = analyze_speech(audio)
+        rates.append((p.stem, audio.duration, len(analysis.candidates), len(analysis.accents)))
+        df = analysis.accents_frame(candidates=True)
         df.insert(0, "recording", p.stem)
         if args.textgrid_dir:
             tg = read_textgrid(Path(args.textgrid_dir) / f"{p.stem}.TextGrid")
@@ -441,6 +481,12 @@ def run_accent_features(args: argparse.Namespace) -> int:
     tmp = out.with_name(f".{out.name}.tmp")
     table.to_csv(tmp, index=False)
     tmp.replace(out)
+    print(f"{'recording':<24} {'seconds':>8} {'syllables/s':>12} {'accents':>8} {'accents/s':>10}")
+    for name, secs, n_syl, n_acc in rates:
+        print(f"{name:<24} {secs:8.2f} {n_syl / secs:12.2f} {n_acc:8d} {n_acc / secs:10.2f}")
+    total = sum(r[1] for r in rates)
+    print(f"{'all':<24} {total:8.2f} {sum(r[2] for r in rates) / total:12.2f} {sum(r[3] for r in rates):8d} "
+          f"{sum(r[3] for r in rates) / total:10.2f}")
     print(f"{len(table)} accent candidate(s) from {len(frames)} recording(s) -> {out}")
     return 0
 
@@ -489,7 +535,7 @@ def run_table(args: argparse.Namespace) -> int:
         data = data.assign(**{args.label: y.astype(str).isin(pos).astype(int)})
     elif y.nunique() != 2:
         raise InputError(f"column {args.label!r} has {y.nunique()} values; give --positive to make two classes")
-    table = mcc_table(data, features, args.label, args.group, classifiers, n_splits=args.folds)
+    table = mcc_table(data, features, args.label, args.group, classifiers, n_splits=args.folds, progress=True)
     n, npos = int(table["n"].iloc[0]), int(table["n_positive"].iloc[0])
     print(f"MCC, {min(args.folds, int(table['n_groups'].iloc[0]))}-fold cross-validation grouped by {args.group!r} "
           f"({table['n_groups'].iloc[0]} groups), {n} examples, {npos} positive ({npos / n:.0%})")

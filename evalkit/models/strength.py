@@ -317,32 +317,38 @@ def mcc_table(
     subsets: Sequence[Sequence[str]] | None = None,
     n_splits: int = 5,
     random_state: int = 0,
+    progress: bool = False,
 ) -> pd.DataFrame:
     """MCC per feature set (rows) and classifier (columns), grouped cross-validation.
 
     Like the thesis' Table 4.1 (stroke strength from FMDistance, velocity range and maximum
     velocity) and Table 8.2 (pitch accents). Returns a tidy DataFrame with columns
     ``features, classifier, mcc, mcc_sd (over folds), accuracy, n, n_positive, n_groups``;
-    pivot with ``.pivot(index="features", columns="classifier", values="mcc")``.
+    pivot with ``.pivot(index="features", columns="classifier", values="mcc")``. ``progress``
+    shows a progress bar.
     """
     for col in list(features) + [label, group]:
         if col not in data.columns:
             raise InputError(f"column {col!r} not in the data; columns are {', '.join(map(str, data.columns))}")
     d = data.dropna(subset=list(features) + [label, group])
     rows = []
-    for subset in (subsets or feature_subsets(features)):
-        for clf in classifiers:
-            r = grouped_mcc(d, d[label].to_numpy(), d[group].to_numpy(), clf, features=tuple(subset), n_splits=n_splits, random_state=random_state)
-            rows.append({
-                "features": " + ".join(subset),
-                "classifier": clf,
-                "mcc": r.mcc,
-                "mcc_sd": float(np.std(r.fold_mcc, ddof=1)) if len(r.fold_mcc) > 1 else float("nan"),
-                "accuracy": r.accuracy,
-                "n": r.n,
-                "n_positive": r.n_positive,
-                "n_groups": r.n_groups,
-            })
+    jobs = [(subset, clf) for subset in (subsets or feature_subsets(features)) for clf in classifiers]
+    if progress:
+        from tqdm import tqdm
+
+        jobs = tqdm(jobs, desc="cross-validating", unit="model")
+    for subset, clf in jobs:
+        r = grouped_mcc(d, d[label].to_numpy(), d[group].to_numpy(), clf, features=tuple(subset), n_splits=n_splits, random_state=random_state)
+        rows.append({
+            "features": " + ".join(subset),
+            "classifier": clf,
+            "mcc": r.mcc,
+            "mcc_sd": float(np.std(r.fold_mcc, ddof=1)) if len(r.fold_mcc) > 1 else float("nan"),
+            "accuracy": r.accuracy,
+            "n": r.n,
+            "n_positive": r.n_positive,
+            "n_groups": r.n_groups,
+        })
     return pd.DataFrame(rows)
 
 

@@ -39,8 +39,8 @@ from evalkit.gesture.trajectory import HandTrajectories
 from evalkit.motion import Motion, Skeleton, find_roles
 
 #: Note written into manifests and reports when the database is built from the bundled CMU clips.
-CMU_NOTE = ("gesture database built from CMU non-conversational capture (playground, stylised walk/hop; "
-            "bundled samples): its arm movements are not conversational gestures, so the output only "
+CMU_NOTE = ("gesture database built from CMU non-conversational capture (stylised walk-stop and start-hop-stop, "
+            "CMU subject 131; bundled samples): its arm movements are not conversational gestures, so the output only "
             "demonstrates the method")
 #: The bundled CMU clips used for the fallback database (one skeleton: the cgspeed BVH rig).
 CMU_CLIPS = ("131_01.bvh", "131_03.bvh")

@@ -141,6 +141,8 @@ class GestureMotionGraph:
             ``kind`` (``E1``/``E2``), ``distance``, ``contiguous``).
         core: the largest SCC (the graph synthesis walks); core_nodes: ``(core gps,)`` index of
             each of its nodes in :attr:`graph` / the database.
+        rest_from: ``(gps,)`` posture distance from the rest pose to each GP's first frame.
+        rest_to: ``(gps,)`` posture distance from each GP's last frame to the rest pose.
     """
 
     database: GestureDatabase
@@ -150,6 +152,8 @@ class GestureMotionGraph:
     graph: Graph
     core: Graph
     core_nodes: np.ndarray
+    rest_from: np.ndarray
+    rest_to: np.ndarray
 
     def stats(self) -> dict:
         """Table 4.2 figures at this threshold (see :func:`graph_statistics`)."""
@@ -209,7 +213,10 @@ def build_gmg(
     core, old = graph.largest_scc()
     if core.n_nodes == 0:
         raise InputError(f"the GMG at threshold {threshold:g} has no cycle (empty largest SCC); raise the threshold or add gesture capture")
-    return GestureMotionGraph(db, float(threshold), w, dist, graph, core, old)
+    rest = db.recordings[db.rest[0]].rotations[db.rest[1]][None]
+    rest_from = posture_distance(rest, first, w)[0]
+    rest_to = posture_distance(last, rest, w)[:, 0]
+    return GestureMotionGraph(db, float(threshold), w, dist, graph, core, old, rest_from, rest_to)
 
 
 def graph_statistics(graph: Graph, threshold: float) -> dict:

@@ -11,12 +11,15 @@ the synchrony rule's mean offset (0.1 s by default: the apex comes before the ac
 **Rule variants** (``sync``, ``sync+intensity``): a dynamic programme (Viterbi) over states
 ``(anchor i, GP g)`` = "GP ``g``'s apex lies on anchor ``i``". A GP's part before its apex is
 played ``k1`` times faster and the part after it ``k2`` times faster, both within
-``speed_range``; GPs follow each other along graph edges (E1/E2) with a blend of at least
-``blend_s`` (none for contiguous E1 edges), or through the rest pose across a rest point (or a
-gap longer than ``long_gap_s``). The cost of a plan adds, per GP, ``scale_cost`` times
+``speed_range``; GPs follow each other along graph edges (E1/E2) with a blend (none for contiguous
+E1 edges), or through the rest pose across a rest point (or a gap longer than ``long_gap_s``).
+A blend lasts at least ``blend_s`` (``rest_in_s`` / ``rest_out_s`` into and out of rest) and at
+least the posture distance it covers divided by ``transition_speed`` (radians of weighted RMS
+joint angle per second), so that far postures are joined by slow, not sudden, movements. The cost of a plan adds, per GP, ``scale_cost`` times
 ``(log k / log k_limit)^2`` for both speeds, the transition's posture distance over the
 threshold (``transition_cost``), ``hold_cost`` per second of holding beyond ``hold_free_s``,
-``rest_cost`` per trip to rest, ``skip_cost`` per accent left without a gesture and, in
+``rest_cost`` plus the posture distances to and from the rest pose per trip to rest,
+``skip_cost`` per accent left without a gesture and, in
 ``sync+intensity``, ``intensity_weight * ((GSI(k1) - (a + b PSI)) / margin)^2``: how far the GP's
 stroke strength, at the speed it is played, lies from the intensity rule's line, in units of
 the rule's margin. A small seeded random cost (``jitter``) per (anchor, GP) breaks ties so that
@@ -30,7 +33,7 @@ following the previous after the minimal blend, as many as fit between rest poin
 from __future__ import annotations
 
 import os
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Sequence
 
 import numpy as np
@@ -171,8 +174,10 @@ class SynthConfig:
         speed_range: allowed playback speed factors of a GP's parts (> 1 = faster).
         speed_steps: speeds tried for the part before the apex (a geometric grid, 1 included).
         blend_s: shortest blend between two GPs that are not contiguous in their recording.
-        max_blend_s: longest blend; a longer gap holds the poses on either side around it.
-        rest_in_s, rest_out_s: blend from the rest pose into a GP / from a GP to rest.
+        max_blend_s: longest blend unless the posture distance needs more; a longer gap holds the
+            poses on either side around the blend.
+        rest_in_s, rest_out_s: shortest blend from the rest pose into a GP / from a GP to rest.
+        transition_speed: blends last at least (posture distance / this), radians per second.
         long_gap_s: a gap between two anchors at least this long may go through rest even
             without a pause.
         tail_s: the clip lasts this long after the speech ends (time to return to rest).
@@ -188,6 +193,7 @@ class SynthConfig:
     max_blend_s: float = 0.5
     rest_in_s: float = 0.4
     rest_out_s: float = 0.4
+    transition_speed: float = 1.5
     long_gap_s: float = 2.5
     tail_s: float = 0.5
     max_skip: int = 4
@@ -207,6 +213,8 @@ class SynthConfig:
             raise InputError(f"speed_range must satisfy 0 < min <= 1 <= max, got {self.speed_range}")
         if self.blend_s <= 0 or self.max_blend_s < self.blend_s:
             raise InputError("need 0 < blend_s <= max_blend_s")
+        if not self.transition_speed > 0:
+            raise InputError("transition_speed must be > 0")
         if min(self.rest_in_s, self.rest_out_s, self.tail_s) < 0 or self.max_skip < 0 or self.speed_steps < 1:
             raise InputError("rest_in_s, rest_out_s, tail_s and max_skip must be >= 0, speed_steps >= 1")
 
@@ -239,6 +247,8 @@ class Placement:
         entry: how the motion gets into it: ``"rest"`` (from the rest pose), ``"E1"`` or ``"E2"``
             (a graph edge from the previous GP).
         gsi: its stroke's GSI at ``speed_pre``.
+        blend_in_s: shortest blend into it (from the previous GP or from rest), seconds.
+        rest_out_s: blend from it to the rest pose when rest follows, seconds (0 otherwise).
     """
 
     gp: int
@@ -250,6 +260,8 @@ class Placement:
     end_time: float
     entry: str
     gsi: float
+    blend_in_s: float = 0.0
+    rest_out_s: float = 0.0
 
 
 @dataclass(frozen=True, eq=False)
@@ -263,7 +275,7 @@ class Plan:
         rest_points: times the body is at rest (pause middles), seconds.
         anchors: ``(accents,)`` anchor times (PAPT minus anticipation), seconds.
         cost: total cost of the plan (NaN for the random variant).
-        rest_in_s, rest_out_s, max_blend_s: blend lengths for rendering (from the config).
+        max_blend_s: blend length for rendering (from the config).
     """
 
     variant: str
@@ -273,8 +285,6 @@ class Plan:
     rest_points: tuple[float, ...]
     anchors: np.ndarray
     cost: float = float("nan")
-    rest_in_s: float = 0.4
-    rest_out_s: float = 0.4
     max_blend_s: float = 0.5
 
     def frame(self) -> pd.DataFrame:
@@ -294,11 +304,24 @@ def _core_arrays(gmg, config: SynthConfig):
     e = core.edges
     s, d = e["src"].to_numpy(), e["dst"].to_numpy()
     edge[s, d] = True
+    dist = e["distance"].to_numpy(dtype=float)
+    tmin[s, d] = np.maximum(config.blend_s, dist / config.transition_speed)
     cont = e["contiguous"].to_numpy(dtype=bool)
     tmin[s[cont], d[cont]] = 0.0
-    tcost[s, d] = config.transition_cost * e["distance"].to_numpy(dtype=float) / gmg.threshold
+    tcost[s, d] = config.transition_cost * dist / gmg.threshold
     kind[s, d] = e["kind"].to_numpy()
     return edge, tmin, tcost, kind
+
+
+def _rest_arrays(gmg, config: SynthConfig):
+    """``(rin, rout, rcost_in, rcost_out)`` per core node: blend durations from / to the rest
+    pose (s) and their transition costs."""
+    nodes = np.asarray(gmg.core_nodes)
+    d_in = np.asarray(gmg.rest_from)[nodes]
+    d_out = np.asarray(gmg.rest_to)[nodes]
+    rin = np.maximum(config.rest_in_s, d_in / config.transition_speed)
+    rout = np.maximum(config.rest_out_s, d_out / config.transition_speed)
+    return rin, rout, config.transition_cost * d_in / gmg.threshold, config.transition_cost * d_out / gmg.threshold
 
 
 def _between(points: np.ndarray, lo: float, hi: float) -> np.ndarray:
@@ -327,6 +350,7 @@ def plan_rules(gmg, speech: SpeechInput, rules: Rules, variant: str = "sync+inte
     dur = speech.duration + cfg.tail_s
     rho = np.sort(speech.rest_points)
     edge, tmin, tcost, kind = _core_arrays(gmg, cfg)
+    rin, rout, rc_in, rc_out = _rest_arrays(gmg, cfg)
     w_int = cfg.intensity_weight if variant == "sync+intensity" else 0.0
     if A:
         pred = rules.intensity.predict(speech.psi)
@@ -340,21 +364,20 @@ def plan_rules(gmg, speech: SpeechInput, rules: Rules, variant: str = "sync+inte
 
     def enter_from_rest(j: int, lower: float) -> tuple[np.ndarray, np.ndarray]:
         """Cost (M,) and speed index (M,) of entering GP h on anchor j from rest held until ``lower``."""
-        room = anchors[j] - lower - cfg.rest_in_s
-        with np.errstate(divide="ignore"):
-            ok = (pre[None, :] / K[:, None]) <= room + 1e-9 if room > 0 else np.zeros((S, M), dtype=bool)
-        c = np.where(ok, sc_k[:, None] + icost[j], inf)
+        room = anchors[j] - lower - rin  # (M,)
+        ok = (pre[None, :] / K[:, None]) <= room[None, :] + 1e-9
+        ok &= room[None, :] > 0
+        c = np.where(ok, sc_k[:, None] + icost[j] + rc_in[None, :], inf)
         idx = np.argmin(c, axis=0)
         return c[idx, np.arange(M)], idx
 
     def leave_to_rest(i: int, upper: float) -> tuple[np.ndarray, np.ndarray]:
         """Cost (M,) and speed k2 (M,) of finishing GP g on anchor i and resting by ``upper``."""
-        room = upper - cfg.rest_out_s - anchors[i]
-        if room <= 0:
-            return np.full(M, inf), np.ones(M)
-        k2 = np.maximum(1.0, post / room)
-        c = np.where(k2 <= kmax + 1e-9, cfg.speed_cost(k2), inf)
-        return c, k2
+        room = upper - rout - anchors[i]  # (M,)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            k2 = np.where(room > 0, np.maximum(1.0, post / np.where(room > 0, room, 1.0)), np.inf)
+        c = np.where((room > 0) & (k2 <= kmax + 1e-9), cfg.speed_cost(np.minimum(k2, kmax)) + rc_out, inf)
+        return c, np.where(np.isfinite(k2), k2, 1.0)
 
     D = np.full((A, M), inf)
     # back pointers: previous anchor, previous GP (core index), kind (0 start, 1 edge, 2 rest),
@@ -446,17 +469,16 @@ def plan_rules(gmg, speech: SpeechInput, rules: Rules, variant: str = "sync+inte
     for n, (j, h, kd, k1i, k2) in enumerate(chain):
         gp = int(nodes[h])
         k1 = float(K[k1i])
-        if kd == 1:
-            entry = str(kind[chain[n - 1][1], h])
-        else:
-            entry = "rest"
+        g = chain[n - 1][1] if n else -1
+        entry = str(kind[g, h]) if kd == 1 else "rest"
+        rest_next = n + 1 == len(chain) or chain[n + 1][2] != 1
         placements.append(Placement(
             gp=gp, anchor=int(j), apex_time=float(anchors[j]), speed_pre=k1, speed_post=float(k2),
             start_time=float(anchors[j] - pre[h] / k1), end_time=float(anchors[j] + post[h] / k2),
             entry=entry, gsi=float(db.gsi_at(k1)[gp]),
+            blend_in_s=float(tmin[g, h] if kd == 1 else rin[h]), rest_out_s=float(rout[h] if rest_next else 0.0),
         ))
-    return Plan(variant, int(seed), tuple(placements), float(dur), tuple(float(r) for r in rho), anchors, best_total,
-                cfg.rest_in_s, cfg.rest_out_s, cfg.max_blend_s)
+    return Plan(variant, int(seed), tuple(placements), float(dur), tuple(float(r) for r in rho), anchors, best_total, cfg.max_blend_s)
 
 
 def plan_random(gmg, speech: SpeechInput, rules: Rules | None = None, config: SynthConfig = SynthConfig(), seed: int = 0) -> Plan:
@@ -472,6 +494,7 @@ def plan_random(gmg, speech: SpeechInput, rules: Rules | None = None, config: Sy
     pre = db.pre_s[nodes]
     post = db.post_s[nodes]
     edge, tmin, _, kind = _core_arrays(gmg, cfg)
+    rin, rout, _, _ = _rest_arrays(gmg, cfg)
     gsi1 = db.gsi_at(1.0)
     dur = speech.duration + cfg.tail_s
     rho = np.sort(speech.rest_points)
@@ -479,7 +502,7 @@ def plan_random(gmg, speech: SpeechInput, rules: Rules | None = None, config: Sy
     placements: list[Placement] = []
     prev: int | None = None
     for r0, r1 in zip(bounds[:-1], bounds[1:]):
-        t = r0 + cfg.rest_in_s + (rng.uniform(0.0, cfg.random_lead_s) if cfg.random_lead_s > 0 else 0.0)
+        t = r0 + (rng.uniform(0.0, cfg.random_lead_s) if cfg.random_lead_s > 0 else 0.0)
         first = True
         while True:
             cands = np.flatnonzero(edge[prev]) if prev is not None else np.arange(M)
@@ -487,8 +510,9 @@ def plan_random(gmg, speech: SpeechInput, rules: Rules | None = None, config: Sy
                 cands = np.arange(M)
             chosen = None
             for h in rng.permutation(cands):
-                s = t if first else t + tmin[prev, h]
-                if s + pre[h] + post[h] + cfg.rest_out_s <= r1 + 1e-9:
+                blend = rin[h] if first else tmin[prev, h]
+                s = t + blend
+                if s + pre[h] + post[h] + rout[h] <= r1 + 1e-9:
                     chosen, start = int(h), s
                     break
             if chosen is None:
@@ -496,14 +520,16 @@ def plan_random(gmg, speech: SpeechInput, rules: Rules | None = None, config: Sy
             h = chosen
             entry = "rest" if first else str(kind[prev, h])
             gp = int(nodes[h])
-            placements.append(Placement(gp, -1, float(start + pre[h]), 1.0, 1.0, float(start), float(start + pre[h] + post[h]), entry, float(gsi1[gp])))
+            if placements and not first:
+                placements[-1] = replace(placements[-1], rest_out_s=0.0)
+            placements.append(Placement(gp, -1, float(start + pre[h]), 1.0, 1.0, float(start), float(start + pre[h] + post[h]),
+                                        entry, float(gsi1[gp]), float(blend), float(rout[h])))
             t = start + pre[h] + post[h]
             prev = h
             first = False
     rules = rules or DEFAULT_RULES
     anchors = np.asarray(rules.synchrony.anchor(speech.papts), dtype=float)
-    return Plan("random", int(seed), tuple(placements), float(dur), tuple(float(r) for r in rho), anchors, float("nan"),
-                cfg.rest_in_s, cfg.rest_out_s, cfg.max_blend_s)
+    return Plan("random", int(seed), tuple(placements), float(dur), tuple(float(r) for r in rho), anchors, float("nan"), cfg.max_blend_s)
 
 
 def make_plan(gmg, speech: SpeechInput, rules: Rules, variant: str, config: SynthConfig = SynthConfig(), seed: int = 0) -> Plan:

@@ -211,11 +211,12 @@ def render_plan(gmg, plan, fps: float | None = None, name: str = "gmg") -> Rende
             gp_frames |= m
         seams.extend([seg.start_time, seg.end_time])
 
-    def blend_window(a: float, b: float) -> tuple[float, float]:
-        if b - a <= max_blend_s:
+    def blend_window(a: float, b: float, least: float) -> tuple[float, float]:
+        w = max(max_blend_s, least)
+        if b - a <= w:
             return a, b
         mid = (a + b) / 2
-        return mid - max_blend_s / 2, mid + max_blend_s / 2
+        return mid - w / 2, mid + w / 2
 
     def fill_blend(m: np.ndarray, pa, pb, w0: float, w1: float) -> None:
         """Frames ``m``: blend of pose sources ``pa`` -> ``pb`` with Kovar's weight over [w0, w1]."""
@@ -237,7 +238,7 @@ def render_plan(gmg, plan, fps: float | None = None, name: str = "gmg") -> Rende
         if segs:
             q = segs[0]
             rest_T = rest.align(rest_frame, recs[q.rec].state(q.src_start, q.T))
-            a = max(0.0, q.start_time - plan.rest_in_s)
+            a = max(0.0, q.start_time - plan.placements[0].blend_in_s)
             hold = m & (t < a)
             if hold.any():
                 put(hold, *rest_pose(rest_T, int(hold.sum())))
@@ -249,11 +250,11 @@ def render_plan(gmg, plan, fps: float | None = None, name: str = "gmg") -> Rende
         placement = plan.placements[k + 1]
         if placement.entry != "rest":
             if m.any():
-                w0, w1 = blend_window(p.end_time, q.start_time)
+                w0, w1 = blend_window(p.end_time, q.start_time, placement.blend_in_s)
                 fill_blend(m, lambda tt, p=p: seg_pose(p, tt), lambda tt, q=q: seg_pose(q, tt), w0, w1)
             continue
         T_r = rest.align(rest_frame, recs[p.rec].state(p.src_end, p.T))
-        ro, ri = plan.rest_out_s, plan.rest_in_s
+        ro, ri = plan.placements[k].rest_out_s, placement.blend_in_s
         gap = q.start_time - p.end_time
         if ro + ri > gap:
             ro, ri = gap * ro / (ro + ri), gap * ri / (ro + ri)
@@ -268,7 +269,7 @@ def render_plan(gmg, plan, fps: float | None = None, name: str = "gmg") -> Rende
         m = t > p.end_time
         if m.any():
             T_r = rest.align(rest_frame, recs[p.rec].state(p.src_end, p.T))
-            a = p.end_time + plan.rest_out_s
+            a = p.end_time + plan.placements[-1].rest_out_s
             fill_blend(m & (t <= a), lambda tt: seg_pose(p, tt), lambda tt: rest_pose(T_r, len(tt)), p.end_time, a)
             hold = m & (t > a)
             if hold.any():

@@ -90,12 +90,13 @@ def _leg_length(skeleton: Skeleton, roles: dict[str, int]) -> float:
 def joint_correspondence(source: Skeleton, target: Skeleton) -> np.ndarray:
     """``(target joints,)`` index of each target joint in ``source`` (``-1`` if absent).
 
-    Joints are matched by name; if no name matches beyond the root but both skeletons have the
-    same parent structure, they are matched by index (e.g. cgspeed BVH vs ASF of CMU).
+    Joints are matched by name; if fewer than half of them match but both skeletons have the
+    same parent structure, they are matched by index (e.g. cgspeed BVH vs ASF of CMU, which
+    share the hierarchy but name most joints differently).
     """
     index = {n: i for i, n in enumerate(source.names)}
     corr = np.array([index.get(n, -1) for n in target.names], dtype=np.int64)
-    if (corr >= 0).sum() <= 1 and source.n_joints == target.n_joints and np.array_equal(source.parents, target.parents):
+    if (corr >= 0).sum() < target.n_joints / 2 and source.n_joints == target.n_joints and np.array_equal(source.parents, target.parents):
         corr = np.arange(target.n_joints)
     return corr
 

@@ -2,8 +2,9 @@
 
 **Speech.** A :class:`SpeechInput` holds the pitch accents (PAPT, PSI) of a recording — detected
 from the audio or read from a TextGrid with :mod:`evalkit.speech` — and its pauses (silences of
-at least ``min_pause_s``, found on Praat's intensity contour). The body rests in every pause: the
-middle of each pause is a *rest point* that the plan must spend in the rest pose.
+at least ``min_pause_s``, found on Praat's intensity contour). The body rests in every pause: each
+pause, less ``pause_margin_s`` at either end, is a *rest interval* that the plan spends in the
+rest pose (silence before and after the speech too).
 
 **Anchors** (thesis Fig. 4.11): ``anchor_i = PAPT_i - anticipation`` where the anticipation is
 the synchrony rule's mean offset (0.1 s by default: the apex comes before the accent peak).
@@ -84,10 +85,17 @@ class SpeechInput:
         object.__setattr__(self, "psi", s)
         object.__setattr__(self, "pauses", tuple((float(a), float(b)) for a, b in self.pauses))
 
-    @property
-    def rest_points(self) -> np.ndarray:
-        """``(pauses,)`` middle of each pause, seconds: times the body must be at rest."""
-        return np.array([(a + b) / 2 for a, b in self.pauses], dtype=float)
+    def rest_intervals(self, clip_end: float, margin_s: float = 0.2) -> list[tuple[float, float]]:
+        """When the body must be in the rest pose, seconds: each pause without ``margin_s`` at
+        either end (gestures may start and finish that close to speech; at most half the
+        pause), extended to 0 / ``clip_end`` for silence at the start / end of the recording."""
+        out = []
+        for a, b in self.pauses:
+            m = min(margin_s, (b - a) / 2)
+            lo = 0.0 if a <= 1e-9 else a + m
+            hi = float(clip_end) if b >= self.duration - 1e-9 else b - m
+            out.append((lo, max(lo, hi)))
+        return out
 
     def summary(self) -> dict:
         return {
@@ -181,6 +189,8 @@ class SynthConfig:
         long_gap_s: a gap between two anchors at least this long may go through rest even
             without a pause.
         tail_s: the clip lasts this long after the speech ends (time to return to rest).
+        pause_margin_s: gestures may reach this far into a pause (see
+            :meth:`SpeechInput.rest_intervals`).
         max_skip: most accents skipped between two consecutive GPs joined by an edge.
         skip_cost, scale_cost, transition_cost, hold_cost, hold_free_s, rest_cost,
         intensity_weight, jitter: the plan's cost terms (see the module docstring).
@@ -196,6 +206,7 @@ class SynthConfig:
     transition_speed: float = 1.5
     long_gap_s: float = 2.5
     tail_s: float = 0.5
+    pause_margin_s: float = 0.2
     max_skip: int = 4
     skip_cost: float = 1.5
     scale_cost: float = 0.5
@@ -272,7 +283,7 @@ class Plan:
         variant: one of :data:`VARIANTS`; seed: the random seed.
         placements: the GPs in time order.
         duration: length of the clip to render, seconds.
-        rest_points: times the body is at rest (pause middles), seconds.
+        rest_intervals: ``(start, end)`` times the body is at rest, seconds.
         anchors: ``(accents,)`` anchor times (PAPT minus anticipation), seconds.
         cost: total cost of the plan (NaN for the random variant).
         max_blend_s: blend length for rendering (from the config).
@@ -282,7 +293,7 @@ class Plan:
     seed: int
     placements: tuple[Placement, ...]
     duration: float
-    rest_points: tuple[float, ...]
+    rest_intervals: tuple[tuple[float, float], ...]
     anchors: np.ndarray
     cost: float = float("nan")
     max_blend_s: float = 0.5
@@ -293,39 +304,247 @@ class Plan:
 
 
 # --------------------------------------------------------------------------------------------
-def _core_arrays(gmg, config: SynthConfig):
-    """Edge matrices among the core (SCC) nodes."""
-    core = gmg.core
-    m = core.n_nodes
-    edge = np.zeros((m, m), dtype=bool)
-    tmin = np.full((m, m), config.blend_s)
-    tcost = np.zeros((m, m))
-    kind = np.full((m, m), "", dtype=object)
-    e = core.edges
-    s, d = e["src"].to_numpy(), e["dst"].to_numpy()
-    edge[s, d] = True
-    dist = e["distance"].to_numpy(dtype=float)
-    tmin[s, d] = np.maximum(config.blend_s, dist / config.transition_speed)
-    cont = e["contiguous"].to_numpy(dtype=bool)
-    tmin[s[cont], d[cont]] = 0.0
-    tcost[s, d] = config.transition_cost * dist / gmg.threshold
-    kind[s, d] = e["kind"].to_numpy()
-    return edge, tmin, tcost, kind
+@dataclass(frozen=True, eq=False)
+class _Context:
+    """Everything the planners need, as arrays over the core (SCC) nodes ``M`` and speeds ``S``."""
+
+    cfg: SynthConfig
+    nodes: np.ndarray       # (M,) database index of each core node
+    pre: np.ndarray         # (M,) seconds start -> apex
+    post: np.ndarray        # (M,) seconds apex -> end
+    K: np.ndarray           # (S,) speeds for the part before the apex
+    sc_k: np.ndarray        # (S,) their cost
+    gsi: np.ndarray         # (M, S)
+    anchors: np.ndarray     # (A,)
+    usable: np.ndarray      # (A,) anchor outside every rest interval
+    icost: np.ndarray       # (A, S, M) intensity cost
+    jit: np.ndarray         # (A, M)
+    edge: np.ndarray        # (M, M) bool
+    tmin: np.ndarray        # (M, M) shortest blend, s
+    tcost: np.ndarray       # (M, M)
+    kind: np.ndarray        # (M, M) "E1"/"E2"/""
+    rin: np.ndarray         # (M,) blend from rest, s
+    rout: np.ndarray        # (M,) blend to rest, s
+    rc_in: np.ndarray       # (M,)
+    rc_out: np.ndarray      # (M,)
+    rest: tuple[tuple[float, float], ...]
+    dur: float
+
+    # -- rest intervals ---------------------------------------------------------------------
+    def rest_before(self, t: float) -> float:
+        """End of the last rest interval ending by ``t`` (0: the clip starts at rest)."""
+        return max([0.0] + [hi for lo, hi in self.rest if hi <= t + 1e-9])
+
+    def rest_after(self, t: float) -> float:
+        """Start of the first rest interval starting at or after ``t`` (else the clip's end)."""
+        return min([self.dur] + [lo for lo, hi in self.rest if lo >= t - 1e-9])
+
+    def rest_between(self, a: float, b: float) -> tuple[float, float] | None:
+        """``(first start, last end)`` of the rest intervals lying between ``a`` and ``b``."""
+        inside = [(lo, hi) for lo, hi in self.rest if lo >= a - 1e-9 and hi <= b + 1e-9]
+        return (inside[0][0], inside[-1][1]) if inside else None
+
+    # -- vectorised pieces of the cost -------------------------------------------------------
+    def enter(self, j: int, lower: float) -> tuple[np.ndarray, np.ndarray]:
+        """``(S, M)`` cost of entering GP h on anchor j at speed K[s] from rest held until ``lower``."""
+        room = self.anchors[j] - lower - self.rin  # (M,)
+        ok = ((self.pre[None, :] / self.K[:, None]) <= room[None, :] + 1e-9) & (room[None, :] > 0)
+        return np.where(ok, self.sc_k[:, None] + self.icost[j] + self.rc_in[None, :], np.inf)
+
+    def leave(self, i: int, upper: float) -> tuple[np.ndarray, np.ndarray]:
+        """``(M,)`` cost and ``(M,)`` post-apex speed of finishing GP g on anchor i and resting by ``upper``."""
+        kmax = self.cfg.speed_range[1]
+        room = upper - self.rout - self.anchors[i]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            k2 = np.where(room > 0, np.maximum(1.0, self.post / np.where(room > 0, room, 1.0)), np.inf)
+        ok = (room > 0) & (k2 <= kmax + 1e-9)
+        c = np.where(ok, self.cfg.speed_cost(np.where(ok, k2, 1.0)) + self.rc_out, np.inf)
+        return c, np.where(ok, k2, 1.0)
+
+    def direct(self, i: int, j: int) -> tuple[np.ndarray, np.ndarray]:
+        """``(S, M_g, M_h)`` cost and post-apex speed of g of going from (i, g) to (j, h) along an edge."""
+        cfg = self.cfg
+        kmin, kmax = cfg.speed_range
+        G = self.anchors[j] - self.anchors[i]
+        P = self.pre[None, :] / self.K[:, None]  # (S, M_h)
+        R = G - P[:, None, :] - self.tmin[None, :, :]  # (S, M_g, M_h): time for g's post part + hold
+        post = self.post[None, :, None]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            need = np.where(post > 0, post / np.where(R > 0, R, np.nan), 0.0)
+        feas = self.edge[None] & (R > 0) & np.isfinite(need) & (need <= kmax + 1e-9)
+        k2 = np.clip(np.nan_to_num(need, nan=kmax), kmin, kmax)
+        hold = np.maximum(R - post / k2, 0.0)
+        cost = (self.sc_k[:, None, None] + cfg.speed_cost(k2) + cfg.hold_cost * np.maximum(hold - cfg.hold_free_s, 0.0)
+                + self.tcost[None] + self.icost[j][:, None, :])
+        return np.where(feas, cost, np.inf), k2
 
 
-def _rest_arrays(gmg, config: SynthConfig):
-    """``(rin, rout, rcost_in, rcost_out)`` per core node: blend durations from / to the rest
-    pose (s) and their transition costs."""
+def _context(gmg, speech: SpeechInput, rules: Rules, variant: str, config: SynthConfig, seed: int) -> _Context:
+    cfg = config
+    rng = np.random.default_rng(seed)
+    db = gmg.database
     nodes = np.asarray(gmg.core_nodes)
+    M = len(nodes)
+    K = cfg.speeds()
+    S = len(K)
+    gsi = db.gsi_at(K)[nodes] if variant == "sync+intensity" else np.zeros((M, S))
+    anchors = np.asarray(rules.synchrony.anchor(speech.papts), dtype=float).reshape(-1)
+    A = len(anchors)
+    dur = float(speech.duration + cfg.tail_s)
+    rest = tuple(sorted(speech.rest_intervals(dur, cfg.pause_margin_s)))
+    usable = np.array([not any(lo < a < hi for lo, hi in rest) and 0 < a < dur for a in anchors], dtype=bool)
+    if variant == "sync+intensity" and A:
+        pred = rules.intensity.predict(speech.psi)
+        margin = max(rules.intensity.margin, 1e-3)
+        icost = cfg.intensity_weight * ((gsi.T[None, :, :] - pred[:, None, None]) / margin) ** 2
+        icost[~np.isfinite(icost)] = 0.0
+    else:
+        icost = np.zeros((A, S, M))
+    jit = rng.uniform(0.0, cfg.jitter, size=(A, M)) if cfg.jitter > 0 else np.zeros((A, M))
+    # edges among the core nodes
+    edge = np.zeros((M, M), dtype=bool)
+    tmin = np.full((M, M), cfg.blend_s)
+    tcost = np.zeros((M, M))
+    kind = np.full((M, M), "", dtype=object)
+    e = gmg.core.edges
+    src, dst = e["src"].to_numpy(), e["dst"].to_numpy()
+    dist = e["distance"].to_numpy(dtype=float)
+    edge[src, dst] = True
+    tmin[src, dst] = np.maximum(cfg.blend_s, dist / cfg.transition_speed)
+    cont = e["contiguous"].to_numpy(dtype=bool)
+    tmin[src[cont], dst[cont]] = 0.0
+    tcost[src, dst] = cfg.transition_cost * dist / gmg.threshold
+    kind[src, dst] = e["kind"].to_numpy()
     d_in = np.asarray(gmg.rest_from)[nodes]
     d_out = np.asarray(gmg.rest_to)[nodes]
-    rin = np.maximum(config.rest_in_s, d_in / config.transition_speed)
-    rout = np.maximum(config.rest_out_s, d_out / config.transition_speed)
-    return rin, rout, config.transition_cost * d_in / gmg.threshold, config.transition_cost * d_out / gmg.threshold
+    return _Context(
+        cfg=cfg, nodes=nodes, pre=db.pre_s[nodes], post=db.post_s[nodes], K=K, sc_k=cfg.speed_cost(K), gsi=gsi,
+        anchors=anchors, usable=usable, icost=icost, jit=jit, edge=edge, tmin=tmin, tcost=tcost, kind=kind,
+        rin=np.maximum(cfg.rest_in_s, d_in / cfg.transition_speed),
+        rout=np.maximum(cfg.rest_out_s, d_out / cfg.transition_speed),
+        rc_in=cfg.transition_cost * d_in / gmg.threshold, rc_out=cfg.transition_cost * d_out / gmg.threshold,
+        rest=rest, dur=dur,
+    )
 
 
-def _between(points: np.ndarray, lo: float, hi: float) -> np.ndarray:
-    return points[(points > lo) & (points < hi)]
+#: Kinds of step in a chain: entering from the clip's start, along an edge, through rest.
+START, EDGE, REST = 0, 1, 2
+
+
+def _dp(ctx: _Context) -> tuple[float, list[tuple[int, int, int, int, float]]]:
+    """Cheapest chain ``[(anchor, core node, step kind, speed index k1, post speed k2)]``."""
+    cfg = ctx.cfg
+    A, M = ctx.icost.shape[0], len(ctx.nodes)
+    inf = np.inf
+    D = np.full((A, M), inf)
+    b_i = np.full((A, M), -1)
+    b_g = np.full((A, M), -1)
+    b_kind = np.zeros((A, M), dtype=np.int8)
+    b_k1 = np.zeros((A, M), dtype=np.int64)
+    b_k2 = np.ones((A, M))
+    cols = np.arange(M)
+    for j in range(A):
+        if not ctx.usable[j]:
+            continue
+        c = ctx.enter(j, ctx.rest_before(ctx.anchors[j]))
+        k1 = np.argmin(c, axis=0)
+        best = c[k1, cols] + cfg.skip_cost * j
+        kind_j = np.full(M, START, dtype=np.int8)
+        i_j = np.full(M, -1)
+        g_j = np.full(M, -1)
+        k2_j = np.ones(M)
+        for i in range(j):
+            if not np.isfinite(D[i]).any():
+                continue
+            skip = cfg.skip_cost * (j - i - 1)
+            gap = ctx.anchors[j] - ctx.anchors[i]
+            between = ctx.rest_between(ctx.anchors[i], ctx.anchors[j])
+            if between is None and j - i - 1 <= cfg.max_skip:
+                cost, k2 = ctx.direct(i, j)
+                ks = np.argmin(cost, axis=0)  # (M_g, M_h)
+                C = np.take_along_axis(cost, ks[None], axis=0)[0]
+                tot = D[i][:, None] + C + skip
+                g = np.argmin(tot, axis=0)
+                val = tot[g, cols]
+                h = np.flatnonzero(val < best)
+                if len(h):
+                    best[h] = val[h]
+                    kind_j[h], i_j[h], g_j[h] = EDGE, i, g[h]
+                    k1[h] = ks[g[h], h]
+                    k2_j[h] = k2[ks[g[h], h], g[h], h]
+            if between is not None or gap >= cfg.long_gap_s:
+                upper, lower = between if between is not None else ((ctx.anchors[i] + ctx.anchors[j]) / 2,) * 2
+                cg, k2g = ctx.leave(i, upper)
+                tot_g = D[i] + cg
+                g = int(np.argmin(tot_g))
+                if not np.isfinite(tot_g[g]):
+                    continue
+                ch = ctx.enter(j, lower)
+                kh = np.argmin(ch, axis=0)
+                val = tot_g[g] + ch[kh, cols] + cfg.rest_cost + skip
+                h = np.flatnonzero(val < best)
+                if len(h):
+                    best[h] = val[h]
+                    kind_j[h], i_j[h], g_j[h] = REST, i, g
+                    k1[h] = kh[h]
+                    k2_j[h] = k2g[g]
+        D[j] = best + ctx.jit[j]
+        b_i[j], b_g[j], b_kind[j], b_k1[j], b_k2[j] = i_j, g_j, kind_j, k1, k2_j
+    best_total, end = cfg.skip_cost * A, None
+    for i in range(A):
+        if not np.isfinite(D[i]).any():
+            continue
+        cg, k2g = ctx.leave(i, ctx.rest_after(ctx.anchors[i]))
+        tot = D[i] + cg + cfg.skip_cost * (A - 1 - i)
+        g = int(np.argmin(tot))
+        if tot[g] < best_total:
+            best_total, end = float(tot[g]), (i, g, float(k2g[g]))
+    chain: list[tuple[int, int, int, int, float]] = []
+    if end is not None:
+        j, h, k2 = end
+        while j >= 0:
+            chain.append((j, h, int(b_kind[j, h]), int(b_k1[j, h]), k2))
+            j, h, k2 = int(b_i[j, h]), int(b_g[j, h]), float(b_k2[j, h])
+        chain.reverse()
+    return best_total, chain
+
+
+def chain_cost(ctx: _Context, chain: Sequence[tuple[int, int, int, int]]) -> float:
+    """Cost of a chain ``[(anchor, core node, step kind, speed index k1)]``, one step at a time
+    (``inf`` if infeasible). The dynamic programme's optimum equals this for its own chain and
+    no chain costs less (tests check it)."""
+    cfg = ctx.cfg
+    A = ctx.icost.shape[0]
+    if not chain:
+        return cfg.skip_cost * A
+    total = 0.0
+    prev = None
+    for j, h, kind, k1 in chain:
+        if not (0 <= j < A) or not ctx.usable[j] or (prev is not None and j <= prev[0]):
+            return np.inf
+        if kind == START:
+            if prev is not None:
+                return np.inf
+            total += ctx.enter(j, ctx.rest_before(ctx.anchors[j]))[k1, h] + cfg.skip_cost * j
+        else:
+            if prev is None:
+                return np.inf
+            i, g = prev
+            skip = cfg.skip_cost * (j - i - 1)
+            between = ctx.rest_between(ctx.anchors[i], ctx.anchors[j])
+            if kind == EDGE:
+                if between is not None or j - i - 1 > cfg.max_skip:
+                    return np.inf
+                total += ctx.direct(i, j)[0][k1, g, h] + skip
+            else:
+                if between is None and ctx.anchors[j] - ctx.anchors[i] < cfg.long_gap_s:
+                    return np.inf
+                upper, lower = between if between is not None else ((ctx.anchors[i] + ctx.anchors[j]) / 2,) * 2
+                total += ctx.leave(i, upper)[0][g] + ctx.enter(j, lower)[k1, h] + cfg.rest_cost + skip
+        total += ctx.jit[j, h]
+        prev = (j, h)
+    i, g = prev
+    return float(total + ctx.leave(i, ctx.rest_after(ctx.anchors[i]))[0][g] + cfg.skip_cost * (A - 1 - i))
 
 
 def plan_rules(gmg, speech: SpeechInput, rules: Rules, variant: str = "sync+intensity", config: SynthConfig = SynthConfig(), seed: int = 0) -> Plan:
@@ -333,152 +552,24 @@ def plan_rules(gmg, speech: SpeechInput, rules: Rules, variant: str = "sync+inte
     module docstring)."""
     if variant not in ("sync", "sync+intensity"):
         raise InputError(f"plan_rules handles 'sync' and 'sync+intensity', got {variant!r}")
-    cfg = config
-    rng = np.random.default_rng(seed)
+    ctx = _context(gmg, speech, rules, variant, config, seed)
+    cost, chain = _dp(ctx)
     db = gmg.database
-    nodes = np.asarray(gmg.core_nodes)
-    M = len(nodes)
-    pre = db.pre_s[nodes]
-    post = db.post_s[nodes]
-    K = cfg.speeds()
-    S = len(K)
-    kmin, kmax = cfg.speed_range
-    sc_k = cfg.speed_cost(K)
-    gsi = db.gsi_at(K)[nodes]  # (M, S)
-    anchors = np.asarray(rules.synchrony.anchor(speech.papts), dtype=float)
-    A = len(anchors)
-    dur = speech.duration + cfg.tail_s
-    rho = np.sort(speech.rest_points)
-    edge, tmin, tcost, kind = _core_arrays(gmg, cfg)
-    rin, rout, rc_in, rc_out = _rest_arrays(gmg, cfg)
-    w_int = cfg.intensity_weight if variant == "sync+intensity" else 0.0
-    if A:
-        pred = rules.intensity.predict(speech.psi)
-        margin = max(rules.intensity.margin, 1e-3)
-        icost = w_int * ((gsi.T[None, :, :] - pred[:, None, None]) / margin) ** 2  # (A, S, M)
-        icost[~np.isfinite(icost)] = 0.0
-    else:
-        icost = np.zeros((0, S, M))
-    jit = rng.uniform(0.0, cfg.jitter, size=(A, M)) if cfg.jitter > 0 else np.zeros((A, M))
-    inf = np.inf
-
-    def enter_from_rest(j: int, lower: float) -> tuple[np.ndarray, np.ndarray]:
-        """Cost (M,) and speed index (M,) of entering GP h on anchor j from rest held until ``lower``."""
-        room = anchors[j] - lower - rin  # (M,)
-        ok = (pre[None, :] / K[:, None]) <= room[None, :] + 1e-9
-        ok &= room[None, :] > 0
-        c = np.where(ok, sc_k[:, None] + icost[j] + rc_in[None, :], inf)
-        idx = np.argmin(c, axis=0)
-        return c[idx, np.arange(M)], idx
-
-    def leave_to_rest(i: int, upper: float) -> tuple[np.ndarray, np.ndarray]:
-        """Cost (M,) and speed k2 (M,) of finishing GP g on anchor i and resting by ``upper``."""
-        room = upper - rout - anchors[i]  # (M,)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            k2 = np.where(room > 0, np.maximum(1.0, post / np.where(room > 0, room, 1.0)), np.inf)
-        c = np.where((room > 0) & (k2 <= kmax + 1e-9), cfg.speed_cost(np.minimum(k2, kmax)) + rc_out, inf)
-        return c, np.where(np.isfinite(k2), k2, 1.0)
-
-    D = np.full((A, M), inf)
-    # back pointers: previous anchor, previous GP (core index), kind (0 start, 1 edge, 2 rest),
-    # speed index of k1, and the previous GP's k2
-    b_i = np.full((A, M), -1)
-    b_g = np.full((A, M), -1)
-    b_kind = np.zeros((A, M), dtype=np.int8)
-    b_k1 = np.zeros((A, M), dtype=np.int64)
-    b_k2 = np.ones((A, M))
-    for j in range(A):
-        before = rho[rho < anchors[j]]
-        c0, k0 = enter_from_rest(j, max(0.0, before[-1]) if len(before) else 0.0)
-        best = c0 + cfg.skip_cost * j
-        D_kind = np.zeros(M, dtype=np.int8)
-        D_i = np.full(M, -1)
-        D_g = np.full(M, -1)
-        D_k1 = k0.copy()
-        D_k2 = np.ones(M)
-        for i in range(j):
-            if not np.isfinite(D[i]).any():
-                continue
-            G = anchors[j] - anchors[i]
-            between = _between(rho, anchors[i], anchors[j])
-            skip = cfg.skip_cost * (j - i - 1)
-            # -- direct transition along an edge
-            if len(between) == 0 and j - i - 1 <= cfg.max_skip:
-                P = pre[None, :] / K[:, None]  # (S, M_h)
-                R = G - P[:, None, :] - tmin[None, :, :]  # (S, M_g, M_h)
-                with np.errstate(divide="ignore", invalid="ignore"):
-                    need = np.where(post[None, :, None] > 0, post[None, :, None] / np.where(R > 0, R, np.nan), 0.0)
-                feas = edge[None] & (R > 0) & np.isfinite(need) & (need <= kmax + 1e-9)
-                k2 = np.clip(np.nan_to_num(need, nan=kmax), kmin, kmax)
-                hold = np.maximum(R - post[None, :, None] / k2, 0.0)
-                cost = (sc_k[:, None, None] + cfg.speed_cost(k2) + cfg.hold_cost * np.maximum(hold - cfg.hold_free_s, 0.0)
-                        + tcost[None] + icost[j][:, None, :])
-                cost = np.where(feas, cost, inf)
-                ks = np.argmin(cost, axis=0)  # (M_g, M_h)
-                C = np.take_along_axis(cost, ks[None], axis=0)[0]
-                tot = D[i][:, None] + C + skip
-                g = np.argmin(tot, axis=0)
-                val = tot[g, np.arange(M)]
-                better = val < best
-                if better.any():
-                    h = np.flatnonzero(better)
-                    best[h] = val[h]
-                    D_kind[h] = 1
-                    D_i[h] = i
-                    D_g[h] = g[h]
-                    D_k1[h] = ks[g[h], h]
-                    D_k2[h] = k2[ks[g[h], h], g[h], h]
-            # -- through the rest pose
-            if len(between) or G >= cfg.long_gap_s:
-                upper = between[0] if len(between) else (anchors[i] + anchors[j]) / 2
-                lower = between[-1] if len(between) else upper
-                cg, k2g = leave_to_rest(i, upper)
-                tot_g = D[i] + cg
-                g = int(np.argmin(tot_g))
-                if np.isfinite(tot_g[g]):
-                    ch, kh = enter_from_rest(j, lower)
-                    val = tot_g[g] + ch + cfg.rest_cost + skip
-                    better = val < best
-                    if better.any():
-                        h = np.flatnonzero(better)
-                        best[h] = val[h]
-                        D_kind[h] = 2
-                        D_i[h] = i
-                        D_g[h] = g
-                        D_k1[h] = kh[h]
-                        D_k2[h] = k2g[g]
-        D[j] = best + jit[j]
-        b_i[j], b_g[j], b_kind[j], b_k1[j], b_k2[j] = D_i, D_g, D_kind, D_k1, D_k2
-    # -- the end: the last GP returns to rest before the next rest point or the clip's end
-    best_total, end = cfg.skip_cost * A, None
-    for i in range(A):
-        after = rho[rho > anchors[i]]
-        cg, k2g = leave_to_rest(i, min(dur, after[0]) if len(after) else dur)
-        tot = D[i] + cg + cfg.skip_cost * (A - 1 - i)
-        g = int(np.argmin(tot))
-        if tot[g] < best_total:
-            best_total, end = float(tot[g]), (i, g, float(k2g[g]))
-    chain: list[tuple[int, int, int, int, float]] = []  # (anchor, core gp, kind, k1 index, own k2)
-    if end is not None:
-        j, h, k2 = end
-        while j >= 0:
-            chain.append((j, h, int(b_kind[j, h]), int(b_k1[j, h]), k2))
-            j, h, k2 = int(b_i[j, h]), int(b_g[j, h]), float(b_k2[j, h])
-        chain.reverse()
     placements = []
     for n, (j, h, kd, k1i, k2) in enumerate(chain):
-        gp = int(nodes[h])
-        k1 = float(K[k1i])
+        gp = int(ctx.nodes[h])
+        k1 = float(ctx.K[k1i])
         g = chain[n - 1][1] if n else -1
-        entry = str(kind[g, h]) if kd == 1 else "rest"
-        rest_next = n + 1 == len(chain) or chain[n + 1][2] != 1
+        rest_next = n + 1 == len(chain) or chain[n + 1][2] != EDGE
+        a = float(ctx.anchors[j])
         placements.append(Placement(
-            gp=gp, anchor=int(j), apex_time=float(anchors[j]), speed_pre=k1, speed_post=float(k2),
-            start_time=float(anchors[j] - pre[h] / k1), end_time=float(anchors[j] + post[h] / k2),
-            entry=entry, gsi=float(db.gsi_at(k1)[gp]),
-            blend_in_s=float(tmin[g, h] if kd == 1 else rin[h]), rest_out_s=float(rout[h] if rest_next else 0.0),
+            gp=gp, anchor=int(j), apex_time=a, speed_pre=k1, speed_post=float(k2),
+            start_time=float(a - ctx.pre[h] / k1), end_time=float(a + ctx.post[h] / k2),
+            entry=str(ctx.kind[g, h]) if kd == EDGE else "rest", gsi=float(db.gsi_at(k1)[gp]),
+            blend_in_s=float(ctx.tmin[g, h] if kd == EDGE else ctx.rin[h]),
+            rest_out_s=float(ctx.rout[h] if rest_next else 0.0),
         ))
-    return Plan(variant, int(seed), tuple(placements), float(dur), tuple(float(r) for r in rho), anchors, best_total, cfg.max_blend_s)
+    return Plan(variant, int(seed), tuple(placements), ctx.dur, ctx.rest, ctx.anchors, cost, config.max_blend_s)
 
 
 def plan_random(gmg, speech: SpeechInput, rules: Rules | None = None, config: SynthConfig = SynthConfig(), seed: int = 0) -> Plan:
@@ -486,50 +577,48 @@ def plan_random(gmg, speech: SpeechInput, rules: Rules | None = None, config: Sy
     module docstring). ``rules`` only sets the anchors recorded in the plan."""
     from evalkit.sync import DEFAULT_RULES
 
+    rules = rules or DEFAULT_RULES
+    ctx = _context(gmg, speech, rules, "random", replace(config, jitter=0.0), seed)
     cfg = config
     rng = np.random.default_rng(seed)
     db = gmg.database
-    nodes = np.asarray(gmg.core_nodes)
-    M = len(nodes)
-    pre = db.pre_s[nodes]
-    post = db.post_s[nodes]
-    edge, tmin, _, kind = _core_arrays(gmg, cfg)
-    rin, rout, _, _ = _rest_arrays(gmg, cfg)
+    M = len(ctx.nodes)
     gsi1 = db.gsi_at(1.0)
-    dur = speech.duration + cfg.tail_s
-    rho = np.sort(speech.rest_points)
-    bounds = np.concatenate([[0.0], rho, [dur]])
+    # runs of free time between the rest intervals
+    runs, t0 = [], 0.0
+    for lo, hi in ctx.rest:
+        if lo > t0:
+            runs.append((t0, lo))
+        t0 = max(t0, hi)
+    if t0 < ctx.dur:
+        runs.append((t0, ctx.dur))
     placements: list[Placement] = []
     prev: int | None = None
-    for r0, r1 in zip(bounds[:-1], bounds[1:]):
+    for r0, r1 in runs:
         t = r0 + (rng.uniform(0.0, cfg.random_lead_s) if cfg.random_lead_s > 0 else 0.0)
         first = True
         while True:
-            cands = np.flatnonzero(edge[prev]) if prev is not None else np.arange(M)
+            cands = np.flatnonzero(ctx.edge[prev]) if prev is not None else np.arange(M)
             if len(cands) == 0:
                 cands = np.arange(M)
             chosen = None
             for h in rng.permutation(cands):
-                blend = rin[h] if first else tmin[prev, h]
-                s = t + blend
-                if s + pre[h] + post[h] + rout[h] <= r1 + 1e-9:
-                    chosen, start = int(h), s
+                blend = ctx.rin[h] if first else ctx.tmin[prev, h]
+                start = t + blend
+                if start + ctx.pre[h] + ctx.post[h] + ctx.rout[h] <= r1 + 1e-9:
+                    chosen = (int(h), float(blend), float(start))
                     break
             if chosen is None:
                 break
-            h = chosen
-            entry = "rest" if first else str(kind[prev, h])
-            gp = int(nodes[h])
+            h, blend, start = chosen
             if placements and not first:
                 placements[-1] = replace(placements[-1], rest_out_s=0.0)
-            placements.append(Placement(gp, -1, float(start + pre[h]), 1.0, 1.0, float(start), float(start + pre[h] + post[h]),
-                                        entry, float(gsi1[gp]), float(blend), float(rout[h])))
-            t = start + pre[h] + post[h]
-            prev = h
-            first = False
-    rules = rules or DEFAULT_RULES
-    anchors = np.asarray(rules.synchrony.anchor(speech.papts), dtype=float)
-    return Plan("random", int(seed), tuple(placements), float(dur), tuple(float(r) for r in rho), anchors, float("nan"), cfg.max_blend_s)
+            gp = int(ctx.nodes[h])
+            end = start + ctx.pre[h] + ctx.post[h]
+            placements.append(Placement(gp, -1, float(start + ctx.pre[h]), 1.0, 1.0, start, float(end),
+                                        "rest" if first else str(ctx.kind[prev, h]), float(gsi1[gp]), blend, float(ctx.rout[h])))
+            t, prev, first = end, h, False
+    return Plan("random", int(seed), tuple(placements), ctx.dur, ctx.rest, ctx.anchors, float("nan"), cfg.max_blend_s)
 
 
 def make_plan(gmg, speech: SpeechInput, rules: Rules, variant: str, config: SynthConfig = SynthConfig(), seed: int = 0) -> Plan:

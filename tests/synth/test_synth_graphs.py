@@ -1,0 +1,217 @@
+"""SMG and BPMG on real CMU locomotion: construction, plans, rendered clips and their quality."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from evalkit.errors import InputError
+from evalkit.motion import load_motion
+from evalkit.synth import ClipSet, build_bpmg, build_smg, bundled_locomotion, synthesize_transition, write_stimulus
+from evalkit.synth.blend import transform_root
+from evalkit.synth.transition import check_clip, plan_clips, render_plan
+from tests.conftest import shared_data
+
+THRESHOLD = 0.3  # RMS metres: connects walking and running in the bundled clips
+
+
+@pytest.fixture(scope="module")
+def cs():
+    return ClipSet.from_clips(bundled_locomotion())
+
+
+@pytest.fixture(scope="module")
+def smg(cs):
+    return build_smg(cs, threshold=THRESHOLD)
+
+
+@pytest.fixture(scope="module")
+def bpmg(cs):
+    return build_bpmg(cs, threshold=THRESHOLD, profile="sp4a")
+
+
+def test_graphs_build_and_are_strongly_connected(cs, smg, bpmg):
+    for g in (smg, bpmg):
+        s = g.stats()
+        assert 0 < s["scc_nodes"] <= s["nodes"] and s["scc_edges"] <= s["edges"]
+        assert s["scc_branching_factor"] > 1.0  # every node has its clip edge plus transitions
+        assert s["connected_clip_pairs"] == 6  # all ordered pairs of walk, slow walk, run
+        assert s["kept_transitions"] <= s["candidates"]
+    # every node of the pruned graph reaches every other: one SCC
+    core = smg.tg.graph
+    assert core.largest_scc_mask().all()
+    # a transition candidate is a local minimum below the threshold of its distance matrix
+    d = cs.distances("full")
+    for row in smg.candidates.itertuples():
+        m = d[(row.src, row.dst)].copy()
+        if row.src == row.dst:  # a clip against itself: the band around the diagonal is ignored
+            i, j = np.indices(m.shape)
+            m[np.abs(i - j) < cs.window] = np.inf
+        assert row.cost < THRESHOLD and m[row.i, row.j] == pytest.approx(row.cost)
+        win = m[max(0, row.i - 2):row.i + 3, max(0, row.j - 2):row.j + 3]
+        assert row.cost <= win.min() + 1e-12
+    # BPMG lower-body transitions start on the same supporting leg in both clips
+    from evalkit.synth.bpmg import stance_side
+
+    sides = [stance_side(cs.contacts(c)) for c in range(3)]
+    for row in bpmg.graphs[0].candidates.itertuples():
+        assert sides[row.src][row.i] == sides[row.dst][row.j]
+
+
+def test_bpmg_finds_more_transition_points_and_answers_faster(cs, smg, bpmg):
+    """The thesis' qualitative findings on the bundled clips, at the same threshold."""
+    assert bpmg.stats()["transition_points"] > smg.stats()["transition_points"]
+    responses = {"smg": [], "bpmg": []}
+    for g in (smg, bpmg):
+        for a in range(3):
+            for b in range(3):
+                if a != b:
+                    for r in range(0, cs.clips[a].n_frames, 9):
+                        p = g.plan(a, b, r)
+                        if p is not None and p.info.get("guard_ok", True):
+                            responses[g.method].append(p.response)
+    assert len(responses["bpmg"]) >= 0.8 * len(responses["smg"]) > 30
+    assert np.mean(responses["bpmg"]) < np.mean(responses["smg"])
+
+
+def test_plan_timing_invariants(cs, smg, bpmg):
+    k = cs.window
+    for g in (smg, bpmg):
+        p = g.plan("16_15", "09_06-run", 60)
+        assert p is not None and p.hops[-1].dst == 2 and p.response >= 0
+        h = p.hops[-1]
+        assert h.scale(0) == 1.0  # the lower body / whole body is never time-scaled
+        for n, m in enumerate(h.moves):
+            assert m.i >= h.entry and m.j + k <= h.sync  # blends complete before the sync frame
+            # each part reaches the sync frame exactly when the lower body does
+            assert m.i + (h.sync - m.j) / h.scale(n) == pytest.approx(h.T)
+        assert p.duration >= k - 1e-9
+    assert smg.plan("16_15", "09_06-run", 60).duration == k
+
+
+def test_rendered_clip_follows_sources_outside_the_blends(cs, smg):
+    p = smg.plan("16_15", "07_05-walk", 30)
+    motion, timing = render_plan(cs.clips, p, lead=30, tail=40)
+    h = p.hops[0]
+    walk, slow = cs.clips[0], cs.clips[1]
+    # before the first blend the output is the origin clip, frame for frame
+    first = int(timing["seams"][0][0])
+    np.testing.assert_allclose(motion.rotations[:first], walk.rotations[timing["start_frame"]:timing["start_frame"] + first])
+    np.testing.assert_allclose(motion.positions[:first], walk.positions[timing["start_frame"]:timing["start_frame"] + first], atol=1e-9)
+    # after the blend: the target clip's poses (root moved rigidly in the ground plane)
+    end = int(timing["seams"][-1][1])
+    n = motion.n_frames - end
+    src = slice(h.sync, h.sync + n)
+    np.testing.assert_allclose(np.abs(np.sum(motion.rotations[end:, 1:] * slow.rotations[src, 1:], axis=-1)), 1.0, atol=1e-9)
+    heights = motion.positions[end:, :, 1] - slow.positions[src, :, 1]
+    assert np.ptp(heights) < 1e-6
+    step_out = np.linalg.norm(np.diff(motion.positions[end:, 0, [0, 2]], axis=0), axis=1)
+    step_src = np.linalg.norm(np.diff(slow.positions[src, 0, [0, 2]], axis=0), axis=1)
+    np.testing.assert_allclose(step_out, step_src, atol=1e-9)
+
+
+def _all_stimuli(cs, graph, times=(0.25, 0.5, 0.75)):
+    out = []
+    for a in range(3):
+        for b in range(3):
+            if a == b:
+                continue
+            for f in times:
+                t = f * cs.clips[a].n_frames / cs.fps
+                try:
+                    out.append(synthesize_transition(graph, a, b, t, skate=False))
+                except InputError:
+                    pass  # near the end of a clip no transition is reachable
+    return out
+
+
+@pytest.mark.parametrize("method", ["smg", "bpmg"])
+def test_every_synthesized_clip_loads_is_rigid_finite_and_pop_free(cs, smg, bpmg, method, tmp_path):
+    graph = smg if method == "smg" else bpmg
+    stimuli = _all_stimuli(cs, graph)
+    assert len(stimuli) >= 12  # most (pair, time) requests can be served
+    pairs = {(m["source_motions"][0]["name"], m["source_motions"][-1]["name"]) for _, m in stimuli}
+    assert len(pairs) == 6
+    rest = np.linalg.norm(cs.skeleton.offsets[1:], axis=1)
+    for motion, manifest in stimuli:
+        bvh, js = write_stimulus(motion, manifest, tmp_path / f"{motion.name}.bvh")
+        back = load_motion(bvh)
+        assert back.n_frames == motion.n_frames and back.skeleton.names == cs.skeleton.names
+        np.testing.assert_allclose(back.positions, motion.positions, atol=1e-5)
+        pos = back.positions
+        assert np.isfinite(pos).all()
+        par = back.skeleton.parents
+        lengths = np.linalg.norm(pos[:, 1:] - pos[:, par[1:]], axis=-1)
+        np.testing.assert_allclose(lengths, np.broadcast_to(rest, lengths.shape), atol=1e-5)
+        # no pops: near every seam each joint moves no faster than 1.1 x its fastest speed in
+        # the source clips of this transition
+        involved = [cs.index(s["name"]) for s in manifest["source_motions"]]
+        source_max = np.max([cs.max_joint_speed(c) for c in involved], axis=0)
+        seams = manifest["transition"]["seams_output_frames"]
+        chk = check_clip(back, source_max, seams)
+        assert chk["pops"] == 0 and chk["seam_speed_max_ratio"] <= 1.1, (motion.name, chk)
+        assert manifest["checks"]["ok"]
+        assert json.loads(js.read_text())["method"] == method
+
+
+def test_manifest_describes_the_stimulus(cs, bpmg):
+    motion, man = synthesize_transition(bpmg, "walk", "run", 1.0, lead_s=0.5, tail_s=1.0)
+    assert man["schema"] == "evalkit.synth.stimulus/1" and man["method"] == "bpmg"
+    roles = {s["role"]: s for s in man["source_motions"]}
+    assert roles["origin"]["name"] == "16_15" and roles["target"]["label"] == "run"
+    assert roles["target"]["retargeted_from"]["matched"] == 31
+    assert man["request"]["time_in_clip_s"] == pytest.approx(1.0)
+    assert man["request"]["frame_in_output"] == 30  # 0.5 s of lead at 60 fps
+    assert man["parameters"]["profile"] == "sp4a" and man["parameters"]["threshold"] == THRESHOLD
+    parts = man["transition"]["hops"][-1]["parts"]
+    assert [p["part"] for p in parts] == ["lower", "trunk+head", "left_arm", "right_arm"]
+    assert man["transition"]["response_frames"] == min(p["leave_frame"] for p in man["transition"]["hops"][0]["parts"]) - 60
+    sk = man["skate"]
+    assert set(sk["sources"]) == {"16_15", "09_06-run"}
+    assert "skate_speed_mean" in sk["synthesized"] and sk["synthesized"]["skate_source"]
+    assert "mocap.cs.cmu.edu" in man["acknowledgement"]
+    assert motion.n_frames == man["frames"]
+
+
+def test_requests_that_cannot_be_served(cs, smg):
+    with pytest.raises(InputError, match="outside"):
+        synthesize_transition(smg, "walk", "run", 10.0)
+    with pytest.raises(InputError, match="no transition"):
+        synthesize_transition(smg, "walk", "run", 3.9)  # past the walk's last transition point
+    with pytest.raises(InputError, match="same"):
+        smg.plan("walk", "walk", 10)
+    with pytest.raises(InputError, match="no clip named"):
+        smg.plan("walk", "dance", 10)
+
+
+def test_kovar_norm_favours_body_parts(cs):
+    """With Kovar's un-normalised sum, a part (fewer joints) is always closer than the whole
+    body, so at one threshold the BPMG finds even more candidates than with RMS distances."""
+    s_rms = build_bpmg(cs, threshold=0.1, speed_guard=False).stats()
+    full = cs.distances("full", "kovar")[(0, 1)]
+    lower = cs.distances("lower", "kovar")[(0, 1)]
+    assert (lower < full).all()
+    t = float(np.sqrt(cs.ssd("full")[1])) * 0.1  # the same poses as 0.1 m RMS for the whole body
+    s_kov = build_bpmg(cs, threshold=t, norm="kovar", speed_guard=False).stats()
+    assert s_kov["candidates"] >= s_rms["candidates"]
+
+
+def test_reallusion_walks_and_run():
+    d = shared_data("mocap", "cmu-reallusion")
+    clips = [d / "007_01.bvh", d / "002_03.bvh", d / "007_04.bvh", d / "007_12.bvh"]
+    cs = ClipSet.from_clips(clips)
+    assert cs.skeleton.n_joints == 100
+    smg = build_smg(cs, threshold=0.25)
+    bpmg = build_bpmg(smg.clipset, threshold=0.25)
+    assert bpmg.stats()["transition_points"] > smg.stats()["transition_points"]
+    assert smg.stats()["connected_clip_pairs"] == 12 and bpmg.stats()["connected_clip_pairs"] == 12
+    rest = np.linalg.norm(cs.skeleton.offsets[1:], axis=1)
+    for g in (smg, bpmg):
+        for a, b in [(0, 1), (1, 2), (2, 3), (3, 0)]:
+            motion, man = synthesize_transition(g, a, b, 0.3 * cs.clips[a].n_frames / cs.fps, skate=False)
+            assert man["checks"]["ok"], man["checks"]
+            pos = motion.positions
+            lengths = np.linalg.norm(pos[:, 1:] - pos[:, cs.skeleton.parents[1:]], axis=-1)
+            np.testing.assert_allclose(lengths, np.broadcast_to(rest, lengths.shape), atol=1e-6)

@@ -7,9 +7,10 @@
   omitted);
 * ``evalkit synth measure [CLIPS...] --out DIR`` — the thesis' measurements (CSV, LaTeX, PNG).
 
-Without CLIPS the bundled CMU walk, slow walk and run are used. Other modules can add
-``evalkit synth`` subcommands: a module ``evalkit.cli.synth_<name>`` defining
-``register_synth(subparsers)`` is picked up automatically.
+Without CLIPS the bundled CMU walk, slow walk and run are used. Other modules add ``evalkit
+synth`` subcommands: every module ``evalkit.cli.synth_<name>`` (e.g. ``synth_gmg``) is imported
+and its ``register_synth(subparsers)`` — or ``register(subparsers)`` — is called with the
+subparsers of ``evalkit synth``.
 """
 
 from __future__ import annotations
@@ -110,14 +111,15 @@ def register(sub) -> None:
     m.add_argument("--quiet", "-q", action="store_true", help="no progress bars")
     m.set_defaults(func=run_measure)
 
-    # extension point: evalkit.cli.synth_<name>.register_synth(ss)
+    # extension point: evalkit.cli.synth_<name>.register_synth(ss) (or .register(ss))
     import evalkit.cli as cli_pkg
 
-    for info in pkgutil.iter_modules(cli_pkg.__path__):
+    for info in sorted(pkgutil.iter_modules(cli_pkg.__path__), key=lambda i: i.name):
         if info.name.startswith("synth_"):
             mod = importlib.import_module(f"evalkit.cli.{info.name}")
-            if hasattr(mod, "register_synth"):
-                mod.register_synth(ss)
+            hook = getattr(mod, "register_synth", None) or getattr(mod, "register", None)
+            if hook is not None:
+                hook(ss)
     p.set_defaults(func=lambda args: (p.print_help(), 1)[1])
 
 

@@ -14,21 +14,25 @@ import os
 import tempfile
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
-from scipy import stats
+from typing import TYPE_CHECKING
+
 from sqlalchemy import select, text
 
 from webtest.db import RATINGS_COLUMNS, Database
 from webtest.models import Cell, Participant
 
+if TYPE_CHECKING:  # pandas and scipy load on first use (server workers start faster)
+    import pandas as pd
 
-def ratings_long(db: Database, study_id: str | None = None) -> pd.DataFrame:
+
+def ratings_long(db: Database, study_id: str | None = None) -> "pd.DataFrame":
     """The long-format ratings (``ratings_long`` view), ordered by participant and trial.
 
     Args:
         study_id: keep one study's rows when several studies share a database.
     """
+    import pandas as pd
+
     cols = ", ".join(RATINGS_COLUMNS)
     if study_id is None:
         sql = text(f"SELECT {cols} FROM ratings_long ORDER BY participant, trial")
@@ -44,8 +48,10 @@ def ratings_long(db: Database, study_id: str | None = None) -> pd.DataFrame:
     return df[list(RATINGS_COLUMNS)]
 
 
-def participants_table(db: Database, study_id: str) -> pd.DataFrame:
+def participants_table(db: Database, study_id: str) -> "pd.DataFrame":
     """One row per participant: status, stage, cell, progress, exclusion, demographics (JSON)."""
+    import pandas as pd
+
     with db.session() as s:
         parts = s.execute(select(Participant).where(Participant.study_id == study_id)
                           .order_by(Participant.created_at)).scalars().all()
@@ -67,8 +73,10 @@ def participants_table(db: Database, study_id: str) -> pd.DataFrame:
                                        "platform", "platform_pid", "created_at", "completed_at", "demographics"])
 
 
-def cells_table(db: Database, study_id: str) -> pd.DataFrame:
+def cells_table(db: Database, study_id: str) -> "pd.DataFrame":
     """One row per design cell: status, holder, hand-outs, answers and flags so far."""
+    import pandas as pd
+
     with db.session() as s:
         cells = s.execute(select(Cell).where(Cell.study_id == study_id).order_by(Cell.idx)).scalars().all()
         prog = {r[0]: (r[1], r[2], r[3]) for r in s.execute(text(
@@ -86,7 +94,7 @@ def cells_table(db: Database, study_id: str) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["cell", "status", "participant", "handouts", "answered", "trials", "failed_checks"])
 
 
-def cmos_summary(ratings: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
+def cmos_summary(ratings: "pd.DataFrame", confidence: float = 0.95) -> "pd.DataFrame":
     """Live CMOS per comparison: mean sign-corrected score with a t confidence interval.
 
     Uses main-trial rows of non-excluded participants (no ``check:`` or ``excluded`` flag).
@@ -95,6 +103,10 @@ def cmos_summary(ratings: pd.DataFrame, confidence: float = 0.95) -> pd.DataFram
     Returns one row per (system_a, system_b): ``n``, ``participants``, ``cmos``, ``sd``,
     ``ci_low``, ``ci_high``, ``prefer_a``, ``same``, ``prefer_b`` (shares of ratings).
     """
+    import numpy as np
+    import pandas as pd
+    from scipy import stats
+
     cols = ["system_a", "system_b", "n", "participants", "cmos", "sd", "ci_low", "ci_high", "prefer_a", "same", "prefer_b"]
     if ratings.empty:
         return pd.DataFrame(columns=cols)
@@ -119,7 +131,7 @@ def cmos_summary(ratings: pd.DataFrame, confidence: float = 0.95) -> pd.DataFram
     return pd.DataFrame(rows, columns=cols)
 
 
-def write_table(df: pd.DataFrame, path: str | os.PathLike, fmt: str | None = None) -> Path:
+def write_table(df: "pd.DataFrame", path: str | os.PathLike, fmt: str | None = None) -> Path:
     """Write ``df`` as CSV or JSON (records) through a temporary file renamed into place."""
     path = Path(path)
     fmt = fmt or ("json" if path.suffix.lower() == ".json" else "csv")

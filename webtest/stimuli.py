@@ -25,12 +25,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Mapping
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from evalkit.errors import FileFormatError, InputError
-from evalkit.motion import Motion, load_motion, resample
-from evalkit.motion import quat
 from webtest.study import Stimulus, Study, Transform
+
+if TYPE_CHECKING:  # evalkit.motion (and scipy) load only when a stimulus must be computed,
+    from evalkit.motion import Motion  # so server workers start fast from the cache
 
 FORMAT = "evalkit-positions/1"
 _CACHE_VERSION = "1"
@@ -67,7 +70,7 @@ class PreparedStimulus:
 
 
 # -- documented corruptions ------------------------------------------------------------------
-def jitter(motion: Motion, deg: float, seed: int = 0) -> Motion:
+def jitter(motion: "Motion", deg: float, seed: int = 0) -> "Motion":
     """Add Gaussian rotation noise to every joint on every frame.
 
     Args:
@@ -80,6 +83,8 @@ def jitter(motion: Motion, deg: float, seed: int = 0) -> Motion:
     """
     from scipy.spatial.transform import Rotation
 
+    from evalkit.motion import quat
+
     rng = np.random.default_rng(int(seed))
     f, j = motion.n_frames, motion.n_joints
     rotvec = rng.normal(0.0, np.deg2rad(deg), size=(f * j, 3))
@@ -88,7 +93,7 @@ def jitter(motion: Motion, deg: float, seed: int = 0) -> Motion:
     return motion.with_(rotations=rot, meta={**motion.meta, "jitter_deg": deg})
 
 
-def timewarp(motion: Motion, amount: float, period_s: float = 1.0) -> Motion:
+def timewarp(motion: "Motion", amount: float, period_s: float = 1.0) -> "Motion":
     """Periodic time warp with the same duration and frame rate.
 
     Output frame at time ``t`` (seconds) shows the input at
@@ -97,6 +102,8 @@ def timewarp(motion: Motion, amount: float, period_s: float = 1.0) -> Motion:
     ``1 + amount``), so the clip alternately runs fast and slow. Rotations are slerped,
     translations linearly interpolated.
     """
+    from evalkit.motion import quat
+
     if not 0.0 <= amount < 1.0:
         raise InputError(f"timewarp amount must be in [0, 1), got {amount}")
     if period_s <= 0:
@@ -116,7 +123,7 @@ def timewarp(motion: Motion, amount: float, period_s: float = 1.0) -> Motion:
                         meta={**motion.meta, "timewarp": (amount, period_s)})
 
 
-def apply_transforms(motion: Motion, transforms: Iterable[Transform]) -> Motion:
+def apply_transforms(motion: "Motion", transforms: Iterable[Transform]) -> "Motion":
     """Apply the study file's ``transform`` list in order."""
     for t in transforms:
         if t.name == "jitter":
@@ -128,8 +135,10 @@ def apply_transforms(motion: Motion, transforms: Iterable[Transform]) -> Motion:
     return motion
 
 
-def stimulus_motion(stim: Stimulus, study: Study) -> Motion:
+def stimulus_motion(stim: Stimulus, study: Study) -> "Motion":
     """The motion a stimulus shows: loaded, trimmed, transformed, at the web frame rate."""
+    from evalkit.motion import load_motion, resample
+
     opts = study.motion
     motion = load_motion(stim.file, units=opts.units, up=opts.up)
     if stim.trim is not None:
@@ -141,7 +150,7 @@ def stimulus_motion(stim: Stimulus, study: Study) -> Motion:
     return resample(motion, opts.fps)
 
 
-def motion_payload(motion: Motion) -> dict:
+def motion_payload(motion: "Motion") -> dict:
     """The browser JSON of a clip (see the module docstring); positions in metres."""
     pos = np.asarray(motion.positions, dtype=np.float64)
     return {

@@ -1,0 +1,139 @@
+"""``evalkit serve`` and ``evalkit render`` as a user runs them."""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from evalkit.cli import main
+from evalkit.data import sample_path
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_serve_check_prints_summary(example_study, capsys):
+    assert main(["serve", str(example_study), "--check"]) == 0
+    out = capsys.readouterr().out
+    assert "study 'example-cmu': 15 stimuli, 12 design cells (10 main trials each, sides balanced), scale ccr7" in out
+    assert f"sqlite:///{example_study.resolve()}/ratings.sqlite" in out
+    assert (example_study / "ratings.sqlite").exists()
+
+
+def test_serve_reports_study_errors_in_one_line_without_traceback(make_study, capsys):
+    d = make_study(scale="ccr9")
+    assert main(["serve", str(d), "--check"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("evalkit: error: ") and "scale: 'ccr9' is not one of" in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
+    assert main(["serve"]) == 2
+    assert "needs STUDY_DIR" in capsys.readouterr().err
+
+
+def test_serve_hash_password_from_stdin():
+    from werkzeug.security import check_password_hash
+
+    r = subprocess.run([sys.executable, "-m", "evalkit", "serve", "--hash-password"], input="s3cret-pass\n",
+                       capture_output=True, text=True, cwd=REPO, timeout=60)
+    assert r.returncode == 0
+    assert check_password_hash(r.stdout.strip(), "s3cret-pass")
+    r = subprocess.run([sys.executable, "-m", "evalkit", "serve", "--hash-password"], input="short\n",
+                       capture_output=True, text=True, cwd=REPO, timeout=60)
+    assert r.returncode == 2 and "at least 8" in r.stderr
+
+
+def test_serve_runs_and_prints_urls(example_study):
+    port = _free_port()
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    env.pop("EVALKIT_ADMIN_PASSWORD_HASH", None)
+    proc = subprocess.Popen([sys.executable, "-m", "evalkit", "serve", str(example_study), "--port", str(port)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO, env=env)
+    try:
+        lines = []
+        deadline = time.time() + 60
+        while time.time() < deadline and not any(ln.startswith("admin password") for ln in lines):
+            line = proc.stdout.readline()
+            if not line:
+                break
+            lines.append(line.strip())
+        text = "\n".join(lines)
+        assert f"participant URL: http://127.0.0.1:{port}/" in text
+        assert f"admin URL:       http://127.0.0.1:{port}/admin/" in text
+        password = re.search(r"admin password \(this run only\): (\S+)", text).group(1)
+        import requests
+
+        for _ in range(50):
+            try:
+                r = requests.get(f"http://127.0.0.1:{port}/healthz", timeout=2)
+                break
+            except requests.ConnectionError:
+                time.sleep(0.1)
+        assert r.json() == {"ok": True, "study": "example-cmu"}
+        s = requests.Session()
+        page = s.get(f"http://127.0.0.1:{port}/admin/login", timeout=5).text
+        token = re.search(r'name="csrf-token" content="([^"]+)"', page).group(1)
+        r = s.post(f"http://127.0.0.1:{port}/admin/login", data={"csrf_token": token, "password": password}, timeout=5)
+        assert r.url.endswith("/admin/") and "Live CMOS" in r.text
+        assert "debugger" not in requests.get(f"http://127.0.0.1:{port}/nope", timeout=5).text.lower()
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def _video_info(path: Path) -> tuple[dict, list[np.ndarray]]:
+    import imageio_ffmpeg
+
+    gen = imageio_ffmpeg.read_frames(str(path))
+    meta = next(gen)
+    w, h = meta["size"]
+    frames = [np.frombuffer(f, np.uint8).reshape(h, w, 3) for f in gen]
+    return meta, frames
+
+
+def test_render_writes_mp4_with_audio(tmp_path, capsys):
+    out = tmp_path / "run.mp4"
+    wav = sample_path("speech", "LJ001-0005.wav")
+    code = main(["render", str(sample_path("cmu", "09_06-run.amc")), "--audio", str(wav), "-o", str(out),
+                 "--fps", "15", "--size", "320x240", "--quiet"])
+    assert code == 0 and "with audio" in capsys.readouterr().out
+    meta, frames = _video_info(out)
+    from webtest.stimuli import media_duration
+
+    audio_s = media_duration(wav)
+    assert meta["audio_codec"] == "aac" and meta["size"] == (320, 240) and meta["fps"] == 15
+    assert len(frames) == pytest.approx(audio_s * 15, abs=2)  # last pose held until the speech ends
+    first, last = frames[0].astype(int), frames[-1].astype(int)
+    figure = (np.abs(first - [0x1F, 0x3B, 0x73]).sum(-1) < 60).sum()
+    assert figure > 100  # the stick figure is drawn
+    assert np.abs(frames[5].astype(int) - first).sum() > 0  # it moves
+    assert np.array_equal(frames[-2], frames[-1]) or np.abs(last - frames[-2]).mean() < 1.0
+    assert not list(tmp_path.glob(".tmp-*"))
+
+
+def test_render_trims_and_reports_errors(tmp_path, capsys):
+    clip = str(sample_path("cmu", "16_15.amc"))
+    out = tmp_path / "walk.mp4"
+    assert main(["render", clip, "-o", str(out), "--start", "1", "--end", "1.5", "--fps", "10", "--quiet"]) == 0
+    _, frames = _video_info(out)
+    assert len(frames) == 5
+    assert main(["render", clip, "-o", str(tmp_path / "x.mp4"), "--size", "100x100"]) == 2
+    assert "multiple of 16" in capsys.readouterr().err
+    assert main(["render", clip, "-o", str(tmp_path / "x.mp4"), "--size", "big"]) == 2
+    assert "WIDTHxHEIGHT" in capsys.readouterr().err
+    assert main(["render", clip, "-o", str(tmp_path / "x.mp4"), "--start", "9"]) == 2
+    assert "select no frames" in capsys.readouterr().err
+    assert main(["render", clip, "-o", str(tmp_path / "x.mp4"), "--audio", "missing.wav"]) == 2
+    assert "missing.wav" in capsys.readouterr().err

@@ -194,16 +194,21 @@ def test_cli_rules_fit_and_show(cmu_takes, tmp_path, capsys):
     assert "+0.100 s, SD 0.200 s" in capsys.readouterr().out
 
 
-def test_cli_errors_are_one_line(tmp_path):
+def test_cli_errors_are_one_line(tmp_path, capsys):
     bad = tmp_path / "bad.json"
     bad.write_text("{")
-    env_cmd = [sys.executable, "-m", "evalkit"]
-    r = subprocess.run(env_cmd + ["rules", "show", str(bad)], capture_output=True, text=True)
-    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "bad.json, line 1" in r.stderr
-    r = subprocess.run(env_cmd + ["sync", str(tmp_path / "none.bvh"), str(tmp_path / "none.wav")], capture_output=True, text=True)
-    assert r.returncode == 2 and "Traceback" not in r.stderr and "none.bvh" in r.stderr
-    r = subprocess.run(env_cmd + ["rules", "fit", str(tmp_path)], capture_output=True, text=True)
-    assert r.returncode == 2 and "no takes found" in r.stderr
+    capsys.readouterr()
+    assert main(["rules", "show", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "bad.json, line 1" in err
+    assert main(["sync", str(tmp_path / "none.bvh"), str(tmp_path / "none.wav")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "none.bvh" in err
+    assert main(["rules", "fit", str(tmp_path)]) == 2
+    assert "no takes found" in capsys.readouterr().err
+    # the installed entry point prints no traceback either
+    r = subprocess.run([sys.executable, "-m", "evalkit", "rules", "show", str(bad)], capture_output=True, text=True)
+    assert r.returncode == 2 and "Traceback" not in r.stderr and r.stderr.count("\n") == 1
 
 
 def test_cli_accent_rates_strokes_and_mcc_table(tmp_path, capsys):
@@ -235,9 +240,10 @@ def test_cli_accent_rates_strokes_and_mcc_table(tmp_path, capsys):
     # bad input: a non-numeric feature names its row; an unknown --positive value is refused
     bad = tmp_path / "bad.csv"
     bad.write_text("a,label,g\n1.0,x,1\noops,y,2\n")
-    r = subprocess.run([sys.executable, "-m", "evalkit", "rules", "table", str(bad), "--label", "label", "--group", "g", "--features", "a"],
-                       capture_output=True, text=True)
-    assert r.returncode == 2 and "bad.csv, line 3" in r.stderr and "numeric" in r.stderr
-    r = subprocess.run([sys.executable, "-m", "evalkit", "rules", "table", str(bad), "--label", "label", "--group", "g", "--features", "a", "--positive", "z"],
-                       capture_output=True, text=True)
-    assert r.returncode == 2
+    capsys.readouterr()
+    assert main(["rules", "table", str(bad), "--label", "label", "--group", "g", "--features", "a"]) == 2
+    err = capsys.readouterr().err
+    assert "bad.csv, line 3" in err and "numeric" in err
+    bad.write_text("a,label,g\n1.0,x,1\n2.0,y,2\n")
+    assert main(["rules", "table", str(bad), "--label", "label", "--group", "g", "--features", "a", "--positive", "z"]) == 2
+    assert "--positive value(s) z not in column 'label'" in capsys.readouterr().err

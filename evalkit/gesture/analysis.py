@@ -11,9 +11,9 @@ from typing import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from evalkit.errors import FileFormatError, InputError
+from evalkit.errors import FileFormatError
 from evalkit.gesture.phases import PhaseConfig, Segmentation, segment_gestures
-from evalkit.gesture.strokes import STROKE_FEATURES, default_gsi_scale, stroke_features
+from evalkit.gesture.strokes import default_gsi_scale, stroke_features
 from evalkit.gesture.trajectory import HandTrajectories, hand_trajectories
 from evalkit.motion import Motion
 

@@ -25,7 +25,7 @@ Speeds are in m/s of a body rescaled to 1.70 m (see :mod:`evalkit.gesture.trajec
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 
 import numpy as np
 from scipy.signal import find_peaks

@@ -46,10 +46,6 @@ class AnswerOutcome:
         return self.status in ("stored", "duplicate")
 
 
-def n_trials(session: Session, participant_id: str) -> int:
-    return int(session.execute(select(func.count()).select_from(Trial).where(Trial.participant_id == participant_id)).scalar_one())
-
-
 def first_unanswered(session: Session, participant_id: str) -> int | None:
     """Position of the first trial without an answer (``None`` when all are answered)."""
     answered = select(Answer.trial_id).where(Answer.participant_id == participant_id)

@@ -19,7 +19,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from evalkit.errors import InputError
-from webtest.answers import first_unanswered, mark_served, n_trials, record_answer
+from webtest.answers import first_unanswered, mark_served, record_answer
 from webtest.app import state
 from webtest.assignment import claim_cell, has_free_cell, holds_cell, touch
 from webtest.crowd import (completion_url, mturk_submit_url, parse_params, screen_out_url)

@@ -191,3 +191,99 @@ def test_phone_width_layout_stacks_the_clips(browser, live):
     assert page.evaluate("document.documentElement.scrollWidth") <= 360  # no sideways scrolling
     assert _skeleton_pixels(page.locator("#stim-left canvas").screenshot()) > 100
     ctx.close()
+
+
+@pytest.fixture(scope="module")
+def media_study(tmp_path_factory) -> Path:
+    """Video (rendered from CMU capture), audio (cut from LJ Speech) and motion-with-audio."""
+    import wave
+
+    from evalkit.data import sample_path
+    from evalkit.motion import load_motion
+    from webtest import prepare_study
+    from webtest.stimuli import jitter
+    from webtest.video import render_video
+
+    d = tmp_path_factory.mktemp("media-study")
+    walk = load_motion(sample_path("cmu", "16_15.amc")).slice(0, 48)  # 0.4 s
+    render_video(walk, d / "walk_a.mp4", fps=10, size=(320, 240), progress=False)
+    render_video(jitter(walk, 3.0, seed=1), d / "walk_b.mp4", fps=10, size=(320, 240), progress=False)
+    for name, src in (("speech_a.wav", "LJ001-0001.wav"), ("speech_b.wav", "LJ001-0003.wav")):
+        with wave.open(str(sample_path("speech", src)), "rb") as w:
+            params = w.getparams()
+            frames = w.readframes(int(0.4 * w.getframerate()))
+        with wave.open(str(d / name), "wb") as out:
+            out.setparams(params)
+            out.writeframes(frames)
+    study = {
+        "id": "media", "title": "Media", "consent": "ok", "instructions": "ok", "scale": "ab3",
+        "stimuli": [
+            {"id": "v.a", "item": "walk", "system": "a", "file": "walk_a.mp4"},
+            {"id": "v.b", "item": "walk", "system": "b", "file": "walk_b.mp4"},
+            {"id": "s.a", "item": "speech", "system": "a", "file": "speech_a.wav"},
+            {"id": "s.b", "item": "speech", "system": "b", "file": "speech_b.wav"},
+            {"id": "m.a", "item": "run", "system": "a", "file": "sample:cmu/09_06-run.amc", "trim": [0, 0.3],
+             "audio": "speech_a.wav"},
+            {"id": "m.b", "item": "run", "system": "b", "file": "sample:cmu/09_06-run.amc", "trim": [0, 0.3],
+             "audio": "speech_b.wav", "transform": [{"jitter": {"deg": 3, "seed": 1}}]},
+        ],
+        "pairs": [["a", "b"]],
+        "design": {"method": "full", "participants": 2},
+    }
+    (d / "study.yaml").write_text(yaml.safe_dump(study, sort_keys=False))
+    prepare_study(d)
+    return d
+
+
+def test_video_audio_and_motion_with_audio_play_through(browser, media_study, tmp_path):
+    import json
+
+    from werkzeug.serving import make_server
+
+    from webtest import create_app
+
+    d = tmp_path / "media"
+    shutil.copytree(media_study, d)
+    app = create_app(d)
+    server = make_server("127.0.0.1", 0, app, threaded=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_port}"
+    try:
+        ctx = browser.new_context()
+        page = ctx.new_page()
+        errors = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(url + "/")
+        page.get_by_role("button", name="Start").click()
+        page.get_by_role("button", name="I agree to take part").click()
+        page.get_by_role("button", name="Begin").click()
+        kinds = []
+        while "/trial/" in page.url:
+            page.wait_for_selector("#trial.ready")
+            kinds.append(page.locator("#stim-left").get_attribute("data-kind"))
+            assert page.locator("#next").is_disabled()
+            url_before = page.url
+            _play_both(page)
+            page.keyboard.press("3")  # "Right"
+            expect(page.locator("#next")).to_be_enabled()
+            page.keyboard.press("Enter")
+            page.wait_for_url(lambda u: u != url_before)
+        assert sorted(kinds) == ["audio", "motion", "video"] and page.url.endswith("/done")
+        assert not errors, errors
+        from sqlalchemy import select
+
+        from webtest.models import Answer
+
+        with app.extensions["webtest"].db.session() as s:
+            answers = s.execute(select(Answer)).scalars().all()
+        assert len(answers) == 3
+        for a in answers:
+            ev = json.loads(a.events_json)
+            for side in ("left", "right"):
+                types = [e["type"] for e in ev if e["side"] == side]
+                assert "play" in types and "ended" in types
+            assert a.response_time_s >= 0.9 * 0.8  # two 0.4 s stimuli, one after the other
+        ctx.close()
+    finally:
+        server.shutdown()
+        app.extensions["webtest"].db.dispose()

@@ -55,11 +55,13 @@ def test_serve_hash_password_from_stdin():
     assert r.returncode == 2 and "at least 8" in r.stderr
 
 
-def test_serve_runs_and_prints_urls(example_study):
+@pytest.mark.parametrize("workers", [1, 2])  # 1: threaded server; 2: gunicorn in-process
+def test_serve_runs_and_prints_urls(example_study, workers):
     port = _free_port()
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     env.pop("EVALKIT_ADMIN_PASSWORD_HASH", None)
-    proc = subprocess.Popen([sys.executable, "-m", "evalkit", "serve", str(example_study), "--port", str(port)],
+    proc = subprocess.Popen([sys.executable, "-m", "evalkit", "serve", str(example_study), "--port", str(port),
+                             "--workers", str(workers)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO, env=env)
     try:
         lines = []
@@ -75,9 +77,9 @@ def test_serve_runs_and_prints_urls(example_study):
         password = re.search(r"admin password \(this run only\): (\S+)", text).group(1)
         import requests
 
-        for _ in range(50):
+        for _ in range(300):
             try:
-                r = requests.get(f"http://127.0.0.1:{port}/healthz", timeout=2)
+                r = requests.get(f"http://127.0.0.1:{port}/healthz", timeout=5)
                 break
             except requests.ConnectionError:
                 time.sleep(0.1)
@@ -90,7 +92,11 @@ def test_serve_runs_and_prints_urls(example_study):
         assert "debugger" not in requests.get(f"http://127.0.0.1:{port}/nope", timeout=5).text.lower()
     finally:
         proc.terminate()
-        proc.wait(10)
+        try:
+            proc.wait(20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
 
 
 def _video_info(path: Path) -> tuple[dict, list[np.ndarray]]:

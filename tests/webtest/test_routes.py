@@ -159,8 +159,6 @@ def test_trial_page_content_and_redirects(app):
 
 
 def test_stimulus_routes_serve_own_trial_sides(app):
-    from webtest.stimuli import PreparedStimulus  # noqa: F401  (documents the payload type)
-
     c = app.test_client()
     p = Participant(c)
     p.to_trials({})

@@ -99,3 +99,21 @@ def test_motion_with_audio_lasts_as_long_as_the_longer(tmp_path):
     out = prepare_stimuli(load_study(tmp_path), tmp_path / "cache")
     assert out["walk.orig"].audio is not None
     assert out["walk.orig"].duration_s == pytest.approx(media_duration(sample_path("speech", "LJ001-0001.wav")))
+
+
+def test_trim_past_the_end_of_the_clip_is_an_input_error(tmp_path):
+    stimuli = [dict(s) for s in BASE_STUDY["stimuli"]]
+    stimuli[2]["trim"] = [5.0, 6.0]  # the run lasts 1.2 s
+    (tmp_path / "study.yaml").write_text(yaml.safe_dump(deep_update(BASE_STUDY, {"stimuli": stimuli})))
+    with pytest.raises(InputError, match=r"09_06-run.amc: trim starts at 5.0 s but the clip lasts 1.18 s"):
+        prepare_stimuli(load_study(tmp_path), tmp_path / "cache")
+
+
+def test_prepare_study_library_entry_point(example_study):
+    import webtest
+
+    prepared = webtest.prepare_study(example_study)
+    assert prepared.study.id == "example-cmu" and len(prepared.stimuli) == 15
+    assert len(prepared.cells_json) == 12 and prepared.balance["balanced"]
+    assert all(p.path.exists() and p.duration_s > 1.0 for p in prepared.stimuli.values())
+    assert not (example_study / "ratings.sqlite").exists()  # no database is touched

@@ -17,7 +17,7 @@ from sqlalchemy import create_engine, func, inspect, select, text, update
 from evalkit.errors import ConfigError
 from webtest.answers import record_answer
 from webtest.assignment import claim_cell, holds_cell
-from webtest.db import RATINGS_COLUMNS, Database, ensure_cells, init_schema
+from webtest.db import RATINGS_COLUMNS, Database, init_schema
 from webtest.export import ratings_long
 from webtest.models import Answer, Assignment, Cell, Participant, Trial
 

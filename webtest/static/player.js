@@ -5,6 +5,8 @@
  * Video and audio stimuli use the native elements. "Next" unlocks only when both stimuli have
  * played to the end (and an answer is chosen); the answer is sent with fetch and the page moves
  * on only after the server acknowledged it.
+ * Events logged with the answer: play, pause, seek (clicking the bar, allowed after a full play),
+ * ended; each with the side, page time (ms) and stimulus time (s).
  * Keys: A = play/pause left, L = play/pause right, 1..n = choose answer, Enter = Next.
  */
 (function () {
@@ -85,6 +87,12 @@
     this.media = fig.querySelector(this.kind === "motion" ? "audio" : (this.kind === "video" ? "video" : "audio"));
     var self = this;
     this.button.addEventListener("click", function () { self.toggle(); });
+    // seeking (click on the bar) only after the stimulus has been played to the end once
+    this.bar.addEventListener("click", function (ev) {
+      if (!self.ended || !(self.duration > 0)) { return; }
+      var rect = self.bar.getBoundingClientRect();
+      self.seek(self.duration * Math.min(1, Math.max(0, (ev.clientX - rect.left) / rect.width)));
+    });
     if (this.kind !== "motion") {
       this.media.addEventListener("loadedmetadata", function () {
         if (isFinite(self.media.duration)) { self.duration = self.media.duration; }
@@ -119,6 +127,14 @@
     } else {
       this.media.play().catch(function () {});
     }
+    this.label();
+  };
+  Player.prototype.seek = function (t) {
+    this.t = Math.min(t, this.duration);
+    if (this.media) { try { this.media.currentTime = this.t; } catch (e) { /* not loaded */ } }
+    if (this.kind === "motion") { this.startWall = performance.now() - this.t * 1000; this.draw(); }
+    log(this.side, "seek", this.t);
+    this.progress();
     this.label();
   };
   Player.prototype.pause = function () {

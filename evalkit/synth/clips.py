@@ -152,6 +152,17 @@ def retarget(motion: Motion, target: Skeleton, scale_root: bool = True) -> Motio
         if ls > 0 and lt > 0:
             ratio = lt / ls
     tr[:, 0] = pos[:, corr[0]] * ratio
+    # Joints whose translation moves in the source (position channels below the root, e.g. a
+    # rig carrying the trajectory on the hips under a static root) keep that motion: their
+    # offset from the parent, in the parent's frame, scaled like the root.
+    moving = np.ptp(motion.translations, axis=0).max(axis=1) > 1e-9  # (source joints,)
+    for t in range(1, n_t):
+        s = corr[t]
+        if s >= 0 and moving[s]:
+            p = target.parents[t]
+            rel = pos[:, s] - pos[:, corr[p]] if corr[p] >= 0 else None
+            if rel is not None:
+                tr[:, t] = np.einsum("fki,fk->fi", tw[:, p], rel) * ratio
     meta = dict(motion.meta)
     meta["retargeted_from"] = {"root": src.names[0], "joints": src.n_joints, "matched": matched, "root_scale": ratio}
     return replace(motion, skeleton=target, rotations=rot, translations=tr, meta=meta)

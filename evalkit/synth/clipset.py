@@ -155,6 +155,22 @@ class ClipSet:
 
         return self._memo(("contacts", 0), lambda: foot_contacts(self.clips[0]))[1]
 
+    def rigid_bones(self) -> np.ndarray:
+        """``(joints,)`` bool: the joint's local translation (its bone) is constant in every clip.
+
+        Joints with moving position channels (a trajectory carried below the root) are not
+        bones and are excluded from bone-length checks.
+        """
+
+        def compute():
+            rigid = np.ones(self.skeleton.n_joints, dtype=bool)
+            for c in self.clips:
+                rigid &= np.ptp(c.translations, axis=0).max(axis=1) < 1e-9
+            rigid[0] = False
+            return rigid
+
+        return self._memo("rigid", compute)
+
     def max_joint_speed(self, c: int) -> np.ndarray:
         """``(joints,)`` fastest speed of each joint in clip ``c``, m/s."""
 

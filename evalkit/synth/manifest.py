@@ -139,7 +139,7 @@ def synthesize_transition(
     motion, timing = render_plan(cs.clips, plan, lead, tail, name=name)
     involved = plan_clips(plan)
     source_max = np.max([cs.max_joint_speed(c) for c in involved], axis=0)
-    checks = check_clip(motion, source_max, timing["seams"])
+    checks = check_clip(motion, source_max, timing["seams"], rigid=cs.rigid_bones())
     summary = plan.summary()
     manifest: dict[str, Any] = {
         "schema": SCHEMA,

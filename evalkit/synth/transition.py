@@ -353,7 +353,8 @@ def fast_joints(clipset, plan: TransitionPlan, tolerance: float) -> np.ndarray:
     return np.flatnonzero(seam_speed_ratio(motion, source_max, timing["seams"]) > tolerance)
 
 
-def check_clip(motion: Motion, source_max: np.ndarray, seams: Sequence[Sequence[float]], tolerance: float = 1.1) -> dict:
+def check_clip(motion: Motion, source_max: np.ndarray, seams: Sequence[Sequence[float]], tolerance: float = 1.1,
+               rigid: np.ndarray | None = None) -> dict:
     """Quality checks of a synthesized clip against its source clips.
 
     Args:
@@ -361,17 +362,22 @@ def check_clip(motion: Motion, source_max: np.ndarray, seams: Sequence[Sequence[
         source_max: ``(joints,)`` fastest speed of each joint in the source clips, m/s.
         seams: blend ranges in output frames (from :func:`render_plan`).
         tolerance: a joint "pops" when its seam speed exceeds this times its source maximum.
+        rigid: ``(joints,)`` bool, joints whose bone to the parent must keep its length (default:
+            every non-root joint; pass :meth:`ClipSet.rigid_bones` for rigs with moving
+            position channels below the root).
 
     Returns a dict: ``finite`` (no NaN/inf), ``bone_length_max_dev_m`` (largest change of any
-    bone length over the clip, metres), ``seam_speed_max_ratio`` (max over joints of
+    rigid bone's length over the clip, metres), ``seam_speed_max_ratio`` (max over joints of
     :func:`seam_speed_ratio`), ``pops`` (number of joints above ``tolerance``) and ``ok``.
     """
     pos = motion.positions
     finite = bool(np.isfinite(motion.rotations).all() and np.isfinite(motion.translations).all() and np.isfinite(pos).all())
     par = motion.skeleton.parents
-    child = np.arange(1, motion.n_joints)
+    mask = np.ones(motion.n_joints, dtype=bool) if rigid is None else np.asarray(rigid, dtype=bool).copy()
+    mask[0] = False
+    child = np.flatnonzero(mask)
     lengths = np.linalg.norm(pos[:, child] - pos[:, par[child]], axis=-1)
-    dev = float(np.ptp(lengths, axis=0).max()) if motion.n_frames > 1 else 0.0
+    dev = float(np.ptp(lengths, axis=0).max()) if motion.n_frames > 1 and child.size else 0.0
     ratio = seam_speed_ratio(motion, source_max, seams)
     pops = int((ratio > tolerance).sum())
     return {

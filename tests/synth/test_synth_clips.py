@@ -150,3 +150,28 @@ def test_ground_shifts_only_vertically(bundled):
     lifted = m.with_(translations=tr)
     g = ground(lifted)
     np.testing.assert_allclose(g.positions, m.positions, atol=1e-9)
+
+
+def test_trajectory_below_the_root_survives_retargeting():
+    """Bandai Namco rigs carry the trajectory on the hips (position channels) under a static
+    root joint: retargeting must keep it, and only real bones count as rigid."""
+    from evalkit.synth import ClipSet, build_smg, synthesize_transition
+
+    d = shared_data("mocap", "bandai-namco-1")
+    paths = [d / "dataset-1_walk_normal_001.bvh", d / "dataset-1_run_normal_001.bvh"]
+    cs = ClipSet.from_clips(paths)
+    walk, run = cs.clips
+    assert run.meta["retargeted_from"]["root"] == "joint_Root"
+    orig = resample(load_motion(paths[1]), 60.0)
+    hips = orig.skeleton.names.index("Hips")
+
+    def path_len(m, j):
+        return np.linalg.norm(np.diff(m.positions[:, j, [0, 2]], axis=0), axis=1).sum()
+
+    assert path_len(run, hips) == pytest.approx(path_len(orig, hips), rel=0.02)
+    rigid = cs.rigid_bones()
+    assert not rigid[0] and not rigid[hips] and rigid.sum() == cs.skeleton.n_joints - 2
+    smg = build_smg(cs, threshold=0.3)
+    motion, man = synthesize_transition(smg, 0, 1, 2.0, skate=False)
+    assert man["checks"]["ok"], man["checks"]
+    assert path_len(motion, hips) > 1.0  # the body travels

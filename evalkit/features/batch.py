@@ -172,7 +172,7 @@ def score_paths(
         else:
             from joblib import Parallel, delayed
 
-            par = Parallel(n_jobs=workers, return_as="generator_unordered")
+            par = Parallel(n_jobs=workers, return_as="generator")  # joblib >= 1.3
             tagged = par(delayed(_tagged)(i, c, opts) for i, c in enumerate(chunks))
             for i, rows in tagged:
                 results[i] = rows

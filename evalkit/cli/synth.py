@@ -137,7 +137,12 @@ def _clipset(args):
         raise InputError(f"--window must be positive, got {args.window}")
     motions = prepare_clips(clips, fps=args.fps, load_kwargs=load_kwargs(args))
     k = max(2, int(round(args.window * motions[0].fps)))
-    return ClipSet(tuple(motions), k, args.weights)
+    overrides = None
+    if args.roles:
+        from evalkit.motion.roles import load_role_map
+
+        overrides = load_role_map(args.roles)
+    return ClipSet(tuple(motions), k, args.weights, overrides)
 
 
 def _build(args, cs, method: str):

@@ -195,6 +195,8 @@ class BodyPartMotionGraphs:
     def stats(self) -> dict:
         """Per-part graph statistics and the union of transition points.
 
+        Graph figures (``nodes``, ``edges``, ``branching_factor``, ``scc_*``, ...) are those of
+        the lower body's graph, which routes the character; ``per_part`` has every part's.
         ``transition_points`` counts distinct ``(clip, frame)`` where at least one part can start
         a transition (lower body: kept after pruning; upper parts: all candidates).
         """
@@ -211,10 +213,10 @@ class BodyPartMotionGraphs:
         out["per_part"] = per_part
         out["transition_points"] = len(points)
         out["candidates"] = int(sum(len(g.candidates) for g in self.graphs))
-        low = per_part[self.parts[0].name]
-        for key in ("nodes", "edges", "branching_factor", "scc_nodes", "scc_edges", "scc_branching_factor",
-                    "kept_transitions", "connected_clip_pairs"):
-            out[key] = low[key]
+        low = per_part[self.parts[0].name]  # the lower body's graph routes the character
+        for key, value in low.items():
+            if key not in ("transition_points", "candidates", "mean_cost_m"):
+                out[key] = value
         costs = [g.candidates["cost"].to_numpy() for g in self.graphs]
         out["mean_cost_m"] = float(np.mean(np.concatenate(costs))) if sum(len(c) for c in costs) else float("nan")
         return out

@@ -40,11 +40,14 @@ class ClipSet:
         clips: the clips (see :func:`evalkit.synth.clips.prepare_clips`).
         window: comparison / blend window ``k`` in frames.
         weights: joint weight scheme (see :func:`evalkit.synth.distance.joint_weights`).
+        role_overrides: ``{role: joint name}`` for rigs whose joint names are not recognised
+            (see :func:`evalkit.motion.find_roles`).
     """
 
     clips: tuple[Motion, ...]
     window: int
     weights: str | Mapping[str, float] = "paths"
+    role_overrides: Mapping[str, str] | None = None
     _cache: dict = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
@@ -130,7 +133,7 @@ class ClipSet:
 
     @property
     def roles(self) -> dict[str, int]:
-        return self._memo("roles", lambda: find_roles(self.skeleton, strict=False))
+        return self._memo("roles", lambda: find_roles(self.skeleton, overrides=self.role_overrides, strict=False))
 
     @property
     def chains(self) -> dict[str, np.ndarray]:
@@ -147,13 +150,15 @@ class ClipSet:
         """``(frames, 2)`` stance of left/right foot of clip ``c`` (see :mod:`evalkit.synth.gait`)."""
         from evalkit.synth.gait import foot_contacts
 
-        return self._memo(("contacts", c), lambda: foot_contacts(self.clips[c]))[0]
+        roles = self.roles if self.role_overrides else None
+        return self._memo(("contacts", c), lambda: foot_contacts(self.clips[c], roles))[0]
 
     @property
     def contact_source(self) -> str:
         from evalkit.synth.gait import foot_contacts
 
-        return self._memo(("contacts", 0), lambda: foot_contacts(self.clips[0]))[1]
+        roles = self.roles if self.role_overrides else None
+        return self._memo(("contacts", 0), lambda: foot_contacts(self.clips[0], roles))[1]
 
     def rigid_bones(self) -> np.ndarray:
         """``(joints,)`` bool: the joint's local translation (its bone) is constant in every clip.

@@ -17,9 +17,10 @@ from evalkit.motion.ops import skeleton_height
 from evalkit.motion.roles import find_roles
 
 
-def _simple_contacts(motion: Motion, height: float = 0.05, speed: float = 0.4) -> np.ndarray:
+def _simple_contacts(motion: Motion, height: float = 0.05, speed: float = 0.4,
+                     roles: dict[str, int] | None = None) -> np.ndarray:
     """``(frames, 2)`` bool stance of left/right foot with the simple height+speed rule."""
-    roles = find_roles(motion.skeleton, strict=False)
+    roles = roles if roles is not None else find_roles(motion.skeleton, strict=False)
     scale = skeleton_height(motion) / 1.75
     pos = motion.positions
     out = np.zeros((motion.n_frames, 2), dtype=bool)
@@ -36,13 +37,20 @@ def _simple_contacts(motion: Motion, height: float = 0.05, speed: float = 0.4) -
     return out
 
 
-def foot_contacts(motion: Motion) -> tuple[np.ndarray, str]:
+def foot_contacts(motion: Motion, roles: dict[str, int] | None = None) -> tuple[np.ndarray, str]:
     """Stance of each foot.
+
+    Args:
+        motion: the clip.
+        roles: joint roles overridden by the user; then the synth rule is used with them
+            (``evalkit.features`` finds its roles itself).
 
     Returns:
         ``(contacts, source)``: ``(frames, 2)`` bool (left, right) and the name of the detector
         used (``"evalkit.features"`` or ``"synth height+speed rule"``).
     """
+    if roles is not None:
+        return _simple_contacts(motion, roles=roles), "synth height+speed rule (user roles)"
     try:
         from evalkit.features.contacts import foot_contacts as _fc
     except ImportError:

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from evalkit.cli.common import add_load_options, load_kwargs
 from evalkit.errors import InputError
+from evalkit.synth.smg import DEFAULT_THRESHOLD
 
 
 def _add_graph_options(p: argparse.ArgumentParser, method_arg: bool = True) -> None:
@@ -34,8 +35,9 @@ def _add_graph_options(p: argparse.ArgumentParser, method_arg: bool = True) -> N
                    help="BVH/AMC files or folders (default: the bundled CMU walk, slow walk and run)")
     g = p.add_argument_group("graph")
     g.add_argument("--threshold", type=float, default=None, metavar="M",
-                   help="similarity threshold: RMS metres per joint over the window (default: 0.3 with "
-                        "--norm rms, which connects walking and running in the bundled clips)")
+                   help="similarity threshold in metres: RMS per joint over the window with --norm rms "
+                        "(default 0.3, which connects walking and running in the bundled clips); with "
+                        "--norm kovar the default is 0.3 x sqrt(whole-body point weight), the same poses")
     g.add_argument("--norm", choices=("rms", "kovar"), default="rms",
                    help="distance: rms = RMS metres per joint; kovar = square root of Kovar's weighted sum "
                         "(grows with the number of joints compared) (default: rms)")
@@ -145,10 +147,20 @@ def _clipset(args):
     return ClipSet(tuple(motions), k, args.weights, overrides)
 
 
+def _threshold(args, cs) -> float:
+    if args.threshold is not None:
+        return args.threshold
+    if args.norm == "rms":
+        return DEFAULT_THRESHOLD
+    t = DEFAULT_THRESHOLD * float(cs.ssd("full")[1]) ** 0.5
+    print(f"threshold (kovar): {t:.3f} m, the whole-body equivalent of {DEFAULT_THRESHOLD} m RMS", file=sys.stderr)
+    return t
+
+
 def _build(args, cs, method: str):
     from evalkit.synth import build_bpmg, build_smg
 
-    threshold = args.threshold if args.threshold is not None else (0.3 if args.norm == "rms" else 3.0)
+    threshold = _threshold(args, cs)
     common = dict(threshold=threshold, norm=args.norm, prune=not args.no_prune, speed_guard=not args.no_guard)
     if method == "smg":
         return build_smg(cs, **common)
@@ -229,7 +241,7 @@ def run_measure(args: argparse.Namespace) -> int:
     from evalkit.synth.measure import measure_transitions, write_measurements
 
     cs = _clipset(args)
-    threshold = args.threshold if args.threshold is not None else (0.3 if args.norm == "rms" else 3.0)
+    threshold = _threshold(args, cs)
     m = measure_transitions(
         cs, threshold=threshold, profile=args.profile, thresholds=args.thresholds,
         request_step_s=args.request_step, sweep_step_s=args.sweep_step, progress=not args.quiet,

@@ -43,6 +43,7 @@ from evalkit.motion.model import Motion
 from evalkit.synth.bodyparts import SPLIT_PROFILES
 from evalkit.synth.clips import clip_label
 from evalkit.synth.clipset import ClipSet
+from evalkit.synth.smg import DEFAULT_THRESHOLD
 from evalkit.synth.transition import render_plan
 
 THESIS_FPS = 60.0
@@ -173,7 +174,7 @@ def _tbf(cs: ClipSet, graph) -> float:
 
 def measure_transitions(
     clips: Iterable[str | os.PathLike | Motion] | ClipSet,
-    threshold: float = 0.3,
+    threshold: float = DEFAULT_THRESHOLD,
     profile: str = "sp4a",
     profiles: Sequence[str] = tuple(SPLIT_PROFILES),
     thresholds: Sequence[float] | None = None,

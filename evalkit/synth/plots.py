@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import numpy as np
 
 
 def plot_distance_maps(graph, path: str | os.PathLike, max_pairs: int = 6) -> Path:

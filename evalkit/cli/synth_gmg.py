@@ -208,12 +208,12 @@ def run(args: argparse.Namespace) -> int:
         json.dump(json.loads(table.to_json(orient="records")), sys.stdout, indent=2)
         print()
         return 0
-    cols = {"n_gestures": "GPs", "n_accents": "accents", "measured_accents_covered": "covered",
-            "measured_offset_mean_s": "offset", "measured_offset_mad_rule_s": "|off-rule|",
-            "measured_gsi_psi_mae": "|GSI-line|", "measured_gsi_psi_in_margin": "in margin", "pops": "pops"}
+    cols = {"n_gestures": "GPs", "n_accents": "accents", "realised_accents_covered": "covered",
+            "realised_offset_mean_s": "offset", "realised_offset_mad_rule_s": "|off-rule|",
+            "realised_gsi_psi_mae": "|GSI-line|", "realised_gsi_psi_in_margin": "in margin", "pops": "pops"}
     show = table[["item", "variant"] + list(cols)].rename(columns=cols)
     print(show.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
-    print("\nper variant (means over utterances; measured on the rendered clips, see docs/gmg.md):")
+    print("\nper variant (means over utterances; realised: measured GP by GP on the rendered clips, see docs/gmg.md):")
     summ = summary[["outputs"] + [c for c in cols if c not in ("pops", "n_accents")]].rename(columns=cols)
     print(summ.to_string(float_format=lambda v: f"{v:.3f}"))
     for note in results[0].manifest["notes"] if results else []:

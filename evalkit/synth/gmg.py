@@ -126,7 +126,7 @@ def synthesize(
     plan = make_plan(gmg, speech, rules, variant, config, seed)
     name = name or f"{speech.name}_{variant_slug(variant)}"
     rendered = render_plan(gmg, plan, fps, name=name)
-    objective = objective_report(rendered, speech, plan, rules, gmg.database.config.phase, gmg.database.gsi_scale)
+    objective = objective_report(rendered, speech, plan, rules, gmg.database, gmg.database.config.phase)
     quality = clip_checks(rendered, gmg.database, source)
     db = gmg.database
     notes = [SEPARATE_NOTE]
@@ -193,16 +193,16 @@ _TABLE_KEYS = ("accents_covered", "offset_mean_s", "offset_sd_s", "offset_mad_ru
 
 
 def objective_table(results: Iterable[GMGResult]) -> pd.DataFrame:
-    """One row per output: item, variant, counts, and the planned and measured figures
-    (``planned_*``, ``measured_*``) of the objective report."""
+    """One row per output: item, variant, counts, and the figures of the objective report
+    (``planned_*``, ``realised_*``, ``analysed_*``)."""
     rows = []
     for r in results:
         o = r.objective
         row = {"item": r.speech.name, "variant": o["variant"], "seed": r.plan.seed, "n_accents": o["n_accents"],
                "n_gestures": o["n_gestures"]}
-        for part in ("planned", "measured"):
+        for part in ("planned", "realised", "analysed"):
             for k in _TABLE_KEYS:
-                v = o[part].get(k)
+                v = o.get(part, {}).get(k)
                 row[f"{part}_{k}"] = np.nan if v is None else v
         row["pops"] = r.quality["pops"]
         row["bone_length_drift"] = r.quality["bone_length_drift"]

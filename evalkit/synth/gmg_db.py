@@ -222,7 +222,7 @@ def _cut_units(g: GestureAnalysis, cfg: DatabaseConfig) -> list[tuple[GesturePhr
         for start, end, i, at_rest0, at_rest1 in pieces:
             s = g.strokes[i]
             apex = s.apex_frame
-            end = min(max(end, int(np.ceil(apex)) + 1), n)
+            end = min(max(end, int(np.floor(apex)) + 1), n)
             start = min(start, int(np.floor(apex)))
             max_pre = cfg.max_pre_s * fps
             if apex - start > max_pre:

@@ -116,6 +116,26 @@ def boundary_postures(db: GestureDatabase) -> tuple[np.ndarray, np.ndarray]:
     return np.asarray(first), np.asarray(last)
 
 
+def _hands(db: GestureDatabase, clip: str, frame: int) -> np.ndarray:
+    tr = db.trajectories[clip]
+    f = int(np.clip(frame, 0, tr.n_frames - 1))
+    return np.stack([tr.left[f], tr.right[f]])
+
+
+def boundary_hands(db: GestureDatabase) -> tuple[np.ndarray, np.ndarray]:
+    """``(first, last)``: ``(gps, 2, 3)`` left and right wrist positions (body frame, 1.70 m
+    body, metres) at each GP's first and last frame."""
+    first = np.array([_hands(db, p.clip, p.start_frame) for p in db.phrases])
+    last = np.array([_hands(db, p.clip, p.end_frame - 1) for p in db.phrases])
+    return first, last
+
+
+def hand_travel(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``(m, n)`` the larger of the two wrists' straight-line distances, metres, between hand
+    positions ``a`` ``(m, 2, 3)`` and ``b`` ``(n, 2, 3)``."""
+    return np.linalg.norm(a[:, None] - b[None], axis=-1).max(axis=-1)
+
+
 def e1_pairs(db: GestureDatabase) -> list[tuple[int, int, bool]]:
     """``(a, b, contiguous)`` for consecutive GPs of each recording."""
     out = []
@@ -143,6 +163,9 @@ class GestureMotionGraph:
             each of its nodes in :attr:`graph` / the database.
         rest_from: ``(gps,)`` posture distance from the rest pose to each GP's first frame.
         rest_to: ``(gps,)`` posture distance from each GP's last frame to the rest pose.
+        hand_distance: ``(gps, gps)`` how far a wrist moves (the farther of the two; metres of
+            the 1.70 m body, body frame) from the end of GP ``a`` to the start of GP ``b``.
+        rest_from_hand, rest_to_hand: ``(gps,)`` the same from / to the rest pose.
     """
 
     database: GestureDatabase
@@ -154,6 +177,9 @@ class GestureMotionGraph:
     core_nodes: np.ndarray
     rest_from: np.ndarray
     rest_to: np.ndarray
+    hand_distance: np.ndarray
+    rest_from_hand: np.ndarray
+    rest_to_hand: np.ndarray
 
     def stats(self) -> dict:
         """Table 4.2 figures at this threshold (see :func:`graph_statistics`)."""
@@ -216,7 +242,10 @@ def build_gmg(
     rest = db.recordings[db.rest[0]].rotations[db.rest[1]][None]
     rest_from = posture_distance(rest, first, w)[0]
     rest_to = posture_distance(last, rest, w)[:, 0]
-    return GestureMotionGraph(db, float(threshold), w, dist, graph, core, old, rest_from, rest_to)
+    h_first, h_last = boundary_hands(db)
+    h_rest = _hands(db, db.rest[0], db.rest[1])[None]
+    return GestureMotionGraph(db, float(threshold), w, dist, graph, core, old, rest_from, rest_to,
+                              hand_travel(h_last, h_first), hand_travel(h_rest, h_first)[0], hand_travel(h_last, h_rest)[:, 0])
 
 
 def graph_statistics(graph: Graph, threshold: float) -> dict:

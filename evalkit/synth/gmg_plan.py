@@ -14,9 +14,10 @@ the synchrony rule's mean offset (0.1 s by default: the apex comes before the ac
 played ``k1`` times faster and the part after it ``k2`` times faster, both within
 ``speed_range``; GPs follow each other along graph edges (E1/E2) with a blend (none for contiguous
 E1 edges), or through the rest pose across a rest point (or a gap longer than ``long_gap_s``).
-A blend lasts at least ``blend_s`` (``rest_in_s`` / ``rest_out_s`` into and out of rest) and at
+A blend lasts at least ``blend_s`` (``rest_in_s`` / ``rest_out_s`` into and out of rest), at
 least the posture distance it covers divided by ``transition_speed`` (radians of weighted RMS
-joint angle per second), so that far postures are joined by slow, not sudden, movements. The cost of a plan adds, per GP, ``scale_cost`` times
+joint angle per second) and at least the distance a wrist travels divided by ``hand_speed``
+(m/s), so that far postures are joined by movements no faster than captured preparations. The cost of a plan adds, per GP, ``scale_cost`` times
 ``(log k / log k_limit)^2`` for both speeds, the transition's posture distance over the
 threshold (``transition_cost``), ``hold_cost`` per second of holding beyond ``hold_free_s``,
 ``rest_cost`` plus the posture distances to and from the rest pose per trip to rest,
@@ -34,6 +35,7 @@ following the previous after the minimal blend, as many as fit between rest poin
 from __future__ import annotations
 
 import os
+import zlib
 from dataclasses import asdict, dataclass, field, replace
 from typing import Sequence
 
@@ -185,10 +187,16 @@ class SynthConfig:
         max_blend_s: longest blend unless the posture distance needs more; a longer gap holds the
             poses on either side around the blend.
         rest_in_s, rest_out_s: shortest blend from the rest pose into a GP / from a GP to rest.
+        settle_s: after a GP, the hands slow down this long before the blend to rest starts (so
+            the stroke ends where the capture's did instead of running into the retraction).
         transition_speed: blends last at least (posture distance / this), radians per second.
+        hand_speed: blends last at least (wrist travel / this), metres per second; the default
+            is about the median average speed of preparations in the Bandai Namco gesture
+            capture (0.64 m/s).
         long_gap_s: a gap between two anchors at least this long may go through rest even
             without a pause.
         tail_s: the clip lasts this long after the speech ends (time to return to rest).
+        end_rest_s: the clip ends with at least this long in the rest pose.
         pause_margin_s: gestures may reach this far into a pause (see
             :meth:`SpeechInput.rest_intervals`).
         max_skip: most accents skipped between two consecutive GPs joined by an edge.
@@ -203,9 +211,12 @@ class SynthConfig:
     max_blend_s: float = 0.5
     rest_in_s: float = 0.4
     rest_out_s: float = 0.4
+    settle_s: float = 0.15
     transition_speed: float = 1.5
+    hand_speed: float = 0.7
     long_gap_s: float = 2.5
     tail_s: float = 0.5
+    end_rest_s: float = 0.1
     pause_margin_s: float = 0.2
     max_skip: int = 4
     skip_cost: float = 1.5
@@ -224,10 +235,10 @@ class SynthConfig:
             raise InputError(f"speed_range must satisfy 0 < min <= 1 <= max, got {self.speed_range}")
         if self.blend_s <= 0 or self.max_blend_s < self.blend_s:
             raise InputError("need 0 < blend_s <= max_blend_s")
-        if not self.transition_speed > 0:
-            raise InputError("transition_speed must be > 0")
-        if min(self.rest_in_s, self.rest_out_s, self.tail_s) < 0 or self.max_skip < 0 or self.speed_steps < 1:
-            raise InputError("rest_in_s, rest_out_s, tail_s and max_skip must be >= 0, speed_steps >= 1")
+        if not (self.transition_speed > 0 and self.hand_speed > 0):
+            raise InputError("transition_speed and hand_speed must be > 0")
+        if min(self.rest_in_s, self.rest_out_s, self.settle_s, self.tail_s, self.end_rest_s, self.pause_margin_s) < 0 or self.max_skip < 0 or self.speed_steps < 1:
+            raise InputError("rest_in_s, rest_out_s, tail_s, end_rest_s, pause_margin_s and max_skip must be >= 0, speed_steps >= 1")
 
     def speeds(self) -> np.ndarray:
         """``(steps,)`` the speed grid for the part before the apex."""
@@ -259,7 +270,8 @@ class Placement:
             (a graph edge from the previous GP).
         gsi: its stroke's GSI at ``speed_pre``.
         blend_in_s: shortest blend into it (from the previous GP or from rest), seconds.
-        rest_out_s: blend from it to the rest pose when rest follows, seconds (0 otherwise).
+        rest_out_s: settling plus blend from it to the rest pose when rest follows, seconds (0
+            otherwise).
     """
 
     gp: int
@@ -286,7 +298,7 @@ class Plan:
         rest_intervals: ``(start, end)`` times the body is at rest, seconds.
         anchors: ``(accents,)`` anchor times (PAPT minus anticipation), seconds.
         cost: total cost of the plan (NaN for the random variant).
-        max_blend_s: blend length for rendering (from the config).
+        max_blend_s, settle_s: blend length and settling time for rendering (from the config).
     """
 
     variant: str
@@ -297,6 +309,7 @@ class Plan:
     anchors: np.ndarray
     cost: float = float("nan")
     max_blend_s: float = 0.5
+    settle_s: float = 0.15
 
     def frame(self) -> pd.DataFrame:
         """One row per placement."""
@@ -304,6 +317,12 @@ class Plan:
 
 
 # --------------------------------------------------------------------------------------------
+def plan_rng(seed: int, speech: SpeechInput) -> np.random.Generator:
+    """The random stream of a plan: seeded by the seed and the speech's name, so one seed gives
+    different (but reproducible) walks and tie-breaks for different utterances."""
+    return np.random.default_rng([int(seed), zlib.crc32(speech.name.encode("utf-8"))])
+
+
 @dataclass(frozen=True, eq=False)
 class _Context:
     """Everything the planners need, as arrays over the core (SCC) nodes ``M`` and speeds ``S``."""
@@ -336,8 +355,8 @@ class _Context:
         return max([0.0] + [hi for lo, hi in self.rest if hi <= t + 1e-9])
 
     def rest_after(self, t: float) -> float:
-        """Start of the first rest interval starting at or after ``t`` (else the clip's end)."""
-        return min([self.dur] + [lo for lo, hi in self.rest if lo >= t - 1e-9])
+        """Start of the first rest interval starting at or after ``t`` (else the final rest)."""
+        return min([self.dur - self.cfg.end_rest_s] + [lo for lo, hi in self.rest if lo >= t - 1e-9])
 
     def rest_between(self, a: float, b: float) -> tuple[float, float] | None:
         """``(first start, last end)`` of the rest intervals lying between ``a`` and ``b``."""
@@ -381,7 +400,7 @@ class _Context:
 
 def _context(gmg, speech: SpeechInput, rules: Rules, variant: str, config: SynthConfig, seed: int) -> _Context:
     cfg = config
-    rng = np.random.default_rng(seed)
+    rng = plan_rng(seed, speech)
     db = gmg.database
     nodes = np.asarray(gmg.core_nodes)
     M = len(nodes)
@@ -410,7 +429,8 @@ def _context(gmg, speech: SpeechInput, rules: Rules, variant: str, config: Synth
     src, dst = e["src"].to_numpy(), e["dst"].to_numpy()
     dist = e["distance"].to_numpy(dtype=float)
     edge[src, dst] = True
-    tmin[src, dst] = np.maximum(cfg.blend_s, dist / cfg.transition_speed)
+    hand = np.asarray(gmg.hand_distance)[nodes[src], nodes[dst]]
+    tmin[src, dst] = np.maximum.reduce([np.full(len(src), cfg.blend_s), dist / cfg.transition_speed, hand / cfg.hand_speed])
     cont = e["contiguous"].to_numpy(dtype=bool)
     tmin[src[cont], dst[cont]] = 0.0
     tcost[src, dst] = cfg.transition_cost * dist / gmg.threshold
@@ -420,8 +440,10 @@ def _context(gmg, speech: SpeechInput, rules: Rules, variant: str, config: Synth
     return _Context(
         cfg=cfg, nodes=nodes, pre=db.pre_s[nodes], post=db.post_s[nodes], K=K, sc_k=cfg.speed_cost(K), gsi=gsi,
         anchors=anchors, usable=usable, icost=icost, jit=jit, edge=edge, tmin=tmin, tcost=tcost, kind=kind,
-        rin=np.maximum(cfg.rest_in_s, d_in / cfg.transition_speed),
-        rout=np.maximum(cfg.rest_out_s, d_out / cfg.transition_speed),
+        rin=np.maximum.reduce([np.full(M, cfg.rest_in_s), d_in / cfg.transition_speed,
+                               np.asarray(gmg.rest_from_hand)[nodes] / cfg.hand_speed]),
+        rout=cfg.settle_s + np.maximum.reduce([np.full(M, cfg.rest_out_s), d_out / cfg.transition_speed,
+                                               np.asarray(gmg.rest_to_hand)[nodes] / cfg.hand_speed]),
         rc_in=cfg.transition_cost * d_in / gmg.threshold, rc_out=cfg.transition_cost * d_out / gmg.threshold,
         rest=rest, dur=dur,
     )
@@ -569,7 +591,7 @@ def plan_rules(gmg, speech: SpeechInput, rules: Rules, variant: str = "sync+inte
             blend_in_s=float(ctx.tmin[g, h] if kd == EDGE else ctx.rin[h]),
             rest_out_s=float(ctx.rout[h] if rest_next else 0.0),
         ))
-    return Plan(variant, int(seed), tuple(placements), ctx.dur, ctx.rest, ctx.anchors, cost, config.max_blend_s)
+    return Plan(variant, int(seed), tuple(placements), ctx.dur, ctx.rest, ctx.anchors, cost, config.max_blend_s, config.settle_s)
 
 
 def plan_random(gmg, speech: SpeechInput, rules: Rules | None = None, config: SynthConfig = SynthConfig(), seed: int = 0) -> Plan:
@@ -580,7 +602,7 @@ def plan_random(gmg, speech: SpeechInput, rules: Rules | None = None, config: Sy
     rules = rules or DEFAULT_RULES
     ctx = _context(gmg, speech, rules, "random", replace(config, jitter=0.0), seed)
     cfg = config
-    rng = np.random.default_rng(seed)
+    rng = plan_rng(seed, speech)
     db = gmg.database
     M = len(ctx.nodes)
     gsi1 = db.gsi_at(1.0)
@@ -590,8 +612,8 @@ def plan_random(gmg, speech: SpeechInput, rules: Rules | None = None, config: Sy
         if lo > t0:
             runs.append((t0, lo))
         t0 = max(t0, hi)
-    if t0 < ctx.dur:
-        runs.append((t0, ctx.dur))
+    if t0 < ctx.dur - cfg.end_rest_s:
+        runs.append((t0, ctx.dur - cfg.end_rest_s))
     placements: list[Placement] = []
     prev: int | None = None
     for r0, r1 in runs:
@@ -618,7 +640,7 @@ def plan_random(gmg, speech: SpeechInput, rules: Rules | None = None, config: Sy
             placements.append(Placement(gp, -1, float(start + ctx.pre[h]), 1.0, 1.0, start, float(end),
                                         "rest" if first else str(ctx.kind[prev, h]), float(gsi1[gp]), blend, float(ctx.rout[h])))
             t, prev, first = end, h, False
-    return Plan("random", int(seed), tuple(placements), ctx.dur, ctx.rest, ctx.anchors, float("nan"), cfg.max_blend_s)
+    return Plan("random", int(seed), tuple(placements), ctx.dur, ctx.rest, ctx.anchors, float("nan"), cfg.max_blend_s, cfg.settle_s)
 
 
 def make_plan(gmg, speech: SpeechInput, rules: Rules, variant: str, config: SynthConfig = SynthConfig(), seed: int = 0) -> Plan:

@@ -9,8 +9,9 @@
   playing its recording past its end while its playback rate eases to zero (``(1 - u)^2``, so
   its velocity is continuous), the incoming GP plays the frames before its start the same way,
   and the two are blended per joint (slerp / lerp) with Kovar's C1 weight over the gap (over
-  ``max_blend_s`` in its middle when the gap is longer; the poses hold on either side). Position
-  and velocity are therefore continuous at every seam.
+  ``max_blend_s`` in its middle when the gap is longer; the poses hold on either side; into the
+  rest pose after ``settle_s`` of slowing down). Position and velocity are therefore continuous
+  at every seam.
 * **Root**: each GP (and the rest pose) is moved by a rotation about the vertical and a ground
   shift so that its first frame stands where and faces where the motion before it ended (hips
   position and heading); the first segment faces +Z at the origin, and the finished clip is
@@ -34,7 +35,7 @@ from evalkit.synth.blend import blend_poses, ease, sample, transform_root
 FACING = np.pi
 #: Seconds over which the playback rate of a GP running on past its end (or before its start)
 #: eases to zero.
-DECAY_S = 0.3
+DECAY_S = 0.2
 
 
 @dataclass(frozen=True, eq=False)
@@ -102,6 +103,27 @@ def _decayed(t: np.ndarray, rate: float, d: float) -> np.ndarray:
     return rate * d / 3.0 * (1.0 - (1.0 - u) ** 3)
 
 
+def gp_time_warp(placement, phrase) -> CubicHermiteSpline:
+    """Source frame (float) of a GP's recording as a function of output time (s), on
+    ``[placement.start_time, placement.end_time]``.
+
+    A cubic Hermite curve through ``(start_time, start_frame)``, ``(apex_time, apex_frame)`` and
+    ``(end_time, end_frame)`` with slopes ``speed_pre * fps`` at the start, ``speed_post * fps``
+    at the end and their harmonic mean at the apex (frames per second of output).
+    """
+    f = phrase.fps
+    k1f, k2f = placement.speed_pre * f, placement.speed_post * f
+    xs, ys, ds = [placement.start_time], [float(phrase.start_frame)], [k1f]
+    if placement.apex_time - placement.start_time > 1e-9 and placement.end_time - placement.apex_time > 1e-9:
+        xs.append(placement.apex_time)
+        ys.append(float(phrase.apex_frame))
+        ds.append(2.0 / (1.0 / k1f + 1.0 / k2f))
+    xs.append(max(placement.end_time, placement.start_time + 1e-6))
+    ys.append(float(phrase.end_frame))
+    ds.append(k2f)
+    return CubicHermiteSpline(np.array(xs), np.array(ys), np.array(ds))
+
+
 @dataclass(frozen=True)
 class _Seg:
     rec: str
@@ -110,7 +132,7 @@ class _Seg:
     rate_start: float  # source frames per output second
     rate_end: float
     T: tuple[float, float, float]
-    warp: object | None  # callable out time -> source frame, within [start_time, end_time]
+    warp: CubicHermiteSpline  # out time -> source frame, within [start_time, end_time]
     start_time: float
     end_time: float
 
@@ -156,32 +178,18 @@ def render_plan(gmg, plan, fps: float | None = None, name: str = "gmg") -> Rende
         rot[mask], tr[mask] = r, x
         done[mask] = True
 
-    # -- segments of the placements, root transforms chained in time order
+    # -- segments of the placements, root transforms chained in time order: each GP (and the
+    # rest pose before it) stands where the previous GP ended; the first faces +Z at the origin
     segs: list[_Seg] = []
     target = (0.0, 0.0, FACING)
-    prev_end_state = None
     for p in plan.placements:
         ph = db.phrases[p.gp]
         rec = recs[ph.clip]
-        if p.entry != "rest" and prev_end_state is not None:
-            target = prev_end_state
-        elif prev_end_state is not None:
-            target = prev_end_state  # the rest pose stands where the previous GP ended
         T = rec.align(ph.start_frame, target)
         f = rec.motion.fps
-        k1f, k2f = p.speed_pre * f, p.speed_post * f
-        xs, ys, ds = [p.start_time], [float(ph.start_frame)], [k1f]
-        if p.apex_time - p.start_time > 1e-9 and p.end_time - p.apex_time > 1e-9:
-            xs.append(p.apex_time)
-            ys.append(float(ph.apex_frame))
-            ds.append(2.0 / (1.0 / k1f + 1.0 / k2f))
-        xs.append(p.end_time)
-        ys.append(float(ph.end_frame))
-        ds.append(k2f)
-        warp = CubicHermiteSpline(np.array(xs), np.array(ys), np.array(ds)) if len(xs) > 1 and xs[-1] > xs[0] else None
-        seg = _Seg(ph.clip, float(ph.start_frame), float(ph.end_frame), k1f, k2f, T, warp, p.start_time, p.end_time)
-        segs.append(seg)
-        prev_end_state = rec.state(ph.end_frame, T)
+        segs.append(_Seg(ph.clip, float(ph.start_frame), float(ph.end_frame), p.speed_pre * f, p.speed_post * f, T,
+                         gp_time_warp(p, ph), p.start_time, p.end_time))
+        target = rec.state(ph.end_frame, T)
 
     def seg_pose(seg: _Seg, times: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Pose of a segment at output times, running on (easing) outside its span."""
@@ -189,10 +197,7 @@ def render_plan(gmg, plan, fps: float | None = None, name: str = "gmg") -> Rende
         tt = np.asarray(times, dtype=float)
         frames = np.empty_like(tt)
         inside = (tt >= seg.start_time) & (tt <= seg.end_time)
-        if seg.warp is not None:
-            frames[inside] = seg.warp(tt[inside])
-        else:
-            frames[inside] = seg.src_start
+        frames[inside] = seg.warp(tt[inside])
         before = tt < seg.start_time
         frames[before] = seg.src_start - _decayed(seg.start_time - tt[before], seg.rate_start, DECAY_S)
         after = tt > seg.end_time
@@ -259,7 +264,8 @@ def render_plan(gmg, plan, fps: float | None = None, name: str = "gmg") -> Rende
         if ro + ri > gap:
             ro, ri = gap * ro / (ro + ri), gap * ri / (ro + ri)
         a, b = p.end_time + ro, q.start_time - ri
-        fill_blend(m & (t <= a), lambda tt, p=p: seg_pose(p, tt), lambda tt, T_r=T_r: rest_pose(T_r, len(tt)), p.end_time, a)
+        w0 = p.end_time + min(plan.settle_s, ro / 2)
+        fill_blend(m & (t <= a), lambda tt, p=p: seg_pose(p, tt), lambda tt, T_r=T_r: rest_pose(T_r, len(tt)), w0, a)
         hold = m & (t > a) & (t < b)
         if hold.any():
             put(hold, *rest_pose(T_r, int(hold.sum())))
@@ -269,8 +275,10 @@ def render_plan(gmg, plan, fps: float | None = None, name: str = "gmg") -> Rende
         m = t > p.end_time
         if m.any():
             T_r = rest.align(rest_frame, recs[p.rec].state(p.src_end, p.T))
-            a = p.end_time + plan.placements[-1].rest_out_s
-            fill_blend(m & (t <= a), lambda tt: seg_pose(p, tt), lambda tt: rest_pose(T_r, len(tt)), p.end_time, a)
+            ro = plan.placements[-1].rest_out_s
+            a = p.end_time + ro
+            w0 = p.end_time + min(plan.settle_s, ro / 2)
+            fill_blend(m & (t <= a), lambda tt: seg_pose(p, tt), lambda tt: rest_pose(T_r, len(tt)), w0, a)
             hold = m & (t > a)
             if hold.any():
                 put(hold, *rest_pose(T_r, int(hold.sum())))

@@ -13,9 +13,23 @@
   rule's line), ``gsi_psi_in_margin``: fraction of pairs the rule accepts, ``gsi_psi_r``: Pearson
   correlation of GSI and PSI.
 
-"planned" uses the plan's apex times and predicted GSIs; "measured" re-analyses the rendered
-clip with the gesture analysis (:func:`evalkit.gesture.analyze_gestures`: strokes, apexes, GSI)
-exactly as the capture was analysed, so it includes every effect of blending and time scaling.
+Three readings:
+
+* ``planned``: the plan's apex times and predicted GSIs (exact by construction for the rule
+  variants: it checks the planner).
+* ``realised``: measured on the rendered clip, GP by GP: the hand trajectories of the output
+  (:func:`evalkit.gesture.hand_trajectories`), the peak speed inside each placed GP's stroke
+  (its source frames mapped to output time), the apex by the gesture analysis' rule (``"stop"``:
+  where the speed falls below ``apex_fraction`` of the peak before the stroke's end, else the
+  slowest frame there; ``"peak"``: the peak) and the GSI
+  from the gesture package's stroke features of that window. It includes every effect of time
+  scaling and blending on timing and strength.
+* ``analysed``: the rendered clip re-analysed blind, exactly as capture is
+  (:func:`evalkit.gesture.analyze_gestures`). The analysis keeps only strokes at least
+  ``stroke_ratio`` (0.6) as fast as the fastest movement of their gesture phrase, and chained
+  GPs without rest form one long phrase, so it finds only the strongest few strokes of a clip
+  (and can take a fast captured preparation for the main stroke): informative, but a noisy
+  reading of timing and strength.
 
 **Clip checks**: no NaN; bone-length drift of every joint whose translation is constant (must be
 0 to rounding); the largest root-relative joint speed between consecutive frames and the largest
@@ -93,15 +107,67 @@ def timing_metrics(apex_times, gsi, papts, psi, rules: Rules, max_distance_s: fl
     }
 
 
-def objective_report(rendered, speech, plan, rules: Rules, phase_config=None, gsi_scale=None) -> dict:
-    """Objective figures of one output: planned and measured (see the module docstring)."""
+def realised_strokes(rendered, plan, db, phase_config=None) -> tuple[np.ndarray, np.ndarray]:
+    """Apex times (s) and GSIs of the placed GPs' strokes as rendered (see the module docstring).
+
+    Returns:
+        ``(apex_times, gsi)``, one entry per placement (NaN where a stroke could not be measured).
+    """
+    from evalkit.gesture import PhaseConfig, hand_trajectories
+    from evalkit.gesture.phases import Stroke
+    from evalkit.gesture.strokes import stroke_features
+    from evalkit.synth.gmg_render import gp_time_warp
+
+    cfg = phase_config or PhaseConfig()
+    m = rendered.motion
+    n = m.n_frames
+    traj = hand_trajectories(m, dict(db.roles))
+    speed = traj.speed
+    fps = m.fps
+    pl = plan.placements
+    apex = np.full(len(pl), np.nan)
+    gsi = np.full(len(pl), np.nan)
+    feats = []
+    for k, p in enumerate(pl):
+        ph = db.phrases[p.gp]
+        tt = np.linspace(p.start_time, p.end_time, 400)
+        src = gp_time_warp(p, ph)(tt)
+        t_a = float(np.interp(max(ph.stroke_start, ph.start_frame), src, tt))
+        t_b = float(np.interp(min(ph.stroke_end, ph.end_frame), src, tt))
+        a = int(np.clip(np.floor(t_a * fps), 0, n - 2))
+        b = int(np.clip(np.ceil(t_b * fps) + 1, a + 2, n))
+        peak = a + int(np.argmax(speed[a:b]))
+        if cfg.apex == "peak":
+            apex_f = float(peak)
+        else:  # as the gesture analysis: search to the stroke's end (+1 frame), else its slowest frame
+            stop = int(min(n, max(int(np.ceil(t_b * fps)), peak + 1) + 1))
+            level = cfg.apex_fraction * speed[peak]
+            below = np.flatnonzero(speed[peak:stop] < level)
+            if len(below) == 0:
+                apex_f = float(peak + int(np.argmin(speed[peak:stop])))
+            else:
+                j = peak + int(below[0])
+                s0, s1 = speed[j - 1], speed[j]
+                apex_f = float(j - 1 + (s0 - level) / (s0 - s1)) if s0 != s1 else float(j)
+        apex[k] = apex_f / fps
+        st = Stroke(a, b, peak, float(speed[peak]), apex_f, apex_f / fps, "both")
+        feats.append(stroke_features(traj, st, dict(db.roles)))
+    if feats:
+        import pandas as pd
+
+        frame = pd.DataFrame(feats)
+        gsi[:] = np.asarray(db.gsi_scale.strength(frame[list(db.gsi_scale.features)]), dtype=float)
+    return apex, gsi
+
+
+def objective_report(rendered, speech, plan, rules: Rules, db=None, phase_config=None) -> dict:
+    """Objective figures of one output: planned, realised and analysed (see the module
+    docstring). ``db`` (the gesture database) is needed for the realised reading."""
     from evalkit.gesture import PhaseConfig, analyze_gestures
 
     pl = plan.placements
     planned = timing_metrics([p.apex_time for p in pl], [p.gsi for p in pl], speech.papts, speech.psi, rules)
-    g = analyze_gestures(rendered.motion, phase_config or PhaseConfig(), gsi_scale, clip=rendered.motion.name)
-    measured = timing_metrics(g.apex_times, g.gsi, speech.papts, speech.psi, rules)
-    return {
+    out = {
         "variant": plan.variant,
         "n_accents": int(len(speech.papts)),
         "n_gestures": int(len(pl)),
@@ -109,11 +175,20 @@ def objective_report(rendered, speech, plan, rules: Rules, phase_config=None, gs
         "speech_duration_s": float(speech.duration),
         "clip_duration_s": float(rendered.motion.n_frames / rendered.motion.fps),
         "planned": planned,
-        "measured": measured,
-        "rule": {"synchrony_mean_s": rules.synchrony.mean_s, "synchrony_sd_s": rules.synchrony.sd_s,
-                 "intercept": rules.intensity.intercept, "slope": rules.intensity.slope,
-                 "margin": rules.intensity.margin},
     }
+    if db is not None:
+        apex, gsi = realised_strokes(rendered, plan, db, phase_config)
+        ok = np.isfinite(apex)
+        out["realised"] = timing_metrics(apex[ok], gsi[ok], speech.papts, speech.psi, rules)
+        out["realised"]["apex_shift_s"] = _num(np.mean(np.abs(apex[ok] - np.array([p.apex_time for p in pl])[ok]))) if ok.any() else None
+        out["realised"]["gsi_shift"] = _num(np.mean(np.abs(gsi[ok] - np.array([p.gsi for p in pl])[ok]))) if ok.any() else None
+    g = analyze_gestures(rendered.motion, phase_config or PhaseConfig(), getattr(db, "gsi_scale", None),
+                         roles=dict(db.roles) if db is not None else None, clip=rendered.motion.name)
+    out["analysed"] = timing_metrics(g.apex_times, g.gsi, speech.papts, speech.psi, rules)
+    out["rule"] = {"synchrony_mean_s": rules.synchrony.mean_s, "synchrony_sd_s": rules.synchrony.sd_s,
+                   "intercept": rules.intensity.intercept, "slope": rules.intensity.slope,
+                   "margin": rules.intensity.margin}
+    return out
 
 
 def _rel_kinematics(positions: np.ndarray, fps: float) -> tuple[np.ndarray, np.ndarray]:
@@ -151,16 +226,16 @@ def clip_checks(rendered, db, source: dict | None = None) -> dict:
     keep = med > 1e-3
     drift = float(((lengths.max(0) - lengths.min(0))[keep] / med[keep]).max()) if keep.any() else 0.0
     v, a = _rel_kinematics(pos, m.fps)
-    seams = rendered.seams
-    near_v = np.unique(np.clip(np.concatenate([seams - 1, seams]), 0, len(v) - 1))
-    near_a = np.unique(np.clip(np.concatenate([seams - 2, seams - 1, seams]), 0, max(len(a) - 1, 0)))
+    seams = np.asarray(rendered.seams, dtype=int)
+    near_v = np.unique(np.clip(np.concatenate([seams - 1, seams]), 0, max(len(v) - 1, 0))) if len(v) else seams[:0]
+    near_a = np.unique(np.clip(np.concatenate([seams - 2, seams - 1, seams]), 0, max(len(a) - 1, 0))) if len(a) else seams[:0]
     src = source or source_kinematics(db)
     out = {
         "finite": finite,
         "bone_length_drift": drift,
         "seams": int(len(seams)),
-        "seam_speed_max": float(v[near_v].max()) if len(v) else 0.0,
-        "seam_accel_max": float(a[near_a].max()) if len(a) else 0.0,
+        "seam_speed_max": float(v[near_v].max()) if len(near_v) else 0.0,
+        "seam_accel_max": float(a[near_a].max()) if len(near_a) else 0.0,
         "clip_speed_max": float(v.max()) if len(v) else 0.0,
         "clip_accel_max": float(a.max()) if len(a) else 0.0,
         "source_speed_max": src["speed_max"],

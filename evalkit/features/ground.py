@@ -34,8 +34,13 @@ class GroundConfig:
     Attributes:
         level: absolute height (metres, world y) of the lowest foot joint when planted; ``None``
             estimates it per clip (see the module docstring).
+        tilt: fit a tilted ground plane when the planted feet show a consistent slope (a ramp or
+            a drifting capture volume); otherwise the ground is horizontal.
+        max_slope: steepest accepted slope (rise over run; 0.05 ≈ 3°); steeper fits are ignored.
         still_speed: speed below which a low foot point counts as still when estimating its
             planted level, m/s for a 1.75 m body (scaled by body height).
+        min_still: a foot point still for less than this many seconds in total gets its
+            5th-percentile height as planted level (too few still samples for a mode).
         side_tolerance: a foot point's planted level may exceed the other foot's by at most
             this much (m, scaled); see :func:`planted_levels`.
         float_tolerance: floating (and penetration) within this distance of the ground is
@@ -48,7 +53,10 @@ class GroundConfig:
     """
 
     level: float | None = None
+    tilt: bool = True
+    max_slope: float = 0.05
     still_speed: float = 0.3
+    min_still: float = 0.15
     side_tolerance: float = 0.05
     float_tolerance: float = 0.005
     cutoff_hz: float | None = DEFAULT_CUTOFF_HZ
@@ -69,9 +77,11 @@ class FootTrack:
         grid_fps: samples per second of the analysis grid.
         smooth: ``(G, 2, P, 3)`` low-pass filtered positions on the grid, metres.
         velocity: ``(G, 2, P, 3)`` their velocity, m/s.
-        levels: ``(2, P)`` planted level (world y, metres) of each foot point.
+        levels: ``(2, P)`` planted level (world y, metres) of each foot point at ``origin``.
         frame_to_grid: ``(frames,)`` grid index of each clip frame.
         body: the resolved roles and body height.
+        slope: ``(2,)`` ground slope along x and z (rise over run; zeros for a flat ground).
+        origin: ``(2,)`` x, z (metres) where the ground's height is ``levels.min()``.
     """
 
     fps: float
@@ -83,6 +93,12 @@ class FootTrack:
     levels: np.ndarray
     frame_to_grid: np.ndarray
     body: BodyIndex = field(repr=False)
+    slope: np.ndarray = field(default_factory=lambda: np.zeros(2))
+    origin: np.ndarray = field(default_factory=lambda: np.zeros(2))
+
+    def ground_rise(self, xz: np.ndarray) -> np.ndarray:
+        """Height of the ground at horizontal positions ``(..., 2)`` relative to ``origin``, m."""
+        return (np.asarray(xz) - self.origin) @ self.slope
 
     @property
     def n_frames(self) -> int:
@@ -106,11 +122,12 @@ class FootTrack:
     @property
     def smooth_heights(self) -> np.ndarray:
         """``(G, 2, P)`` filtered heights above the planted levels on the grid, metres."""
-        return self.smooth[..., 1] - self.levels
+        return self.smooth[..., 1] - self.levels - self.ground_rise(self.smooth[..., [0, 2]])
 
 
 def planted_levels(
-    y: np.ndarray, speed: np.ndarray, scale: float = 1.0, still_speed: float = 0.3, side_tolerance: float = 0.05
+    y: np.ndarray, speed: np.ndarray, scale: float = 1.0, still_speed: float = 0.3, side_tolerance: float = 0.05,
+    min_samples: int = 3,
 ) -> np.ndarray:
     """Planted level of each foot point: the most common height over its still frames.
 
@@ -125,15 +142,19 @@ def planted_levels(
         speed: ``(frames, 2, P)`` their speeds, m/s.
         scale: body height / 1.75 m; multiplies ``still_speed`` and ``side_tolerance``.
 
+        min_samples: a point still on fewer samples than this (e.g. the brief contacts of a
+            short run) falls back to its 5th-percentile height.
+
     Returns:
-        ``(2, P)`` levels in metres. A point that is never still falls back to its 5th percentile.
+        ``(2, P)`` levels in metres.
     """
     out = np.empty(y.shape[1:])
     for f in range(y.shape[1]):  # 2 feet x a few points; the work inside is vectorised
         for k in range(y.shape[2]):
             yk, sk = y[:, f, k], speed[:, f, k]
             sel = sk < still_speed * scale
-            out[f, k] = _mode_level(yk[sel]) if sel.sum() >= 3 else float(np.percentile(yk, 5))
+            enough = sel.sum() >= max(3, min_samples)
+            out[f, k] = _mode_level(yk[sel]) if enough else float(np.percentile(yk, 5))
     if out.shape[0] == 2:
         low = out.min(axis=0)
         out = np.where(out - low > side_tolerance * scale, low, out)
@@ -167,12 +188,84 @@ def foot_track(
     fp = np.asarray(pos[:, body.foot_points])  # (F, 2, P, 3)
     smooth, vel, grid_fps, f2g = to_grid(lowpass(fp, motion.fps, cfg.cutoff_hz), motion.fps, cfg.analysis_fps)
     speed = np.linalg.norm(vel, axis=-1)
-    levels = planted_levels(smooth[..., 1], speed, body.scale, cfg.still_speed, cfg.side_tolerance)
+    min_samples = int(round(cfg.min_still * grid_fps))
+    levels = planted_levels(smooth[..., 1], speed, body.scale, cfg.still_speed, cfg.side_tolerance, min_samples)
+    slope, origin = np.zeros(2), np.zeros(2)
+    if cfg.tilt:
+        slope, origin = fit_slope(smooth, speed, levels, body.scale, cfg.still_speed, cfg.max_slope)
+        for _ in range(2):  # refine: re-level on the detrended heights, refit what is left
+            if not slope.any():
+                break
+            y = smooth[..., 1] - (smooth[..., [0, 2]] - origin) @ slope
+            levels = planted_levels(y, speed, body.scale, cfg.still_speed, cfg.side_tolerance, min_samples)
+            extra, _ = fit_slope(smooth, speed, levels, body.scale, cfg.still_speed, cfg.max_slope,
+                                 origin=origin, prior=slope)
+            slope = slope + extra
     if cfg.level is not None:
         levels = levels - levels.min() + cfg.level
-    heights = fp[..., 1] - levels
+    heights = fp[..., 1] - levels - (fp[..., [0, 2]] - origin) @ slope
     return FootTrack(fps=motion.fps, positions=fp, heights=heights, grid_fps=grid_fps, smooth=smooth,
-                     velocity=vel, levels=levels, frame_to_grid=f2g, body=body)
+                     velocity=vel, levels=levels, frame_to_grid=f2g, body=body, slope=slope, origin=origin)
+
+
+def fit_slope(smooth: np.ndarray, speed: np.ndarray, levels: np.ndarray, scale: float = 1.0,
+              still_speed: float = 0.3, max_slope: float = 0.05, origin: np.ndarray | None = None,
+              prior: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Slope of the ground under the still foot points, by a robust plane fit.
+
+    Heights of still, near-ground foot-point samples above their (flat) planted levels are fitted
+    by ``a (x − x0) + b (z − z0) + c`` with a soft-L1 loss (``scipy.optimize.least_squares``,
+    1 cm scale), so that a minority of raised or sunk frames does not tilt the plane. Only
+    directions along which the feet were still over at least 1 m of floor are fitted (the slope
+    across a straight walk is unknown and left at 0). The slope is kept only when it is steeper
+    than 0.5 % and not steeper than ``max_slope``, and the fit halves the spread of the heights.
+
+    Args:
+        smooth: ``(T, 2, P, 3)`` filtered foot-point positions, metres.
+        speed: ``(T, 2, P)`` their speeds, m/s.
+        levels: ``(2, P)`` planted levels, metres (at ``origin`` when ``prior`` is given).
+        origin, prior: refine a previous fit: heights are first detrended by ``prior`` about
+            ``origin``, and the returned slope is the correction to add to ``prior`` (its
+            acceptance tests then apply to the total).
+
+    Returns:
+        ``(slope (2,), origin (2,))`` — zeros when no slope is kept.
+    """
+    from scipy.optimize import least_squares
+
+    zero = (np.zeros(2), np.zeros(2) if origin is None else origin)
+    prior = np.zeros(2) if prior is None else np.asarray(prior, float)
+    r = smooth[..., 1] - levels
+    if origin is not None:
+        r = r - (smooth[..., [0, 2]] - origin) @ prior
+    sel = (speed < still_speed * scale) & (np.abs(r) < 0.1 * scale)
+    if sel.sum() < 20:
+        return zero
+    xz = smooth[..., [0, 2]][sel]
+    h = r[sel]
+    origin = np.median(xz, axis=0) if origin is None else origin
+    d = xz - origin
+    # only directions along which the feet planted over >= 1 m are identifiable (a straight walk
+    # says nothing about the slope across it): fit in the principal axes of the planted positions
+    _, _, axes = np.linalg.svd(d - d.mean(axis=0), full_matrices=False)
+    proj = d @ axes.T
+    keep = np.ptp(proj, axis=0) >= 1.0
+    if not keep.any():
+        return zero
+    a = proj[:, keep]
+    k = a.shape[1]
+    fit = least_squares(lambda p: a @ p[:k] + p[k] - h, np.zeros(k + 1), loss="soft_l1", f_scale=0.01)
+    slope = fit.x[:k] @ axes[keep]
+    mad_before = np.median(np.abs(h - np.median(h)))
+    resid = h - d @ slope
+    mad_after = np.median(np.abs(resid - np.median(resid)))
+    if prior.any():  # a refinement: accept any small correction that keeps the total plausible
+        total = float(np.hypot(*(prior + slope)))
+        return (slope, origin) if total <= max_slope and mad_after <= mad_before else zero
+    steep = float(np.hypot(*slope))
+    if steep < 0.005 or steep > max_slope or mad_after > 0.5 * mad_before:
+        return zero
+    return slope, origin
 
 
 def to_grid(x: np.ndarray, fps: float, grid_fps: float) -> tuple[np.ndarray, np.ndarray, float, np.ndarray]:
@@ -227,13 +320,15 @@ def ground_metrics(track: FootTrack, config: GroundConfig | None = None) -> dict
     Returns:
         ``penetration_mean`` / ``penetration_max`` (m), ``penetration_frac`` (share of frames
         below ground by more than the tolerance), ``floating_mean`` / ``floating_max`` (m),
-        ``floating_frac`` (share of frames floating), ``ground_y`` (estimated ground, world y, m).
+        ``floating_frac`` (share of frames floating), ``ground_y`` (estimated ground, world y, m,
+        at the origin of a sloped ground), ``ground_slope`` (rise over run, 0 when flat).
     """
     cfg = config or GroundConfig()
     pen = penetration(track, cfg.float_tolerance)
     flo = floating(track, cfg.float_tolerance)
     return {
         "ground_y": track.ground,
+        "ground_slope": float(np.hypot(*track.slope)),
         "penetration_mean": float(pen.mean()),
         "penetration_max": float(pen.max()),
         "penetration_frac": float((pen > 0).mean()),

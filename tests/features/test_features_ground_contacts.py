@@ -94,3 +94,28 @@ def test_contact_thresholds_scale_with_body_height(walk_motion):
     default = foot_contacts(track)
     assert strict.sum() < default.sum() < loose.sum()
     assert floating(track).shape == (walk_motion.n_frames,)
+
+
+def test_sloped_floor_is_fitted(walk_motion):
+    """Walking up a ramp: world space sheared so every point rises by s per metre forward."""
+    root = walk_motion.root_translation
+    fwd = (root[-1] - root[0]) * np.array([1, 0, 1])
+    fwd /= np.linalg.norm(fwd)
+    base = ground_metrics(foot_track(walk_motion))
+    pos0 = np.asarray(walk_motion.positions)
+    m = walk_motion
+    est = []
+    for s in (0.02, 0.04):
+        pos = pos0.copy()
+        pos[..., 1] += s * ((pos0 - root[0]) @ fwd)
+        track = foot_track(m, positions=pos)
+        est.append(float(track.slope @ fwd[[0, 2]]))
+        # CMU 16_15's own floor falls ~0.5 % along the walk (below the 0.5 % acceptance threshold)
+        assert est[-1] == pytest.approx(s - 0.005, abs=0.003)
+        g = ground_metrics(track)
+        assert g["penetration_mean"] + g["floating_mean"] < base["penetration_mean"] + base["floating_mean"] + 0.002
+        flat = ground_metrics(foot_track(m, GroundConfig(tilt=False), positions=pos))
+        assert flat["penetration_mean"] + flat["floating_mean"] > 0.25 * s  # ±s × 2 m, half the time
+    assert est[1] - est[0] == pytest.approx(0.02, abs=0.002)
+    # a straight walk says nothing about the slope across it
+    assert abs(float(track.slope @ np.array([-fwd[2], fwd[0]]))) < 0.002

@@ -338,6 +338,7 @@ def channels_to_local(skeleton: Skeleton, values: np.ndarray) -> tuple[np.ndarra
             joints, cols = by_order.setdefault(rot_order, ([], []))
             joints.append(j)
             cols.append(rot_cols)
+    _resolve_relative_positions(skeleton, translations)
     # One vectorised conversion per distinct channel order (usually one for the whole file).
     for order, (joints, cols) in by_order.items():
         angles = values[:, np.array(cols)]  # (F, joints, len(order))
@@ -348,6 +349,20 @@ def channels_to_local(skeleton: Skeleton, values: np.ndarray) -> tuple[np.ndarra
             order = order + missing
         rotations[:, joints] = quat.euler_to_quat(angles, order)
     return rotations, translations
+
+
+def _resolve_relative_positions(skeleton: Skeleton, translations: np.ndarray) -> None:
+    """Position channels either *replace* a joint's OFFSET (most exporters: the values repeat
+    the offset) or are *relative* to it (some Reallusion exports put the hips' rest height in
+    the root OFFSET and write position channels near zero). Decided per joint and axis: where
+    the offset component is non-zero and the channel's median is far from it (more than half
+    of it away), the offset is added. Modifies ``translations`` in place."""
+    for j in np.flatnonzero(skeleton.has_position_channels()):
+        off = skeleton.offsets[j]
+        med = np.median(translations[:, j], axis=0)
+        relative = (np.abs(off) > 1e-9) & (np.abs(med - off) > 0.5 * np.abs(off))
+        if relative.any():
+            translations[:, j, relative] += off[relative]
 
 
 def local_to_channels(motion: Motion, scale: float = 1.0) -> np.ndarray:

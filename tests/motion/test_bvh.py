@@ -125,12 +125,32 @@ def test_crlf_tabs_and_odd_spacing_parse_identically():
 
 
 def test_position_channels_on_a_child_joint_replace_its_offset():
+    # values that repeat the offset (10) with a change: they replace it (Bandai Namco style)
     m = parse_bvh(
         _tiny_bvh(extra_child_channels="Xposition Yposition Zposition ",
-                  frames=("0 0 0 0 0 0 1 20 0 0 0 0",)),
+                  frames=("0 0 0 0 0 0 1 11 0 0 0 0",)),
         units="cm", up="y",
     )
-    np.testing.assert_allclose(m.positions[0, 1], [0.01, 0.2, 0.0], atol=1e-12)
+    np.testing.assert_allclose(m.positions[0, 1], [0.01, 0.11, 0.0], atol=1e-12)
+
+
+def test_position_channels_near_zero_are_relative_to_a_nonzero_offset():
+    # the rest height in OFFSET and near-zero channels (Reallusion style): offset + channel
+    m = parse_bvh(
+        _tiny_bvh(extra_child_channels="Xposition Yposition Zposition ",
+                  frames=("0 0 0 0 0 0 1 0.5 0 0 0 0", "0 0 0 0 0 0 1 -0.5 0 0 0 0")),
+        units="cm", up="y",
+    )
+    np.testing.assert_allclose(m.positions[:, 1], [[0.01, 0.105, 0.0], [0.01, 0.095, 0.0]], atol=1e-12)
+
+
+def test_reallusion_root_offset_files_stand_on_the_floor():
+    from tests.conftest import shared_data
+
+    for name in ("002_01.bvh", "007_02.bvh", "007_12.bvh"):
+        m = read_bvh(shared_data("mocap", "cmu-reallusion", name))
+        assert -0.02 < m.positions[..., 1].min() < 0.1, name
+        assert 1.6 < m.positions[..., 1].max() < 2.0, name
 
 
 def test_z_up_file_is_converted_to_y_up(tmp_path):

@@ -286,11 +286,6 @@ def _nanmean(x: np.ndarray) -> float:
     return float(x.mean()) if x.size else float("nan")
 
 
-def _nanmax(x: np.ndarray) -> float:
-    x = x[np.isfinite(x)]
-    return float(x.max()) if x.size else float("nan")
-
-
 @dataclass(frozen=True, eq=False)
 class PhysicsTraces:
     """Per-frame physics of a clip (all arrays have ``frames`` rows).

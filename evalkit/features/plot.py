@@ -6,8 +6,6 @@ import os
 import tempfile
 from pathlib import Path
 
-import numpy as np
-
 from evalkit.errors import InputError
 from evalkit.features.score import ScoreConfig, analyse, score_analysis, traces_table
 from evalkit.motion import Motion

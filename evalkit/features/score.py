@@ -11,7 +11,7 @@ module, then hands the finished table to
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Mapping
 
 import numpy as np
 
@@ -160,7 +160,7 @@ def score_motion(motion: Motion, config: ScoreConfig | None = None, reference: R
     return score_analysis(analyse(motion, config), reference, audio_times)
 
 
-def traces_table(an: Analysis) -> "Any":
+def traces_table(an: Analysis) -> "pandas.DataFrame":  # noqa: F821 (pandas imported lazily)
     """Per-frame traces of one clip as a pandas DataFrame (one row per frame).
 
     Columns: ``frame``, ``time_s``, ``contact_left`` / ``contact_right`` (bool),

@@ -29,14 +29,23 @@ def test_walk_contacts_alternate(walk_motion):
 
 
 def test_ground_estimate_is_robust_to_where_the_file_puts_the_floor():
-    # Reallusion retargets of CMU 07 have the floor near y = -1 m.
+    # Reallusion retargets of CMU 07 (60 fps, ~100 joints); some exports put the floor near
+    # y = -1 m: move the whole clip down 1 m and nothing but ground_y may change
     m = load_motion(shared_data("mocap", "cmu-reallusion", "007_04.bvh"))
-    track = foot_track(m)
-    assert -1.05 < track.ground < -0.9
-    low = track.heights.reshape(m.n_frames, -1).min(axis=1)
-    assert abs(np.median(low)) < 0.03
+    base = foot_track(m)
+    low = shift_root(m, 0, m.n_frames, (0, -1.0, 0))
+    track = foot_track(low)
+    assert track.ground == pytest.approx(base.ground - 1.0, abs=1e-6)
+    assert np.allclose(track.heights, base.heights, atol=1e-6)
+    g0, g1 = ground_metrics(base), ground_metrics(track)
+    for k in g0:
+        if k != "ground_y":
+            assert g1[k] == pytest.approx(g0[k], abs=1e-6), k
+    lowest = track.heights.reshape(m.n_frames, -1).min(axis=1)
+    assert abs(np.median(lowest)) < 0.03
     c = foot_contacts(track)
     assert 0.35 < c.mean() < 0.75
+    assert np.array_equal(c, foot_contacts(base))
 
 
 def test_raised_root_floats_by_the_raised_height(walk_motion):

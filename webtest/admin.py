@@ -15,7 +15,7 @@ from werkzeug.security import check_password_hash
 
 from webtest.app import state
 from webtest.design import balance_report
-from webtest.export import cells_table, cmos_summary, participants_table, ratings_long
+from webtest.export import cells_table, cmos_summary, mos_summary, participants_table, ratings_long
 
 bp = Blueprint("admin", __name__)
 
@@ -73,10 +73,11 @@ def dashboard():
     parts = participants_table(st.db, st.study.id)
     cells = cells_table(st.db, st.study.id)
     cmos = cmos_summary(ratings)
+    mos = mos_summary(ratings)
     by_status = parts["status"].value_counts().to_dict() if not parts.empty else {}
     return render_template(
         "admin/dashboard.html", ratings=ratings, parts=parts.to_dict("records"), cells=cells.to_dict("records"),
-        cmos=cmos.to_dict("records"), by_status=by_status, balance=balance_report(st.study),
+        cmos=cmos.to_dict("records"), mos=mos.to_dict("records"), by_status=by_status, balance=balance_report(st.study),
         excluded=int((parts["excluded"] != "").sum()) if not parts.empty else 0,
     )
 

@@ -74,10 +74,12 @@ def clean_events(events) -> str:
 
 
 def check_flags(session: Session, trial: Trial, raw_answer: str, raw_value: float, score: float, scale: Scale) -> list[str]:
-    """Flags of an answer to a check trial (``check:<kind>`` plus ``<kind>_fail`` when failed)."""
+    """Flags of an answer to a check trial: ``check`` and ``check:<kind>``, plus ``check_failed``
+    and ``<kind>_fail`` / ``repeat_inconsistent`` when it failed (the generic tokens are the
+    ones ``reports`` screens on)."""
     if trial.kind in ("main", "training"):
         return []
-    flags = [f"check:{trial.kind}"]
+    flags = ["check", f"check:{trial.kind}"]
     tol = trial.tolerance or 0.0
     if trial.kind == "gold" and abs(score) > tol + 1e-9:
         flags.append("gold_fail")
@@ -95,6 +97,8 @@ def check_flags(session: Session, trial: Trial, raw_answer: str, raw_value: floa
         ).scalar_one_or_none()
         if ref_score is not None and abs(score - ref_score) > tol + 1e-9:
             flags.append("repeat_inconsistent")
+    if len(flags) > 2:
+        flags.insert(2, "check_failed")
     return flags
 
 
@@ -153,9 +157,13 @@ def record_answer(session: Session, participant: Participant, position: int, raw
             client_time_s = float(client_time_s)
         except (TypeError, ValueError):
             raise InputError(f"client_time_s must be a number, got {client_time_s!r}") from None
+    rating_a = rating_b = None
+    if scale.kind == "absolute":  # "left|right" -> ratings of system_a and system_b
+        left, right = (float(v) for v in raw_text.split("|"))
+        rating_a, rating_b = (left, right) if trial.side_shown == "left" else (right, left)
     session.add(Answer(
         trial_id=trial.id, participant_id=participant.id, raw_answer=raw_text, raw_value=raw_value, score=score,
-        scale=scale.name, received_at=now, response_time_s=round(elapsed, 4), client_time_s=client_time_s,
+        rating_a=rating_a, rating_b=rating_b, scale=scale.name, received_at=now, response_time_s=round(elapsed, 4), client_time_s=client_time_s,
         events_json=events_json, flags=";".join(flags)))
     try:
         session.flush()

@@ -29,18 +29,32 @@ ENV_URL = "EVALKIT_DATABASE_URL"
 RATINGS_COLUMNS = ("participant", "trial", "item", "system_a", "system_b", "side_shown",
                    "raw_answer", "score", "scale", "response_time_s", "flags")
 
-_VIEW_SELECT = """
-SELECT t.participant_id AS participant, t.position AS trial, t.item AS item,
-       t.system_a AS system_a, t.system_b AS system_b, t.side_shown AS side_shown,
-       a.raw_answer AS raw_answer, a.score AS score, a.scale AS scale,
-       a.response_time_s AS response_time_s,
-       CASE WHEN p.exclusion_reason IS NULL OR p.exclusion_reason = '' THEN a.flags
+_FLAGS = """CASE WHEN p.exclusion_reason IS NULL OR p.exclusion_reason = '' THEN a.flags
             WHEN a.flags = '' THEN 'excluded'
-            ELSE a.flags || ';excluded' END AS flags{extra}
-FROM wt_answers a
+            ELSE a.flags || ';excluded' END AS flags"""
+_FROM = """FROM wt_answers a
 JOIN wt_trials t ON t.id = a.trial_id
 JOIN wt_participants p ON p.id = t.participant_id
-WHERE t.kind <> 'training'
+WHERE t.kind <> 'training'"""
+# Pairwise scales: one row per trial. Gold trials compare a system with itself; their system_b
+# is written "<system> (identical)" because the reports contract forbids system_a == system_b.
+# Absolute scales (acr5): one row per rated stimulus, system_b empty, score = the rating.
+_VIEW_SELECT = """
+SELECT t.participant_id AS participant, t.position AS trial, t.item AS item,
+       t.system_a AS system_a,
+       CASE WHEN t.kind = 'gold' THEN t.system_b || ' (identical)' ELSE t.system_b END AS system_b,
+       t.side_shown AS side_shown, a.raw_answer AS raw_answer, a.score AS score, a.scale AS scale,
+       a.response_time_s AS response_time_s, {flags}{extra}
+{from_} AND a.rating_a IS NULL
+UNION ALL
+SELECT t.participant_id, t.position, t.item, t.system_a, '', t.side_shown,
+       CAST(CAST(a.rating_a AS INTEGER) AS VARCHAR(8)), a.rating_a, a.scale, a.response_time_s, {flags}{extra}
+{from_} AND a.rating_a IS NOT NULL
+UNION ALL
+SELECT t.participant_id, t.position, t.item, t.system_b, '',
+       CASE WHEN t.side_shown = 'left' THEN 'right' ELSE 'left' END,
+       CAST(CAST(a.rating_b AS INTEGER) AS VARCHAR(8)), a.rating_b, a.scale, a.response_time_s, {flags}{extra}
+{from_} AND a.rating_b IS NOT NULL
 """
 
 
@@ -136,8 +150,8 @@ def init_schema(db: Database) -> None:
     try:
         with db.locked() as conn:
             Base.metadata.create_all(conn)
-            for name, extra in (("ratings_long", ""), ("wt_ratings_long_all", ",\n       p.study_id AS study")):
-                body = _VIEW_SELECT.format(extra=extra)
+            for name, extra in (("ratings_long", ""), ("wt_ratings_long_all", ", p.study_id AS study")):
+                body = _VIEW_SELECT.format(flags=_FLAGS, extra=extra, from_=_FROM)
                 if db.is_sqlite:
                     conn.exec_driver_sql(f"CREATE VIEW IF NOT EXISTS {name} AS {body}")
                 else:

@@ -1,10 +1,13 @@
 """Reading results back: the long-format ratings table, participants, live CMOS summaries.
 
-The long format (one row per answered non-training trial) has exactly the columns of
-:data:`webtest.db.RATINGS_COLUMNS`; ``flags`` is a ``;``-separated list: ``check:gold``,
-``check:attention``, ``check:repeat`` mark quality-check trials (analyse only rows without a
-``check:`` flag), ``gold_fail``, ``attention_fail``, ``repeat_inconsistent`` mark failed checks
-and ``excluded`` marks every row of a participant excluded by the study's declared rules.
+The long format has exactly the columns of :data:`webtest.db.RATINGS_COLUMNS` (the contract of
+``reports``): one row per answered non-training trial for comparison scales, one row per rated
+stimulus (``system_b`` empty, ``score`` = the rating) for the absolute scale ``acr5``. ``flags``
+is a ``;``-separated list: ``check`` plus ``check:gold`` / ``check:attention`` /
+``check:repeat`` mark quality-check trials (never analysed as data); ``check_failed`` plus
+``gold_fail`` / ``attention_fail`` / ``repeat_inconsistent`` mark failed checks; ``excluded``
+marks every row of a participant excluded by the study's declared rules. Gold trials compare a
+system with itself; their ``system_b`` reads ``"<system> (identical)"``.
 """
 
 from __future__ import annotations
@@ -35,10 +38,10 @@ def ratings_long(db: Database, study_id: str | None = None) -> "pd.DataFrame":
 
     cols = ", ".join(RATINGS_COLUMNS)
     if study_id is None:
-        sql = text(f"SELECT {cols} FROM ratings_long ORDER BY participant, trial")
+        sql = text(f"SELECT {cols} FROM ratings_long ORDER BY participant, trial, system_a")
         params = {}
     else:
-        sql = text(f"SELECT {cols} FROM wt_ratings_long_all WHERE study = :s ORDER BY participant, trial")
+        sql = text(f"SELECT {cols} FROM wt_ratings_long_all WHERE study = :s ORDER BY participant, trial, system_a")
         params = {"s": study_id}
     with db.engine.connect() as conn:
         df = pd.read_sql(sql, conn, params=params)
@@ -97,7 +100,8 @@ def cells_table(db: Database, study_id: str) -> "pd.DataFrame":
 def cmos_summary(ratings: "pd.DataFrame", confidence: float = 0.95) -> "pd.DataFrame":
     """Live CMOS per comparison: mean sign-corrected score with a t confidence interval.
 
-    Uses main-trial rows of non-excluded participants (no ``check:`` or ``excluded`` flag).
+    Uses comparison-scale rows of main trials of non-excluded participants (no ``check`` or
+    ``excluded`` flag).
     Ratings are treated as independent; this is a monitor, not the study's analysis.
 
     Returns one row per (system_a, system_b): ``n``, ``participants``, ``cmos``, ``sd``,
@@ -110,8 +114,8 @@ def cmos_summary(ratings: "pd.DataFrame", confidence: float = 0.95) -> "pd.DataF
     cols = ["system_a", "system_b", "n", "participants", "cmos", "sd", "ci_low", "ci_high", "prefer_a", "same", "prefer_b"]
     if ratings.empty:
         return pd.DataFrame(columns=cols)
-    keep = ~ratings["flags"].str.contains("check:|excluded", regex=True)
-    df = ratings[keep]
+    df = _analysed(ratings)
+    df = df[df["system_b"] != ""]
     rows = []
     for (a, b), g in df.groupby(["system_a", "system_b"], sort=True):
         x = g["score"].to_numpy(dtype=float)
@@ -128,6 +132,35 @@ def cmos_summary(ratings: "pd.DataFrame", confidence: float = 0.95) -> "pd.DataF
                      "cmos": mean, "sd": sd, "ci_low": mean - half, "ci_high": mean + half,
                      "prefer_a": float((x > 0).mean()), "same": float((x == 0).mean()),
                      "prefer_b": float((x < 0).mean())})
+    return pd.DataFrame(rows, columns=cols)
+
+
+def _analysed(ratings: "pd.DataFrame") -> "pd.DataFrame":
+    """Rows that are data: not a check trial, participant not excluded."""
+    tokens = ratings["flags"].fillna("").astype(str).str.split(";")
+    keep = tokens.map(lambda ts: not ({"check", "check_failed", "excluded"} & set(ts)))
+    return ratings[keep.astype(bool)]
+
+
+def mos_summary(ratings: "pd.DataFrame", confidence: float = 0.95) -> "pd.DataFrame":
+    """Live mean opinion score per system for absolute-scale rows (``system_b`` empty): ``n``,
+    ``participants``, ``mos``, ``sd``, ``ci_low``, ``ci_high`` (t interval, ratings treated as
+    independent)."""
+    import numpy as np
+    import pandas as pd
+    from scipy import stats
+
+    cols = ["system", "n", "participants", "mos", "sd", "ci_low", "ci_high"]
+    df = _analysed(ratings) if not ratings.empty else ratings
+    df = df[df["system_b"] == ""] if not df.empty else df
+    rows = []
+    for system, g in (df.groupby("system_a", sort=True) if not df.empty else []):
+        x = g["score"].to_numpy(dtype=float)
+        n, mean = len(x), float(x.mean())
+        sd = float(x.std(ddof=1)) if n > 1 else float("nan")
+        half = float(stats.t.ppf(0.5 + confidence / 2, n - 1) * sd / np.sqrt(n)) if n > 1 else float("nan")
+        rows.append({"system": system, "n": n, "participants": g["participant"].nunique(), "mos": mean,
+                     "sd": sd, "ci_low": mean - half, "ci_high": mean + half})
     return pd.DataFrame(rows, columns=cols)
 
 

@@ -122,6 +122,9 @@ class Answer(Base):
     raw_answer: Mapped[str] = mapped_column(String(32))
     raw_value: Mapped[float] = mapped_column(Float)
     score: Mapped[float] = mapped_column(Float)
+    # absolute scales (acr5): the rating of system_a's and system_b's stimulus
+    rating_a: Mapped[float | None] = mapped_column(Float, nullable=True)
+    rating_b: Mapped[float | None] = mapped_column(Float, nullable=True)
     scale: Mapped[str] = mapped_column(String(16))
     received_at: Mapped[float] = mapped_column(Float)
     response_time_s: Mapped[float] = mapped_column(Float)

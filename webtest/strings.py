@@ -93,6 +93,7 @@ EN: dict[str, str] = {
     "admin.participants": "Participants",
     "admin.cells": "Design cells",
     "admin.cmos": "Live CMOS per comparison",
+    "admin.mos": "Live MOS per system (absolute ratings)",
     "admin.cmos_note": "Mean sign-corrected score (positive = system A better) with a 95 % t interval over main-trial ratings of non-excluded participants; ratings are treated as independent, so use the reports package for inference.",
     "admin.export": "Export",
     "admin.no_data": "No answers yet.",

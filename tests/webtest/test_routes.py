@@ -263,7 +263,7 @@ def test_quality_checks_flags_and_screen_out(make_study, app_factory):
         assert s.get(Cell, row.cell_id).status == "free"  # the place goes to someone else
         flags = s.execute(select(Answer.flags).join(Trial, Trial.id == Answer.trial_id)
                           .where(Trial.kind == "attention")).scalar_one()
-        assert flags == "check:attention;attention_fail"
+        assert flags == "check;check:attention;check_failed;attention_fail"
 
 
 def test_expired_participant_sees_expired_page(make_study, app_factory):
@@ -336,6 +336,16 @@ def test_acr5_rates_each_side(make_study, app_factory):
     with _st(app).db.session() as s:
         a = s.execute(select(Answer)).scalars().one()
     assert a.raw_answer == "2|5" and a.score == (3.0 if t1.side_shown == "right" else -3.0)
+    # exported as absolute ratings: one row per rated stimulus, system_b empty, score = rating
+    from webtest.export import mos_summary, ratings_long
+
+    df = ratings_long(_st(app).db)
+    assert len(df) == 2 and set(df["system_b"]) == {""} and set(df["scale"]) == {"acr5"}
+    left_system = t1.system_a if t1.side_shown == "left" else t1.system_b
+    by_system = df.set_index("system_a")
+    assert by_system.loc[left_system, "score"] == 2.0 and by_system.loc[left_system, "side_shown"] == "left"
+    assert set(by_system["raw_answer"]) == {"2", "5"}
+    assert set(mos_summary(df)["mos"]) == {2.0, 5.0}
 
 
 def test_strings_override(make_study, app_factory):

@@ -188,3 +188,28 @@ def test_bad_database_url_is_a_config_error(tmp_path):
         init_schema(Database(f"sqlite:///{tmp_path}/no/such/dir/x.sqlite"))
     with pytest.raises(ConfigError, match="cannot be used"):
         Database("nosuchdb://x").engine
+
+
+@pytest.mark.parametrize("scale", ["ccr7", "cmos5", "acr5"])
+def test_reports_package_reads_the_view(make_study, app_factory, db_url, scale):
+    """The contract with reports: its database reader accepts ratings_long as webtest writes it."""
+    pytest.importorskip("reports.io")
+    from reports.io import read_ratings_db
+    from reports.table import has_flag
+
+    from tests.webtest.helpers import Participant
+
+    app = app_factory(make_study(scale=scale, quality={"gold": {"count": 1, "tolerance": 0}, "attention": {"count": 1},
+                                                       "repeat": {"count": 1}}), db_url)
+    values = {"ccr7": [2, 0], "cmos5": [1, 0], "acr5": ["4|2", "3|3"]}[scale]
+    for v in values:
+        p = Participant(app.test_client())
+        p.to_trials({})
+        p.complete(value=v)
+    ours = ratings_long(_state(app).db)
+    theirs = read_ratings_db(db_url)
+    assert len(theirs) == len(ours) == (2 * 5 * (2 if scale == "acr5" else 1))
+    assert has_flag(theirs["flags"], "check").sum() == 2 * 3 * (2 if scale == "acr5" else 1)
+    # the first rater (non-zero answers) fails the gold check, the second does not
+    failed = theirs[has_flag(theirs["flags"], "check_failed") & theirs["flags"].str.contains("gold_fail")]
+    assert failed["participant"].nunique() == 1

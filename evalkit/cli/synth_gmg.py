@@ -39,8 +39,9 @@ def register(sub) -> None:
             "'random' (random walk), 'sync' (stroke apexes 0.1 s before the pitch-accent peaks, by the "
             "synchrony rule) and 'sync+intensity' (also gesture strength fitted to accent strength by the "
             "intensity rule). Writes <speech>_<variant>.bvh and .json (manifest: audio path, plan, "
-            "objective report, clip checks) per output, objective.csv, objective_summary.csv and "
-            "gesture_database.csv."),
+            "objective report, clip checks) per output, objective.csv (one row per output), "
+            "objective_summary.csv (means per variant), objective_pooled.csv (all pairs pooled per "
+            "variant and reading) and gesture_database.csv."),
         epilog="Example: evalkit synth gmg --gestures ../shared/data/gesture/bandai-namco "
                "--speech utterance.wav --variant all --seed 0 --out stimuli/",
     )
@@ -126,8 +127,9 @@ def _thresholds(text: str) -> list[float]:
 def run_stats(args: argparse.Namespace) -> int:
     from evalkit.synth.gmg_graph import gmg_statistics, write_statistics
 
+    thresholds, weights = _thresholds(args.thresholds), _weights(args.weights)
     db = _database(args)
-    table = gmg_statistics(db, _thresholds(args.thresholds), _weights(args.weights))
+    table = gmg_statistics(db, thresholds, weights)
     if args.json:
         json.dump(table.to_dict(orient="records"), sys.stdout, indent=2)
         print()
@@ -167,6 +169,7 @@ def _speech_inputs(args):
 
 
 def run(args: argparse.Namespace) -> int:
+    import pandas as pd
     from tqdm import tqdm
 
     from evalkit.sync import load_rules
@@ -174,6 +177,7 @@ def run(args: argparse.Namespace) -> int:
         VARIANTS,
         build_gmg,
         objective_table,
+        pooled_objective,
         save_result,
         summarize_objective,
         synthesize,
@@ -183,9 +187,10 @@ def run(args: argparse.Namespace) -> int:
 
     variants = list(VARIANTS) if not args.variant or "all" in args.variant else list(dict.fromkeys(args.variant))
     rules = load_rules(args.rules)
+    weights = _weights(args.weights)
     speeches = _speech_inputs(args)
     db = _database(args)
-    gmg = build_gmg(db, args.threshold or DEFAULT_THRESHOLD, _weights(args.weights))
+    gmg = build_gmg(db, args.threshold or DEFAULT_THRESHOLD, weights)
     st = gmg.stats()
     print(f"gesture database: {len(db)} GPs from {len(db.recordings)} recording(s); graph at threshold "
           f"{gmg.threshold:g}: {st['nodes']} nodes, {st['edges']} edges, largest SCC {st['scc_nodes']} nodes "
@@ -204,6 +209,8 @@ def run(args: argparse.Namespace) -> int:
     write_text(out / "objective.csv", table.to_csv(index=False, float_format="%.5g"))
     summary = summarize_objective(table)
     write_text(out / "objective_summary.csv", summary.to_csv(float_format="%.5g"))
+    pooled = pd.concat({r: pooled_objective(results, rules, r) for r in ("planned", "realised", "analysed")}, names=["reading"])
+    write_text(out / "objective_pooled.csv", pooled.to_csv(float_format="%.5g"))
     if args.json:
         json.dump(json.loads(table.to_json(orient="records")), sys.stdout, indent=2)
         print()
@@ -213,10 +220,13 @@ def run(args: argparse.Namespace) -> int:
             "realised_gsi_psi_mae": "|GSI-line|", "realised_gsi_psi_in_margin": "in margin", "pops": "pops"}
     show = table[["item", "variant"] + list(cols)].rename(columns=cols)
     print(show.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
-    print("\nper variant (means over utterances; realised: measured GP by GP on the rendered clips, see docs/gmg.md):")
-    summ = summary[["outputs"] + [c for c in cols if c not in ("pops", "n_accents")]].rename(columns=cols)
-    print(summ.to_string(float_format=lambda v: f"{v:.3f}"))
+    print(f"\nobjective, all apex-accent pairs of the {len(speeches)} utterance(s) pooled (realised: measured GP by GP "
+          "on the rendered clips; offset = PAPT - apex, s; see docs/gmg.md):")
+    keep = ["pairs", "accents_covered", "offset_mean_s", "offset_sd_s", "offset_mad_rule_s", "offset_within_rule",
+            "gsi_psi_mae", "gsi_psi_in_margin", "gsi_psi_r"]
+    print(pooled.loc["realised", keep].to_string(float_format=lambda v: f"{v:.3f}"))
     for note in results[0].manifest["notes"] if results else []:
         print(f"note: {note}")
-    print(f"wrote {len(results)} clip(s) with manifests, objective.csv, objective_summary.csv and gesture_database.csv to {out}")
+    print(f"wrote {len(results)} clip(s) with manifests, objective.csv, objective_summary.csv, objective_pooled.csv "
+          f"and gesture_database.csv to {out}")
     return 0

@@ -57,7 +57,8 @@ __all__ = [
     "DEFAULT_THRESHOLD", "TABLE_THRESHOLDS", "GestureMotionGraph", "build_gmg", "gmg_joint_weights",
     "gmg_statistics", "posture_distance", "statistics_latex", "write_statistics",
     "VARIANTS", "Placement", "Plan", "SpeechInput", "SynthConfig", "detect_pauses", "make_plan", "speech_input",
-    "Rendered", "render_plan", "GMGResult", "synthesize", "save_result", "objective_table", "variant_slug",
+    "Rendered", "render_plan", "GMGResult", "synthesize", "save_result", "objective_table", "summarize_objective",
+    "pooled_objective", "variant_slug",
     "MANIFEST_FORMAT",
 ]
 
@@ -218,3 +219,47 @@ def summarize_objective(table: pd.DataFrame) -> pd.DataFrame:
     out = num.groupby("variant").mean(numeric_only=True).reindex(order)
     out.insert(0, "outputs", table.groupby("variant").size().reindex(order))
     return out
+
+
+def pooled_objective(results: Iterable[GMGResult], rules: Rules | None = None, reading: str = "realised") -> pd.DataFrame:
+    """The objective table a paper would show: per variant, every apex–accent pair of every
+    output pooled (``reading``: ``planned``, ``realised`` or ``analysed``).
+
+    Columns: ``outputs, accents, gestures, pairs, accents_covered`` (pooled fraction),
+    ``offset_mean_s, offset_sd_s, offset_mad_rule_s, offset_within_rule`` (PAPT − apex),
+    ``gsi_psi_mae, gsi_psi_in_margin, gsi_psi_r``.
+    """
+    rules = rules or DEFAULT_RULES
+    sync, inten = rules.synchrony, rules.intensity
+    acc: dict[str, dict] = {}
+    for r in results:
+        o = r.objective
+        part = o.get(reading)
+        if part is None:
+            raise InputError(f"no {reading!r} reading in the objective report of {r.manifest['name']}")
+        a = acc.setdefault(o["variant"], {"outputs": 0, "accents": 0, "gestures": 0, "covered": 0.0, "pairs": []})
+        a["outputs"] += 1
+        a["accents"] += o["n_accents"]
+        a["gestures"] += o["n_gestures"]
+        a["covered"] += (part["accents_covered"] or 0.0) * o["n_accents"]
+        a["pairs"].extend(part["pairs"])
+    rows = []
+    for v in [v for v in VARIANTS if v in acc]:
+        a = acc[v]
+        p = np.array([[np.nan if x is None else x for x in row] for row in a["pairs"]], dtype=float).reshape(-1, 4)
+        off = p[:, 1] - p[:, 0]
+        g, s = p[:, 2], p[:, 3]
+        ok = np.isfinite(g) & np.isfinite(s)
+        dev = np.abs(g[ok] - inten.predict(s[ok]))
+        rows.append({
+            "variant": v, "outputs": a["outputs"], "accents": a["accents"], "gestures": a["gestures"], "pairs": len(p),
+            "accents_covered": a["covered"] / a["accents"] if a["accents"] else np.nan,
+            "offset_mean_s": off.mean() if len(off) else np.nan,
+            "offset_sd_s": off.std(ddof=1) if len(off) > 1 else np.nan,
+            "offset_mad_rule_s": np.abs(off - sync.mean_s).mean() if len(off) else np.nan,
+            "offset_within_rule": np.mean(np.abs(off - sync.mean_s) <= sync.sd_s + 1e-12) if len(off) else np.nan,
+            "gsi_psi_mae": dev.mean() if len(dev) else np.nan,
+            "gsi_psi_in_margin": np.mean(inten.accepts(s[ok], g[ok])) if len(dev) else np.nan,
+            "gsi_psi_r": np.corrcoef(g[ok], s[ok])[0, 1] if ok.sum() >= 3 else np.nan,
+        })
+    return pd.DataFrame(rows).set_index("variant")

@@ -203,6 +203,9 @@ class SynthConfig:
         skip_cost, scale_cost, transition_cost, hold_cost, hold_free_s, rest_cost,
         intensity_weight, jitter: the plan's cost terms (see the module docstring).
         random_lead_s: the random variant starts each run after a random delay up to this.
+        plant_feet: keep the feet planted where the rest pose puts them (two-bone leg IK when
+            rendering), so that blends between GPs never slide the feet: ``True``, ``False`` or
+            ``"auto"`` (when the capture is performed standing: not for walks and hops).
     """
 
     speed_range: tuple[float, float] = (0.67, 1.5)
@@ -228,6 +231,7 @@ class SynthConfig:
     intensity_weight: float = 1.0
     jitter: float = 0.2
     random_lead_s: float = 0.5
+    plant_feet: bool | str = "auto"
 
     def __post_init__(self) -> None:
         lo, hi = self.speed_range
@@ -235,6 +239,8 @@ class SynthConfig:
             raise InputError(f"speed_range must satisfy 0 < min <= 1 <= max, got {self.speed_range}")
         if self.blend_s <= 0 or self.max_blend_s < self.blend_s:
             raise InputError("need 0 < blend_s <= max_blend_s")
+        if self.plant_feet not in (True, False, "auto"):
+            raise InputError(f"plant_feet must be true, false or 'auto', got {self.plant_feet!r}")
         if not (self.transition_speed > 0 and self.hand_speed > 0):
             raise InputError("transition_speed and hand_speed must be > 0")
         if min(self.rest_in_s, self.rest_out_s, self.settle_s, self.tail_s, self.end_rest_s, self.pause_margin_s) < 0 or self.max_skip < 0 or self.speed_steps < 1:
@@ -298,7 +304,7 @@ class Plan:
         rest_intervals: ``(start, end)`` times the body is at rest, seconds.
         anchors: ``(accents,)`` anchor times (PAPT minus anticipation), seconds.
         cost: total cost of the plan (NaN for the random variant).
-        max_blend_s, settle_s: blend length and settling time for rendering (from the config).
+        max_blend_s, settle_s, plant_feet: rendering settings (from the config).
     """
 
     variant: str
@@ -310,6 +316,7 @@ class Plan:
     cost: float = float("nan")
     max_blend_s: float = 0.5
     settle_s: float = 0.15
+    plant_feet: bool | str = "auto"
 
     def frame(self) -> pd.DataFrame:
         """One row per placement."""
@@ -591,7 +598,7 @@ def plan_rules(gmg, speech: SpeechInput, rules: Rules, variant: str = "sync+inte
             blend_in_s=float(ctx.tmin[g, h] if kd == EDGE else ctx.rin[h]),
             rest_out_s=float(ctx.rout[h] if rest_next else 0.0),
         ))
-    return Plan(variant, int(seed), tuple(placements), ctx.dur, ctx.rest, ctx.anchors, cost, config.max_blend_s, config.settle_s)
+    return Plan(variant, int(seed), tuple(placements), ctx.dur, ctx.rest, ctx.anchors, cost, config.max_blend_s, config.settle_s, config.plant_feet)
 
 
 def plan_random(gmg, speech: SpeechInput, rules: Rules | None = None, config: SynthConfig = SynthConfig(), seed: int = 0) -> Plan:
@@ -640,7 +647,7 @@ def plan_random(gmg, speech: SpeechInput, rules: Rules | None = None, config: Sy
             placements.append(Placement(gp, -1, float(start + ctx.pre[h]), 1.0, 1.0, start, float(end),
                                         "rest" if first else str(ctx.kind[prev, h]), float(gsi1[gp]), blend, float(ctx.rout[h])))
             t, prev, first = end, h, False
-    return Plan("random", int(seed), tuple(placements), ctx.dur, ctx.rest, ctx.anchors, float("nan"), cfg.max_blend_s, cfg.settle_s)
+    return Plan("random", int(seed), tuple(placements), ctx.dur, ctx.rest, ctx.anchors, float("nan"), cfg.max_blend_s, cfg.settle_s, cfg.plant_feet)
 
 
 def make_plan(gmg, speech: SpeechInput, rules: Rules, variant: str, config: SynthConfig = SynthConfig(), seed: int = 0) -> Plan:

@@ -13,11 +13,17 @@
   rest pose after ``settle_s`` of slowing down). Position and velocity are therefore continuous
   at every seam.
 * **Root**: each GP (and the rest pose) is moved by a rotation about the vertical and a ground
-  shift so that its first frame stands where and faces where the motion before it ended (hips
-  position and heading); the first segment faces +Z at the origin, and the finished clip is
-  shifted so its mean hips position lies above the origin.
+  shift so that its first frame stands where and faces where the motion before it ended (the
+  midpoint of the ankles, so blends do not slide the feet, and the hips' heading); the first
+  segment faces +Z at the origin, and the finished clip is shifted so its mean hips position
+  lies above the origin.
+* **Feet**: with ``plant_feet`` (default ``"auto"``: when the capture is performed standing, see
+  :func:`standing_capture`) the feet stay where the rest pose puts them, by two-bone IK of the
+  legs (:func:`plant_feet`): a standing speaker, no foot sliding in blends.
 * **Bones**: joints whose local translation is constant in every recording get the first
-  recording's value, so bone lengths are exactly constant in the output.
+  recording's value, so bone lengths are exactly constant in the output. On rigs whose root is a
+  fixed reference joint with the hips moving above it, the root is put on the ground under the
+  hips (world positions unchanged).
 """
 
 from __future__ import annotations
@@ -41,22 +47,23 @@ DECAY_S = 0.2
 @dataclass(frozen=True, eq=False)
 class _Recording:
     motion: Motion
-    hips_xz: np.ndarray  # (frames, 2) world hips position, metres
+    anchor_xz: np.ndarray  # (frames, 2) world ground position the body is aligned by, metres
     heading: np.ndarray  # (frames,) unwrapped heading, radians
 
     def state(self, frame: float, T: tuple[float, float, float]) -> tuple[float, float, float]:
-        """World ``(x, z, heading)`` of the hips at a fractional frame after transform ``T``."""
+        """World ``(x, z, heading)`` of the body (feet midpoint, hips heading) at a fractional
+        frame after transform ``T``."""
         f = np.clip(frame, 0, self.motion.n_frames - 1)
         idx = np.arange(self.motion.n_frames)
-        x = np.interp(f, idx, self.hips_xz[:, 0])
-        z = np.interp(f, idx, self.hips_xz[:, 1])
+        x = np.interp(f, idx, self.anchor_xz[:, 0])
+        z = np.interp(f, idx, self.anchor_xz[:, 1])
         h = np.interp(f, idx, self.heading)
         th, tx, tz = T
         c, s = np.cos(th), np.sin(th)
         return (c * x + s * z + tx, -s * x + c * z + tz, h - th)
 
     def align(self, frame: float, target: tuple[float, float, float]) -> tuple[float, float, float]:
-        """Transform ``(theta, tx, tz)`` that puts this recording's hips at ``frame`` on ``target``."""
+        """Transform ``(theta, tx, tz)`` that puts this recording's body at ``frame`` on ``target``."""
         x, z, h = self.state(frame, (0.0, 0.0, 0.0))
         th = h - target[2]
         c, s = np.cos(th), np.sin(th)
@@ -74,12 +81,15 @@ def _recordings(db) -> dict[str, _Recording]:
     pair = next(((a, b) for a, b in (("left_hip", "right_hip"), ("left_shoulder", "right_shoulder")) if a in roles and b in roles), None)
     if pair is None:
         raise RolesNotFoundError("GMG rendering needs left/right hips or shoulders to find the body's heading")
+    # align by the feet (both ankles' midpoint) so that blends between GPs do not slide the feet;
+    # by the hips when the rig has no ankles
+    feet = [roles[r] for r in ("left_ankle", "right_ankle") if r in roles] if all(r in roles for r in ("left_ankle", "right_ankle")) else [roles["hips"]]
     out = {}
     for name, m in db.recordings.items():
         pos = m.positions
         lat = pos[:, roles[pair[1]]] - pos[:, roles[pair[0]]]
         heading = np.unwrap(np.arctan2(lat[:, 2], lat[:, 0]))
-        out[name] = _Recording(m, pos[:, roles["hips"]][:, [0, 2]].copy(), heading)
+        out[name] = _Recording(m, pos[:, feet].mean(axis=1)[:, [0, 2]], heading)
     return out
 
 
@@ -92,6 +102,132 @@ def _constant_joints(db) -> tuple[np.ndarray, np.ndarray]:
     for m in db.recordings.values():
         const &= np.ptp(m.translations, axis=0).max(axis=1) < 1e-6
     return const, first.translations[0].copy()
+
+
+def _rotation_between(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``(n, 3, 3)`` shortest-arc rotations taking directions ``a`` to ``b`` (``(n, 3)`` each)."""
+    a = a / np.linalg.norm(a, axis=-1, keepdims=True)
+    b = b / np.linalg.norm(b, axis=-1, keepdims=True)
+    v = np.cross(a, b)
+    c = np.clip(np.sum(a * b, axis=-1), -1 + 1e-9, 1.0)
+    vx = np.zeros(v.shape[:-1] + (3, 3))
+    vx[..., 0, 1], vx[..., 0, 2] = -v[..., 2], v[..., 1]
+    vx[..., 1, 0], vx[..., 1, 2] = v[..., 2], -v[..., 0]
+    vx[..., 2, 0], vx[..., 2, 1] = -v[..., 1], v[..., 0]
+    return np.eye(3) + vx + vx @ vx / (1.0 + c)[..., None, None]
+
+
+def standing_capture(db, max_travel_m: float = 0.15, share: float = 0.9) -> bool:
+    """Whether the database's GPs are performed standing: in at least ``share`` of them neither
+    ankle travels more than ``max_travel_m`` metres horizontally (false for walks and hops)."""
+    roles = db.roles
+    if not all(r in roles for r in ("left_ankle", "right_ankle")):
+        return False
+    ankles = [roles["left_ankle"], roles["right_ankle"]]
+    still = []
+    for p in db.phrases:
+        pos = db.recordings[p.clip].positions[p.start_frame:p.end_frame][:, ankles][..., [0, 2]]
+        still.append(float(np.ptp(pos, axis=0).max()) <= max_travel_m)
+    return bool(np.mean(still) >= share) if still else False
+
+
+def plant_feet(motion: Motion, roles: dict[str, int], frame: int = 0) -> Motion:
+    """Keep both feet where they are at ``frame`` (position of the ankle and orientation of the
+    foot) on every frame, by analytic two-bone IK of each leg (hip and knee turned in the plane
+    of the current knee, so the knee keeps pointing where it pointed). A standing speaker's feet
+    then never slide, whatever the blends between GPs do; where the hips stand higher than the
+    legs reach, the whole body is lowered just enough (by the root's height). Returns ``motion`` unchanged
+    when the rig lacks hip/knee/ankle roles in a hip -> knee -> ankle chain.
+
+    This is hand-written (closed form, vectorised over frames) because no installed library
+    offers two-bone IK on this data model.
+    """
+    from evalkit.motion.fk import forward_kinematics
+
+    parents = motion.skeleton.parents
+    legs = []
+    for side in ("left", "right"):
+        h, k, a = (roles.get(f"{side}_{r}") for r in ("hip", "knee", "ankle"))
+        if h is None or k is None or a is None or parents[k] != h or parents[a] != k or parents[h] < 0:
+            return motion
+        legs.append((h, k, a))
+    pos, _ = forward_kinematics(motion)
+    # where the hips stand higher than the legs can reach (a straighter stance than the rest
+    # pose's), lower the whole body just enough: knees bend a little rather than feet lifting
+    drop = np.zeros(motion.n_frames)
+    for h, k, a in legs:
+        w = pos[frame, a][None] - pos[:, h]
+        reach = 0.995 * (np.linalg.norm(motion.translations[:, k], axis=-1) + np.linalg.norm(motion.translations[:, a], axis=-1))
+        horiz = np.minimum(np.hypot(w[:, 0], w[:, 2]), reach)
+        drop = np.maximum(drop, -np.sqrt(reach**2 - horiz**2) - w[:, 1])
+    if np.any(drop > 0):
+        tr = motion.translations.copy()
+        tr[:, 0, 1] -= drop  # the root's translation is in world coordinates
+        motion = replace(motion, translations=tr)
+    pos, W = forward_kinematics(motion)
+    rot = motion.rotations.copy()
+    n = motion.n_frames
+    for h, k, a in legs:
+        A, B, C = pos[:, h], pos[:, k], pos[:, a]
+        T = np.broadcast_to(C[frame], C.shape)
+        L1 = np.linalg.norm(motion.translations[:, k], axis=-1)
+        L2 = np.linalg.norm(motion.translations[:, a], axis=-1)
+        to = T - A
+        d = np.clip(np.linalg.norm(to, axis=-1), np.abs(L1 - L2) + 1e-4, L1 + L2 - 1e-4)
+        u = to / np.linalg.norm(to, axis=-1, keepdims=True)
+        pole = (B - A) - np.sum((B - A) * u, axis=-1, keepdims=True) * u
+        fallback = np.einsum("fij,j->fi", W[:, h], np.array([0.0, 0.0, 1.0]))  # any direction off the leg line
+        fallback -= np.sum(fallback * u, axis=-1, keepdims=True) * u
+        small = np.linalg.norm(pole, axis=-1, keepdims=True) < 1e-6
+        pole = np.where(small, fallback, pole)
+        v = pole / np.linalg.norm(pole, axis=-1, keepdims=True)
+        cos_a = np.clip((L1**2 + d**2 - L2**2) / (2 * L1 * d), -1.0, 1.0)
+        B2 = A + L1[:, None] * (cos_a[:, None] * u + np.sqrt(1 - cos_a**2)[:, None] * v)
+        C2 = A + d[:, None] * u
+        R1 = _rotation_between(B - A, B2 - A)
+        Wh = R1 @ W[:, h]
+        Wk = R1 @ W[:, k]
+        shin = np.einsum("fij,fj->fi", R1, C - B)
+        Wk = _rotation_between(shin, C2 - B2) @ Wk
+        Wa = np.broadcast_to(W[frame, a], (n, 3, 3))
+        P = W[:, parents[h]]
+        rot[:, h] = quat.from_matrix(np.swapaxes(P, -1, -2) @ Wh)
+        rot[:, k] = quat.from_matrix(np.swapaxes(Wh, -1, -2) @ Wk)
+        rot[:, a] = quat.from_matrix(np.swapaxes(Wk, -1, -2) @ Wa)
+    return replace(motion, rotations=quat.make_continuous(rot, axis=0))
+
+
+def _ground_root(motion: Motion, db, roles: dict[str, int]) -> Motion:
+    """For rigs whose root is a fixed reference joint above which the hips move (Bandai Namco's
+    ``joint_Root``), put the root on the ground under the hips and re-express the hips' local
+    translation, so the root-to-hips "bone" stays vertical. World positions are unchanged."""
+    h = roles.get("hips")
+    if h is None or h == 0 or motion.skeleton.parents[h] != 0:
+        return motion
+    for m in db.recordings.values():
+        if np.ptp(m.translations[:, 0], axis=0).max() > 1e-6 or np.ptp(m.rotations[:, 0], axis=0).max() > 1e-6:
+            return motion  # a moving root: leave it as it is
+    tr = motion.translations.copy()
+    hips = motion.positions[:, h]
+    ground = np.stack([hips[:, 0], tr[:, 0, 1], hips[:, 2]], axis=1)
+    tr[:, h] = quat.rotate(quat.inverse(motion.rotations[:, 0]), hips - ground)
+    tr[:, 0] = ground
+    return replace(motion, translations=tr)
+
+
+def _consistent_offsets(motion: Motion) -> Motion:
+    """Set the rest OFFSET of every joint whose position channels move to the median of its
+    output translation: BVH position channels replace the offset anyway, and readers that guess
+    whether channels are relative to the offset (evalkit's does) then read the file back as
+    written."""
+    sk = motion.skeleton
+    has_pos = sk.has_position_channels()
+    moving = has_pos & (np.ptp(motion.translations, axis=0).max(axis=1) > 1e-9)
+    if not moving.any():
+        return motion
+    offsets = sk.offsets.copy()
+    offsets[moving] = np.median(motion.translations[:, moving], axis=0)
+    return replace(motion, skeleton=replace(sk, offsets=offsets))
 
 
 def _decayed(t: np.ndarray, rate: float, d: float) -> np.ndarray:
@@ -286,14 +422,19 @@ def render_plan(gmg, plan, fps: float | None = None, name: str = "gmg") -> Rende
         raise RuntimeError(f"GMG rendering left {int((~done).sum())} frames empty")
     tr[:, const] = ref[const]
     rot = quat.normalize(rot)
-    # centre: mean hips position above the origin (a constant ground shift of the root)
     out = Motion(db.skeleton, fps, rot, tr, name=name, meta={"source": name, "generator": "evalkit GMG"})
     roles = find_roles(db.skeleton, strict=False)
+    if plan.plant_feet is True or (plan.plant_feet == "auto" and standing_capture(db)):
+        out = plant_feet(out, roles, 0)  # frame 0 is always the rest pose
+    # centre: mean hips position above the origin (a constant ground shift of the root)
+    tr = out.translations
     centre = out.positions[:, roles["hips"]][:, [0, 2]].mean(axis=0)
     tr = tr.copy()
     tr[:, 0, 0] -= centre[0]
     tr[:, 0, 2] -= centre[1]
     out = replace(out, translations=tr)
+    out = _ground_root(out, db, roles)
+    out = _consistent_offsets(out)
     seam_frames = np.unique(np.clip(np.round(np.asarray(seams) * fps).astype(int), 0, n - 1))
     return Rendered(out, seam_frames, gp_frames)
 

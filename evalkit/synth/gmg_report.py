@@ -104,6 +104,7 @@ def timing_metrics(apex_times, gsi, papts, psi, rules: Rules, max_distance_s: fl
         "gsi_psi_in_margin": _num(np.mean(inten.accepts(sp, gp))) if len(dev) else None,
         "gsi_psi_r": _num(r),
         "offsets_s": [round(float(x), 4) for x in off],
+        "pairs": [[_num(apex[i]), _num(papt[j]), _num(g[i]), _num(s[j])] for i, j in pairs],
     }
 
 

@@ -56,6 +56,12 @@ def results(gmg, speeches, source):
     return {(sp.name, v): synthesize(gmg, sp, v, seed=0, source=source) for sp in speeches for v in VARIANTS}
 
 
+def _upper_body(db) -> np.ndarray:
+    """Joints other than the root and the legs (which the foot planting IK turns)."""
+    legs = {db.roles[f"{s}_{r}"] for s in ("left", "right") for r in ("hip", "knee", "ankle")}
+    return np.array([j for j in range(1, db.skeleton.n_joints) if j not in legs])
+
+
 def _same_rotation(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Angle (rad) between unit quaternion arrays."""
     return 2 * np.arccos(np.clip(np.abs(np.sum(a * b, axis=-1)), 0, 1))
@@ -78,6 +84,30 @@ def test_all_variants_give_clean_clips(results, source):
         # unit quaternions and the database's skeleton
         assert np.allclose(np.linalg.norm(m.rotations, axis=-1), 1.0)
         assert m.skeleton is r.rendered.motion.skeleton
+
+
+def test_feet_stay_planted(gmg, results, speeches):
+    """Two-bone leg IK keeps the ankles where the rest pose puts them (a standing speaker);
+    without it the blends between GPs slide the feet."""
+    from evalkit.synth.gmg_render import standing_capture
+
+    roles = gmg.database.roles
+    assert standing_capture(gmg.database) and not standing_capture(cmu_gesture_database())  # walks and hops
+    ankles = [roles["left_ankle"], roles["right_ankle"]]
+    for r in results.values():
+        p = r.motion.positions[:, ankles]
+        assert np.ptp(p, axis=0).max() < 1e-6, r.manifest["name"]
+    sp = speeches[2]
+    loose = synthesize(gmg, sp, "random", seed=0, config=SynthConfig(plant_feet=False))
+    planted = results[(sp.name, "random")]
+    assert loose.plan.placements == planted.plan.placements
+    slide = np.linalg.norm(np.diff(loose.motion.positions[:, ankles][..., [0, 2]], axis=0), axis=-1).sum()
+    fixed = np.linalg.norm(np.diff(planted.motion.positions[:, ankles][..., [0, 2]], axis=0), axis=-1).sum()
+    assert slide > 10 * fixed and slide > 0.2  # metres of horizontal ankle travel
+    # the upper body is untouched by the leg IK
+    upper = [roles[k] for k in ("neck", "left_wrist", "right_wrist")]
+    rel = lambda m: m.positions[:, upper] - m.positions[:, [roles["hips"]]]
+    assert np.allclose(rel(loose.motion), rel(planted.motion), atol=1e-6)
 
 
 def test_pop_check_flags_a_hard_cut(gmg, results, source):
@@ -122,6 +152,7 @@ def test_time_warp_and_rendering_play_the_planned_source_frames(gmg, results):
     r = results[(next(iter(results))[0], "sync+intensity")]
     m = r.motion
     t = np.arange(m.n_frames) / m.fps
+    upper = _upper_body(db)
     checked = 0
     for p in r.plan.placements:
         ph = db.phrases[p.gp]
@@ -135,7 +166,7 @@ def test_time_warp_and_rendering_play_the_planned_source_frames(gmg, results):
         assert np.all(np.diff(warp(tt)) > 0)
         inside = (t >= p.start_time) & (t <= p.end_time)
         src_rot, _ = sample(db.recordings[ph.clip], warp(t[inside]))
-        ang = _same_rotation(m.rotations[inside][:, 1:], src_rot[:, 1:])  # all but the root
+        ang = _same_rotation(m.rotations[inside][:, upper], src_rot[:, upper])
         assert ang.max() < 1e-6
         checked += inside.sum()
     assert checked > 50
@@ -149,6 +180,7 @@ def test_body_rests_in_pauses(gmg):
     papts = np.array([0.9, 1.4, 1.9, 2.5, 5.2, 5.8, 6.3, 6.9])
     psi = np.array([0.8, 0.3, 0.6, 0.2, 0.9, 0.4, 0.5, 0.7])
     sp = SpeechInput("pause-test", 7.5, papts, psi, pauses=((3.0, 4.6),), source="given")
+    upper = _upper_body(db)
     for v in VARIANTS:
         r = synthesize(gmg, sp, v, seed=1)
         t = np.arange(r.motion.n_frames) / r.motion.fps
@@ -156,7 +188,7 @@ def test_body_rests_in_pauses(gmg):
         assert (lo, hi) == pytest.approx((3.2, 4.4))
         for a, b in [(lo, hi), (0.0, 0.0), (t[-1], t[-1])]:
             m = (t >= a) & (t <= b)
-            ang = _same_rotation(r.motion.rotations[m][:, 1:], rest[None, 1:])
+            ang = _same_rotation(r.motion.rotations[m][:, upper], rest[None, upper])
             assert m.any() and ang.max() < 1e-6, (v, a, b)
         assert not any(p.start_time - p.blend_in_s < hi and p.end_time + p.rest_out_s > lo for p in r.plan.placements)
         assert r.quality["bone_length_drift"] < 1e-9 and not r.quality["pops"]
@@ -278,7 +310,7 @@ def test_speech_without_accents_gives_rest(gmg):
     db = gmg.database
     rest = db.recordings[db.rest[0]].rotations[db.rest[1]]
     assert not r.plan.placements
-    assert _same_rotation(r.motion.rotations[:, 1:], rest[None, 1:]).max() < 1e-6
+    assert _same_rotation(r.motion.rotations[:, 1:], rest[None, 1:]).max() < 1e-6  # legs too: no IK change at rest
     assert r.objective["planned"]["n_pairs"] == 0
 
 

@@ -71,6 +71,8 @@ SCALES: dict[str, Scale] = {s.name: s for s in (
           "ITU-T P.808 CCR votes (-3..3), processed vs reference"),
     Scale("pref3", "pairwise", -1, 1, True, ("B", "no preference", "A"),
           "forced/unforced preference (-1 B, 0 none, 1 A)"),
+    Scale("ab3", "pairwise", -1, 1, True, ("B", "same", "A"),
+          "webtest's A / same / B question (-1 B, 0 same, 1 A); same analysis as pref3"),
     Scale("genea", "pairwise", -2, 2, True,
           ("B clearly", "B slightly", "tie", "A slightly", "A clearly"),
           "GENEA leaderboard battles: strong/weak preference or tie (-2..2)"),

@@ -71,3 +71,10 @@ def test_system_order_natural_and_flags():
     df = long_table([("p", "i", "S10", "S2", 1), ("p", "i", "S1", "S2", 1)])
     assert system_order(df) == ["S1", "S2", "S10"]
     assert list(has_flag(pd.Series(["check;x", "check_failed", ""]), "check")) == [True, False, False]
+
+
+def test_webtest_ab3_scale_is_accepted_and_range_checked():
+    df = long_table([("p1", "i1", "A", "B", 1), ("p1", "i2", "A", "B", -1), ("p2", "i1", "A", "B", 0)], scale="ab3")
+    assert list(df["scale"].unique()) == ["ab3"]
+    with pytest.raises(FileFormatError, match="score"):
+        long_table([("p1", "i1", "A", "B", 2)], scale="ab3")

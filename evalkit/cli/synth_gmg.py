@@ -165,6 +165,10 @@ def _speech_inputs(args):
         if tg is not None and not tg.exists():
             raise InputError(f"{tg}: TextGrid not found")
         out.append(speech_input(f, tg, args.tier, min_pause_s=args.min_pause))
+    names = [s.name for s in out]
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise InputError(f"speech files with the same name ({', '.join(dup)}) would write the same outputs; rename or run them separately")
     return out
 
 

@@ -110,7 +110,8 @@ def synthesize(
 
     Args:
         gmg: the graph (:func:`build_gmg`).
-        speech: a :class:`SpeechInput` (:func:`speech_input`) or an audio path (accents detected).
+        speech: a :class:`SpeechInput` (:func:`speech_input`), an
+            :class:`~evalkit.speech.SpeechAnalysis`, or an audio path (accents detected).
         variant: ``random``, ``sync`` or ``sync+intensity``.
         rules: synchrony and intensity rules (default: :data:`evalkit.sync.DEFAULT_RULES`).
         seed: random seed (same inputs and seed -> the same clip).
@@ -123,7 +124,10 @@ def synthesize(
     """
     rules = rules or DEFAULT_RULES
     if not isinstance(speech, SpeechInput):
-        speech = speech_input(speech)
+        if hasattr(speech, "papts") and hasattr(speech, "intensity"):  # an evalkit.speech.SpeechAnalysis
+            speech = SpeechInput.from_analysis(speech)
+        else:
+            speech = speech_input(speech)
     plan = make_plan(gmg, speech, rules, variant, config, seed)
     name = name or f"{speech.name}_{variant_slug(variant)}"
     rendered = render_plan(gmg, plan, fps, name=name)

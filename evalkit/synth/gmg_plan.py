@@ -87,6 +87,24 @@ class SpeechInput:
         object.__setattr__(self, "psi", s)
         object.__setattr__(self, "pauses", tuple((float(a), float(b)) for a, b in self.pauses))
 
+    @classmethod
+    def from_analysis(cls, analysis, audio: str | None = None, textgrid: str | None = None, min_pause_s: float = 0.5,
+                      name: str | None = None) -> "SpeechInput":
+        """From a :class:`~evalkit.speech.SpeechAnalysis` (accents, PSI and the intensity contour
+        the pauses are found on)."""
+        order = np.argsort(analysis.papts, kind="stable")
+        pauses = detect_pauses(analysis.intensity.times, analysis.intensity.db, analysis.duration, min_pause_s)
+        return cls(
+            name=name or (os.path.splitext(os.path.basename(audio))[0] if audio else analysis.name),
+            duration=float(analysis.duration),
+            papts=analysis.papts[order],
+            psi=analysis.psi[order],
+            pauses=tuple(pauses),
+            audio=audio,
+            textgrid=textgrid,
+            source="textgrid" if any(a.source == "textgrid" for a in analysis.accents) or textgrid else "audio",
+        )
+
     def rest_intervals(self, clip_end: float, margin_s: float = 0.2) -> list[tuple[float, float]]:
         """When the body must be in the rest pose, seconds: each pause without ``margin_s`` at
         either end (gestures may start and finish that close to speech; at most half the
@@ -156,21 +174,13 @@ def speech_input(
 
     a = audio if isinstance(audio, Audio) else load_audio(audio)
     analysis = speech_accents(a, textgrid, tier, accent_config or AccentConfig(), psi_scale)
-    pauses = detect_pauses(analysis.intensity.times, analysis.intensity.db, a.duration, min_pause_s)
     src = a.meta.get("source") if hasattr(a, "meta") else None
     path = str(src) if src else (None if isinstance(audio, Audio) else str(audio))
     tg = None if textgrid is None or not isinstance(textgrid, (str, os.PathLike)) else str(textgrid)
-    order = np.argsort(analysis.papts, kind="stable")
-    return SpeechInput(
-        name=name or (os.path.splitext(os.path.basename(path))[0] if path else a.name),
-        duration=float(a.duration),
-        papts=analysis.papts[order],
-        psi=analysis.psi[order],
-        pauses=tuple(pauses),
-        audio=path,
-        textgrid=tg,
-        source="textgrid" if textgrid is not None else "audio",
-    )
+    out = SpeechInput.from_analysis(analysis, path, tg, min_pause_s, name)
+    if textgrid is not None and out.source != "textgrid":
+        out = replace(out, source="textgrid")
+    return out
 
 
 # --------------------------------------------------------------------------------------------

@@ -471,7 +471,14 @@ START, EDGE, REST = 0, 1, 2
 
 
 def _dp(ctx: _Context) -> tuple[float, list[tuple[int, int, int, int, float]]]:
-    """Cheapest chain ``[(anchor, core node, step kind, speed index k1, post speed k2)]``."""
+    """Cheapest chain ``[(anchor, core node, step kind, speed index k1, post speed k2)]``.
+
+    A Viterbi recursion written with numpy rather than a library shortest-path routine
+    (scipy.sparse.csgraph): the transition costs are computed block-wise per anchor pair
+    (``(speeds, GPs, GPs)`` arrays) and transitions through rest factor through the best
+    predecessor, where a generic graph search would need every (anchor, GP) -> (anchor, GP)
+    edge materialised (about anchors^2 x GPs^2 of them).
+    """
     cfg = ctx.cfg
     A, M = ctx.icost.shape[0], len(ctx.nodes)
     inf = np.inf

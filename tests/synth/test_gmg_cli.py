@@ -3,33 +3,21 @@ LJ Speech samples), and their one-line errors."""
 
 from __future__ import annotations
 
-import argparse
 import json
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from evalkit.cli.synth_gmg import register
 from evalkit.data import sample_path, speech_files
-from evalkit.errors import EvalkitError
 from evalkit.motion import load_motion
 
 
 def _run(argv: list[str], capsys) -> tuple[int, str, str]:
-    """Run the subcommands as ``evalkit synth`` will once ``register`` is wired into
-    ``evalkit/cli/synth.py``: a parser built with :func:`register`, and ``evalkit.cli.main``'s
-    handling of user errors (one line on stderr, exit 2)."""
-    import sys
+    """``evalkit synth ARGV`` through the real entry point (``evalkit.cli.main``)."""
+    from evalkit.cli import main
 
-    parser = argparse.ArgumentParser(prog="evalkit synth")
-    register(parser.add_subparsers())
-    args = parser.parse_args(argv)
-    try:
-        code = args.func(args)
-    except EvalkitError as exc:
-        print(f"evalkit: error: {exc}", file=sys.stderr)
-        code = 2
+    code = main(["synth", *argv])
     out = capsys.readouterr()
     return code, out.out, out.err
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Iterable
 
 import numpy as np
 import pandas as pd
@@ -53,12 +53,12 @@ from evalkit.synth.gmg_render import Rendered, render_plan
 from evalkit.synth.gmg_report import clip_checks, dumps, objective_report, source_kinematics, write_text
 
 __all__ = [
-    "CMU_NOTE", "DatabaseConfig", "GestureDatabase", "build_gesture_database", "cmu_gesture_database",
+    "CMU_NOTE", "DatabaseConfig", "GestureDatabase", "build_gesture_database", "cmu_gesture_database", "is_bundled_cmu",
     "DEFAULT_THRESHOLD", "TABLE_THRESHOLDS", "GestureMotionGraph", "build_gmg", "gmg_joint_weights",
     "gmg_statistics", "posture_distance", "statistics_latex", "write_statistics",
     "VARIANTS", "Placement", "Plan", "SpeechInput", "SynthConfig", "detect_pauses", "make_plan", "speech_input",
     "Rendered", "render_plan", "GMGResult", "synthesize", "save_result", "objective_table", "summarize_objective",
-    "pooled_objective", "variant_slug",
+    "pooled_objective", "variant_slug", "clip_checks", "objective_report", "source_kinematics",
     "MANIFEST_FORMAT",
 ]
 

@@ -4,7 +4,7 @@
 from the audio or read from a TextGrid with :mod:`evalkit.speech` — and its pauses (silences of
 at least ``min_pause_s``, found on Praat's intensity contour). The body rests in every pause: each
 pause, less ``pause_margin_s`` at either end, is a *rest interval* that the plan spends in the
-rest pose (silence before and after the speech too).
+rest pose (so is silence before and after the speech, and the clip's last ``end_rest_s``).
 
 **Anchors** (thesis Fig. 4.11): ``anchor_i = PAPT_i - anticipation`` where the anticipation is
 the synchrony rule's mean offset (0.1 s by default: the apex comes before the accent peak).
@@ -12,31 +12,34 @@ the synchrony rule's mean offset (0.1 s by default: the apex comes before the ac
 **Rule variants** (``sync``, ``sync+intensity``): a dynamic programme (Viterbi) over states
 ``(anchor i, GP g)`` = "GP ``g``'s apex lies on anchor ``i``". A GP's part before its apex is
 played ``k1`` times faster and the part after it ``k2`` times faster, both within
-``speed_range``; GPs follow each other along graph edges (E1/E2) with a blend (none for contiguous
-E1 edges), or through the rest pose across a rest point (or a gap longer than ``long_gap_s``).
-A blend lasts at least ``blend_s`` (``rest_in_s`` / ``rest_out_s`` into and out of rest), at
-least the posture distance it covers divided by ``transition_speed`` (radians of weighted RMS
-joint angle per second) and at least the distance a wrist travels divided by ``hand_speed``
-(m/s), so that far postures are joined by movements no faster than captured preparations. The cost of a plan adds, per GP, ``scale_cost`` times
+``speed_range``; GPs follow each other along graph edges (E1/E2) with a blend (none for
+contiguous E1 edges), or through the rest pose across a rest interval (or a gap longer than
+``long_gap_s``). A blend lasts at least ``blend_s`` (``rest_in_s`` / ``rest_out_s`` into and out
+of rest, after ``settle_s``), at least the posture distance it covers divided by
+``transition_speed`` (radians of weighted RMS joint angle per second) and at least the distance a
+wrist travels divided by ``hand_speed`` (m/s), so that far postures are joined by movements no
+faster than captured preparations. The cost of a plan adds, per GP, ``scale_cost`` times
 ``(log k / log k_limit)^2`` for both speeds, the transition's posture distance over the
 threshold (``transition_cost``), ``hold_cost`` per second of holding beyond ``hold_free_s``,
 ``rest_cost`` plus the posture distances to and from the rest pose per trip to rest,
-``skip_cost`` per accent left without a gesture and, in
-``sync+intensity``, ``intensity_weight * ((GSI(k1) - (a + b PSI)) / margin)^2``: how far the GP's
-stroke strength, at the speed it is played, lies from the intensity rule's line, in units of
-the rule's margin. A small seeded random cost (``jitter``) per (anchor, GP) breaks ties so that
-seeds give different, equally valid plans. The programme finds the cheapest plan exactly — not a
-greedy choice accent by accent.
+``skip_cost`` per accent left without a gesture and, in ``sync+intensity``,
+``intensity_weight * ((GSI(k1) - (a + b PSI)) / margin)^2``: how far the GP's stroke strength,
+at the speed it is played, lies from the intensity rule's line, in units of the rule's margin. A
+small seeded random cost (``jitter``) per (anchor, GP) breaks ties so that seeds give different,
+equally valid plans. The programme finds the cheapest plan exactly — not a greedy choice accent
+by accent (:func:`chain_cost` re-evaluates any plan step by step; tests compare).
 
 **Random variant**: a seeded random walk on the graph; each GP at its captured speed, each
-following the previous after the minimal blend, as many as fit between rest points.
+following the previous after the minimal blend, as many as fit between rest intervals.
+
+Randomness comes from :func:`plan_rng`, seeded by the seed and the utterance's name.
 """
 
 from __future__ import annotations
 
 import os
 import zlib
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, replace
 from typing import Sequence
 
 import numpy as np

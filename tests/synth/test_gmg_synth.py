@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from evalkit.errors import InputError
-from evalkit.motion import load_motion, quat
+from evalkit.motion import load_motion
 from evalkit.sync import DEFAULT_RULES
 from evalkit.synth.blend import sample
 from evalkit.synth.gmg import (
@@ -28,7 +28,7 @@ from evalkit.synth.gmg import (
     synthesize,
 )
 from evalkit.synth.gmg_plan import EDGE, START, _context, _dp, chain_cost
-from evalkit.synth.gmg_render import Rendered, gp_time_warp, render_plan
+from evalkit.synth.gmg_render import Rendered, gp_time_warp
 from evalkit.synth.gmg_report import clip_checks, source_kinematics
 from conftest import shared_data
 

@@ -75,7 +75,7 @@ def test_formats_frames_system_and_parallel_jobs(cmu_dir, tmp_path, scored):
 
 
 def test_dask_scheduler_gives_the_same_numbers(cmu_dir):
-    distributed = pytest.importorskip("distributed")
+    import distributed  # in the 'test' extra
     files = [str(cmu_dir / n) for n in ("16_15.amc", "09_06-run.amc", "131_03.bvh")]
     local = score_paths(files, BatchOptions(), jobs=1, progress=False)
     with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False, host="127.0.0.1",

@@ -28,14 +28,16 @@ def register(sub) -> None:
             "score tables get per-system summaries, Kruskal–Wallis tests and Kendall tau against "
             "the subjective results."),
         epilog=(
-            "INPUT is a CSV file or a database URL (e.g. sqlite:///study.db, "
+            "INPUT is a study folder (its collected ratings, scores and objective tables), a CSV "
+            "file or a database URL (e.g. sqlite:///study.db, "
             "postgresql+psycopg://user@host/db) holding a 'ratings_long' table or view. "
             "Examples: evalkit report ratings.csv --out report/ ; "
             "evalkit report battles.csv --scores scores.csv --out report/ --seed 1"),
     )
     p.add_argument("inputs", nargs="+", metavar="INPUT",
                    help="ratings files (any supported format), score tables or database URLs")
-    p.add_argument("--out", "-o", required=True, metavar="DIR", help="output folder (created)")
+    p.add_argument("--out", "-o", default=None, metavar="DIR",
+                   help="output folder (created; default for a study folder: STUDY/results/report)")
     p.add_argument("--format", default="auto", help=FORMAT_HELP)
     p.add_argument("--scores", action="append", default=[], metavar="CSV",
                    help="objective scores table (one row per clip, a 'system' column, metric "
@@ -133,17 +135,34 @@ def run(args: argparse.Namespace) -> int:
     from reports.importers import combine_ratings, load_input
     from reports.report import build_report
 
+    from pathlib import Path
+
     config = config_from_args(args)
     ratings, scores = [], []
+    extra: dict = {}
     opts = {"condition_column": args.condition_column, "scale": args.p808_scale}
-    for src in args.inputs:
+    study_dirs = [s for s in args.inputs if Path(s).is_dir() and (Path(s) / "study.yaml").exists()]
+    for study in study_dirs:
+        from evalkit.pipeline import study_outputs
+
+        rat_s, sc_s, tables = study_outputs(study)
+        if rat_s is not None:
+            ratings.append(rat_s)
+        if sc_s is not None:
+            scores.append(sc_s)
+        extra.update(tables)
+    if args.out is None:
+        if len(study_dirs) != 1:
+            raise InputError("--out DIR is required (it defaults to STUDY/results/report only for one study folder)")
+        args.out = str(Path(study_dirs[0]) / "results" / "report")
+    for src in (s for s in args.inputs if s not in study_dirs):
         fmt = args.format
         kind, df = load_input(src, fmt, table=args.table, **(opts if fmt in ("p808", "auto") else {}))
         (ratings if kind == "ratings" else scores).append(df)
     for src in args.scores:
         kind, df = load_input(src, "scores")
         scores.append(df)
-    if not ratings and not scores:
+    if not ratings and not scores and not extra:
         raise InputError("no ratings or scores among the inputs")
     rat = combine_ratings(ratings) if ratings else None
     sc = None
@@ -151,6 +170,6 @@ def run(args: argparse.Namespace) -> int:
         sc = pd.concat(scores, ignore_index=True)
         sc.attrs["source"] = ", ".join(s.attrs.get("source", "") for s in scores)
     path = build_report(rat, sc, args.out, seed=args.seed, title=args.title, banner=args.banner,
-                        config=config, progress=sys.stderr.isatty())
+                        extra_tables=extra or None, config=config, progress=sys.stderr.isatty())
     print(f"report written: {path}")
     return 0

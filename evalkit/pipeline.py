@@ -1,0 +1,429 @@
+"""Study pipelines: ``pipeline.yaml`` -> stimuli, objective scores, tables, a prepared web test.
+
+A study folder (``studies/<name>/``) holds ``study.yaml`` (the web test, see ``webtest``) and
+``pipeline.yaml`` (how its stimuli are made). ``build_study(DIR)`` runs the pipeline:
+
+1. generate the stimuli with the reference generators into ``DIR/stimuli/`` (BVH + manifest
+   JSON each; file names are fixed by ``pipeline.yaml`` so ``study.yaml`` can list them);
+2. score every stimulus with the automatic metrics (and the naturalness model when one is
+   available) into ``DIR/results/scores.csv``;
+3. write the generator's objective tables (transition response/duration, graph statistics,
+   synchrony per variant) into ``DIR/results/``;
+4. validate ``study.yaml`` and precompute the browser stimuli (``webtest.prepare_study``).
+
+Two kinds exist, matching the studies of record: ``locomotion-transitions`` (original capture
+vs SMG vs BPMG) and ``gesture-speech`` (original vs GMG random / sync / sync+intensity).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+import pandas as pd
+import yaml
+
+from evalkit.errors import ConfigError, InputError
+
+PIPELINE_FILE = "pipeline.yaml"
+
+
+# -- paths -------------------------------------------------------------------------------
+def resolve_path(spec: str, base: Path) -> Path:
+    """``sample:cmu/16_15.amc`` -> the bundled sample; a relative path is taken from ``base``."""
+    if spec.startswith("sample:"):
+        from evalkit.data import sample_path
+
+        return sample_path(*spec[len("sample:"):].split("/"))
+    p = Path(os.path.expandvars(os.path.expanduser(spec)))
+    return p if p.is_absolute() else (base / p)
+
+
+def _atomic_text(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+def _atomic_csv(df: pd.DataFrame, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    df.to_csv(tmp, index=False)
+    os.replace(tmp, path)
+
+
+# -- configuration -----------------------------------------------------------------------
+def _get(d: Mapping, key: str, where: str, kind: type | tuple, default: Any = ...) -> Any:
+    if key not in d:
+        if default is ...:
+            raise ConfigError(f"{where}.{key}: missing; add it to {PIPELINE_FILE}")
+        return default
+    v = d[key]
+    if not isinstance(v, kind) or isinstance(v, bool) and kind in (int, float, (int, float)):
+        names = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
+        raise ConfigError(f"{where}.{key}: expected {names}, got {type(v).__name__} {v!r}")
+    return v
+
+
+@dataclass(frozen=True)
+class TransitionRequest:
+    """One item of the locomotion study: a gait change requested at ``at_s`` seconds."""
+
+    item: str
+    origin: str
+    target: str
+    at_s: float
+
+
+@dataclass(frozen=True)
+class LocomotionPipeline:
+    """``kind: locomotion-transitions`` (see ``studies/locomotion-transitions/pipeline.yaml``)."""
+
+    clips: Mapping[str, str]
+    requests: tuple[TransitionRequest, ...]
+    fps: float = 60.0
+    threshold: float = 0.3
+    profile: str = "sp4a"
+    lead_s: float = 1.0
+    tail_s: float = 2.0
+    methods: tuple[str, ...] = ("smg", "bpmg")
+    measure: bool = True
+    kind: str = "locomotion-transitions"
+
+
+@dataclass(frozen=True)
+class GesturePipeline:
+    """``kind: gesture-speech`` (see ``studies/gesture-speech/pipeline.yaml``)."""
+
+    gestures: tuple[str, ...]
+    speech: Mapping[str, str]
+    variants: tuple[str, ...] = ("random", "sync", "sync+intensity")
+    threshold: float = 0.6
+    seed: int = 0
+    original: bool = True
+    rules: str | None = None
+    kind: str = "gesture-speech"
+
+
+def load_pipeline(study_dir: str | os.PathLike) -> LocomotionPipeline | GesturePipeline:
+    """Read and validate ``<study_dir>/pipeline.yaml``; errors name the key path and the fix."""
+    path = Path(study_dir) / PIPELINE_FILE
+    if not path.exists():
+        raise ConfigError(f"{path}: not found; a study folder needs a {PIPELINE_FILE} to build its stimuli")
+    try:
+        data = yaml.safe_load(path.read_text()) or {}
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        raise ConfigError(f"{path}{f', line {mark.line + 1}' if mark else ''}: not valid YAML "
+                          f"({getattr(exc, 'problem', exc)})") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: expected a mapping with a 'kind' key")
+    where = str(path)
+    kind = _get(data, "kind", where, str)
+    if kind == "locomotion-transitions":
+        clips = _get(data, "clips", where, dict)
+        reqs = []
+        for k, r in enumerate(_get(data, "requests", where, list)):
+            w = f"{where}: requests[{k}]"
+            if not isinstance(r, dict):
+                raise ConfigError(f"{w}: expected a mapping with item, from, to, at_s")
+            origin, target = _get(r, "from", w, str), _get(r, "to", w, str)
+            for side, name in (("from", origin), ("to", target)):
+                if name not in clips:
+                    raise ConfigError(f"{w}.{side}: {name!r} is not one of clips: {', '.join(clips)}")
+            reqs.append(TransitionRequest(_get(r, "item", w, str), origin, target,
+                                          float(_get(r, "at_s", w, (int, float)))))
+        if not reqs:
+            raise ConfigError(f"{where}.requests: empty; list at least one transition request")
+        methods = tuple(_get(data, "methods", where, list, ["smg", "bpmg"]))
+        bad = [m for m in methods if m not in ("smg", "bpmg")]
+        if bad:
+            raise ConfigError(f"{where}.methods: unknown {', '.join(map(str, bad))}; use smg and/or bpmg")
+        return LocomotionPipeline(
+            clips={str(k): str(v) for k, v in clips.items()}, requests=tuple(reqs),
+            fps=float(_get(data, "fps", where, (int, float), 60.0)),
+            threshold=float(_get(data, "threshold", where, (int, float), 0.3)),
+            profile=str(_get(data, "profile", where, str, "sp4a")),
+            lead_s=float(_get(data, "lead_s", where, (int, float), 1.0)),
+            tail_s=float(_get(data, "tail_s", where, (int, float), 2.0)),
+            methods=methods, measure=bool(data.get("measure", True)),
+        )
+    if kind == "gesture-speech":
+        gestures = _get(data, "gestures", where, (str, list))
+        gestures = (gestures,) if isinstance(gestures, str) else tuple(map(str, gestures))
+        speech = _get(data, "speech", where, dict)
+        variants = tuple(_get(data, "variants", where, list, ["random", "sync", "sync+intensity"]))
+        bad = [v for v in variants if v not in ("random", "sync", "sync+intensity")]
+        if bad:
+            raise ConfigError(f"{where}.variants: unknown {', '.join(map(str, bad))}; use random, sync, sync+intensity")
+        return GesturePipeline(
+            gestures=gestures, speech={str(k): str(v) for k, v in speech.items()}, variants=variants,
+            threshold=float(_get(data, "threshold", where, (int, float), 0.6)),
+            seed=int(_get(data, "seed", where, int, 0)), original=bool(data.get("original", True)),
+            rules=data.get("rules"),
+        )
+    raise ConfigError(f"{where}.kind: unknown {kind!r}; use locomotion-transitions or gesture-speech")
+
+
+# -- results -----------------------------------------------------------------------------
+@dataclass
+class BuildResult:
+    """What a build produced (paths) and its objective tables (DataFrames, computed now)."""
+
+    study_dir: Path
+    kind: str
+    stimuli: list[Path] = field(default_factory=list)
+    scores: pd.DataFrame | None = None
+    tables: dict[str, pd.DataFrame] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+def _log(progress: Callable[[str], None] | None, msg: str) -> None:
+    if progress:
+        progress(msg)
+
+
+# -- locomotion --------------------------------------------------------------------------
+def _build_locomotion(p: LocomotionPipeline, study: Path, log) -> BuildResult:
+    from evalkit.motion import write_bvh
+    from evalkit.synth import ClipSet, build_bpmg, build_smg, synthesize_transition, write_stimulus
+
+    res = BuildResult(study, p.kind)
+    stim_dir = study / "stimuli"
+    paths = {alias: resolve_path(spec, study) for alias, spec in p.clips.items()}
+    for alias, path in paths.items():
+        if not path.exists():
+            raise ConfigError(f"{study / PIPELINE_FILE}: clips.{alias}: {path} not found")
+    log(f"preparing {len(paths)} clips at {p.fps:g} fps")
+    aliases = list(paths)
+    cs = ClipSet.from_clips([paths[a] for a in aliases], fps=p.fps)
+    idx = {a: i for i, a in enumerate(aliases)}
+    graphs = {}
+    if "smg" in p.methods:
+        log(f"building the standard motion graph (threshold {p.threshold} m)")
+        graphs["smg"] = build_smg(cs, threshold=p.threshold)
+    if "bpmg" in p.methods:
+        log(f"building body part motion graphs (profile {p.profile}, threshold {p.threshold} m)")
+        graphs["bpmg"] = build_bpmg(cs, profile=p.profile, threshold=p.threshold)
+    rows = []
+    for req in p.requests:
+        a, b = idx[req.origin], idx[req.target]
+        for method, g in graphs.items():
+            motion, manifest = synthesize_transition(g, a, b, req.at_s, lead_s=p.lead_s, tail_s=p.tail_s,
+                                                     name=f"{req.item}.{method}")
+            out = stim_dir / f"{req.item}.{method}.bvh"
+            write_stimulus(motion, manifest, out)
+            res.stimuli.append(out)
+            tr = manifest.get("transition", {})
+            rows.append({"item": req.item, "method": method.upper(), "from": req.origin, "to": req.target,
+                         "request_s": req.at_s, "response_frames": tr.get("response_frames"),
+                         "duration_frames": tr.get("duration_frames"), "cost_m": tr.get("cost_m")})
+        # "original": unedited capture of the origin gait around the request, same skeleton/fps
+        src = cs.clips[a]
+        f0 = max(0, int(round((req.at_s - p.lead_s) * cs.fps)))
+        f1 = min(src.n_frames, int(round((req.at_s + p.tail_s) * cs.fps)) + 1)
+        orig = src.slice(f0, f1).with_(name=f"{req.item}.original")
+        out = stim_dir / f"{req.item}.original.bvh"
+        write_bvh(orig, out)
+        _atomic_text(out.with_suffix(".json"), json.dumps({
+            "format": "evalkit.stimulus/1", "method": "original",
+            "note": "unedited capture of the origin gait around the request time (the capture has no "
+                    "transition of its own); same skeleton and frame rate as the synthesized stimuli",
+            "source": str(paths[req.origin].name), "frames": [f0, f1], "fps": cs.fps,
+            "acknowledgement": "The data used in this project was obtained from mocap.cs.cmu.edu. "
+                               "The database was created with funding from NSF EIA-0196217.",
+        }, indent=2))
+        res.stimuli.append(out)
+    res.tables["transitions_requested"] = pd.DataFrame(rows)
+    if p.measure:
+        from evalkit.synth.measure import measure_transitions, write_measurements
+
+        log("measuring transition response and duration for every ordered pair of clips")
+        m = measure_transitions(cs, threshold=p.threshold, profile=p.profile)
+        write_measurements(m, study / "results" / "measurements")
+        for name in ("pairs", "maneuverability", "stats", "skate"):
+            res.tables[f"transition_{name}"] = m.tables()[name]
+    return res
+
+
+# -- gesture -----------------------------------------------------------------------------
+GMG_THRESHOLDS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+
+
+def _build_gesture(p: GesturePipeline, study: Path, log) -> BuildResult:
+    from evalkit.motion import write_bvh
+    from evalkit.synth.gmg import (build_gesture_database, build_gmg, cmu_gesture_database, gmg_statistics,
+                                   pooled_objective, save_result, speech_input, synthesize, variant_slug)
+    from evalkit.synth.gmg_db import is_bundled_cmu
+
+    res = BuildResult(study, p.kind)
+    stim_dir = study / "stimuli"
+    stim_dir.mkdir(parents=True, exist_ok=True)
+    gesture_paths = [resolve_path(g, study) for g in p.gestures]
+    for g in gesture_paths:
+        if not g.exists():
+            raise ConfigError(f"{study / PIPELINE_FILE}: gestures: {g} not found")
+    rules = None
+    if p.rules:
+        from evalkit.sync import load_rules
+
+        rules = load_rules(resolve_path(p.rules, study))
+    if is_bundled_cmu(gesture_paths):
+        log("building the gesture database from the bundled CMU capture (not conversational; noted in outputs)")
+        db = cmu_gesture_database()
+    else:
+        log(f"building the gesture database from {', '.join(str(g) for g in gesture_paths)}")
+        db = build_gesture_database(gesture_paths)
+    if db.note:
+        res.notes.append(db.note)
+    log(f"{len(db)} gesture phrases; building the gesture motion graph (threshold {p.threshold})")
+    gmg = build_gmg(db, threshold=p.threshold)
+    res.tables["gmg_stats"] = gmg_statistics(db, thresholds=GMG_THRESHOLDS)
+    results = []
+    for item, spec in p.speech.items():
+        wav = resolve_path(spec, study)
+        if not wav.exists():
+            raise ConfigError(f"{study / PIPELINE_FILE}: speech.{item}: {wav} not found")
+        audio = stim_dir / f"{item}.wav"
+        shutil.copyfile(wav, audio)
+        speech = speech_input(audio)
+        for variant in p.variants:
+            name = f"{item}.gmg-{variant_slug(variant)}"
+            result = synthesize(gmg, speech, variant=variant, rules=rules, seed=p.seed, name=name)
+            save_result(result, stim_dir)
+            res.stimuli.append(stim_dir / f"{name}.bvh")
+            results.append(result)
+        if p.original:
+            # CONSTRUCTED "original": captured gestures played unchanged with this utterance (no
+            # recording of these gestures with this speech exists).
+            rec_name = db.recording_names[len(res.stimuli) % len(db.recording_names)]
+            rec = db.recordings[rec_name]
+            n = min(rec.n_frames, max(2, int(round(speech.duration * rec.fps))))
+            out = stim_dir / f"{item}.original.bvh"
+            write_bvh(rec.slice(0, n).with_(name=f"{item}.original"), out)
+            _atomic_text(out.with_suffix(".json"), json.dumps({
+                "format": "evalkit.stimulus/1", "method": "original", "constructed": True,
+                "note": "CONSTRUCTED: captured gestures played unchanged with this utterance; the gestures were "
+                        "not performed with this speech (no open take with both exists). " + (db.note or ""),
+                "source": rec_name, "frames": [0, n], "fps": rec.fps, "audio": audio.name,
+            }, indent=2))
+            res.stimuli.append(out)
+    res.tables["gmg_objective"] = pooled_objective(results, rules).reset_index() if results else pd.DataFrame()
+    return res
+
+
+# -- scoring -----------------------------------------------------------------------------
+def score_stimuli(stimuli: list[Path], log, jobs: int = 1) -> pd.DataFrame:
+    """Automatic metrics (and naturalness, when a model is available) for each stimulus, with
+    ``item`` and ``system`` columns parsed from ``<item>.<system>.bvh``."""
+    from evalkit.features.batch import BatchOptions, score_paths
+
+    log(f"scoring {len(stimuli)} stimuli")
+    df = score_paths(stimuli, BatchOptions(), jobs=jobs, progress=False)
+    stems = [Path(p).stem for p in df["path"]]
+    df["item"] = [s.rsplit(".", 1)[0] for s in stems]
+    df["system"] = [s.rsplit(".", 1)[-1] for s in stems]
+    try:
+        from evalkit.models.discriminator import add_model_columns, default_model_path
+    except ImportError:
+        return df
+    model = default_model_path()
+    if model is not None and Path(model).exists():
+        log("adding naturalness from the default discriminator")
+        df = add_model_columns(df, model)
+    return df
+
+
+def build_study(study_dir: str | os.PathLike, progress: Callable[[str], None] | None = print,
+                jobs: int = 1, prepare_web: bool = True) -> BuildResult:
+    """Run a study's pipeline (see the module docstring). Returns the :class:`BuildResult`."""
+    t0 = time.perf_counter()
+    study = Path(study_dir)
+    if not study.is_dir():
+        raise InputError(f"{study}: not a folder; give a study folder with study.yaml and {PIPELINE_FILE}")
+    p = load_pipeline(study)
+    log = lambda m: _log(progress, f"[{study.name}] {m}")  # noqa: E731
+    res = _build_locomotion(p, study, log) if p.kind == "locomotion-transitions" else _build_gesture(p, study, log)
+    res.scores = score_stimuli(res.stimuli, log, jobs=jobs)
+    results = study / "results"
+    _atomic_csv(res.scores, results / "scores.csv")
+    for name, df in res.tables.items():
+        _atomic_csv(df, results / f"{name}.csv")
+    if prepare_web and (study / "study.yaml").exists():
+        from webtest import prepare_study
+
+        log("validating study.yaml and preparing the browser stimuli")
+        prepared = prepare_study(study)
+        res.notes.append(f"web test ready: {len(prepared.stimuli)} stimuli")
+    res.seconds = time.perf_counter() - t0
+    _atomic_text(results / "build.json", json.dumps({
+        "kind": res.kind, "stimuli": [str(s.relative_to(study)) for s in res.stimuli],
+        "tables": sorted(res.tables), "notes": res.notes, "seconds": round(res.seconds, 1),
+    }, indent=2))
+    return res
+
+
+def copy_study(src: Path, dest: Path) -> Path:
+    """Copy a study folder's definition files (not its generated outputs or database)."""
+    dest.mkdir(parents=True, exist_ok=True)
+    for item in src.iterdir():
+        if item.name in ("stimuli", "results", ".webtest") or item.suffix in (".sqlite", ".db") or item.name.endswith(("-wal", "-shm")):
+            continue
+        if item.is_dir():
+            shutil.copytree(item, dest / item.name, dirs_exist_ok=True)
+        else:
+            shutil.copy2(item, dest / item.name)
+    return dest
+
+
+# -- reporting ---------------------------------------------------------------------------
+#: Objective tables of a built study, in report order, with their section titles.
+REPORT_TABLES = {
+    "transitions_requested": "Transitions of the stimuli (response and duration in frames at the study's frame rate)",
+    "transition_pairs": "Transition response and duration per ordered clip pair (frames at 60 fps)",
+    "transition_stats": "Graph statistics: transition points, connectivity, mean transition cost",
+    "transition_maneuverability": "Local maneuverability",
+    "gmg_stats": "Gesture motion graph statistics per similarity threshold (cf. thesis Table 4.2)",
+    "gmg_objective": "Synchrony and intensity per GMG variant (apex–PAPT offsets, accents covered, GSI–PSI agreement)",
+}
+
+
+def study_outputs(study_dir: str | os.PathLike) -> tuple[pd.DataFrame | None, pd.DataFrame | None, dict[str, pd.DataFrame]]:
+    """Ratings (from the study's database, if any answers exist), scores and objective tables
+    of a built study folder, ready for :func:`reports.build_report`."""
+    study = Path(study_dir)
+    results = study / "results"
+    scores = pd.read_csv(results / "scores.csv") if (results / "scores.csv").exists() else None
+    if scores is not None:
+        scores.attrs["source"] = str(results / "scores.csv")
+    tables = {}
+    for name, title in REPORT_TABLES.items():
+        f = results / f"{name}.csv"
+        if f.exists():
+            tables[title] = pd.read_csv(f)
+    ratings = None
+    url = os.environ.get("EVALKIT_DATABASE_URL")
+    sqlite = study / "ratings.sqlite"
+    if url or sqlite.exists():
+        from reports.io import read_ratings_db
+
+        try:
+            df = read_ratings_db(url or f"sqlite:///{sqlite.resolve()}")
+        except Exception as exc:  # a fresh database without answers, or no view yet
+            from evalkit.errors import EvalkitError
+
+            if not isinstance(exc, (EvalkitError, ValueError, LookupError)) and "no such table" not in str(exc):
+                raise
+            df = None
+        if df is not None and len(df):
+            ratings = df
+    if scores is None and ratings is None and not tables:
+        raise InputError(f"{study}: nothing to report yet; run 'evalkit study build {study}' first")
+    return ratings, scores, tables

@@ -1,0 +1,113 @@
+"""Study pipelines and `evalkit demo`: both studies of record built from bundled data only."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from evalkit.cli import main
+from evalkit.errors import ConfigError
+from evalkit.pipeline import copy_study, load_pipeline
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    from evalkit.demo import run_demo
+
+    out = tmp_path_factory.mktemp("demo")
+    report = run_demo(out, simulate_ratings=True, seed=3, progress=None)
+    return out, report
+
+
+def test_demo_builds_both_studies_and_one_report(demo):
+    out, report = demo
+    assert report.exists() and report.name == "report.html"
+    loco, gest = out / "locomotion-transitions", out / "gesture-speech"
+    assert len(list((loco / "stimuli").glob("*.bvh"))) == 12
+    assert len(list((gest / "stimuli").glob("*.bvh"))) == 16
+    for study in (loco, gest):
+        scores = pd.read_csv(study / "results" / "scores.csv")
+        assert scores["error"].isna().all()
+        assert (study / ".webtest").is_dir()  # browser stimuli precomputed
+    html = report.read_text()
+    for system in ("SMG", "BPMG", "GMG random", "GMG sync", "GMG sync+intensity"):
+        assert system in html
+    # the simulated ratings are announced before anything else in the page body
+    body = re.sub(r"<[^>]+>", " ", html.split("<body", 1)[1].split(">", 1)[1])
+    assert body.split()[:2] == ["SIMULATED", "RATINGS:"], body.split()[:10]
+
+
+def test_demo_numbers_are_computed_in_the_run_and_show_the_expected_order(demo):
+    out, _ = demo
+    res = out / "locomotion-transitions" / "results"
+    stats = pd.read_csv(res / "transition_stats.csv").set_index("method")
+    # thesis finding: at one threshold BPMGs find more transition points than the SMG
+    assert stats.loc["bpmg", "transition_points"] > stats.loc["smg", "transition_points"]
+    pairs = pd.read_csv(res / "transition_pairs.csv")
+    resp = pairs.groupby("method")["response_mean"].mean()
+    assert resp["bpmg"] < resp["smg"]  # ... and answer a request faster
+    requested = pd.read_csv(res / "transitions_requested.csv")
+    manifests = {p.stem: p for p in (out / "locomotion-transitions" / "stimuli").glob("*.json")}
+    import json
+
+    for _, row in requested.iterrows():
+        m = json.loads(manifests[f"{row['item']}.{row['method'].lower()}"].read_text())
+        assert m["transition"]["response_frames"] == row["response_frames"]
+    obj = pd.read_csv(out / "gesture-speech" / "results" / "gmg_objective.csv").set_index("variant")
+    assert obj.loc["sync+intensity", "gsi_psi_in_margin"] > obj.loc["random", "gsi_psi_in_margin"]
+    assert obj.loc["sync", "offset_mad_rule_s"] < obj.loc["random", "offset_mad_rule_s"]
+    html = (out / "report" / "report.html").read_text()
+    assert f"{int(stats.loc['bpmg', 'transition_points'])}" in html
+
+
+def test_gesture_outputs_say_what_the_data_is(demo):
+    out, _ = demo
+    stim = out / "gesture-speech" / "stimuli"
+    original = (stim / "lj001-0001.original.json").read_text()
+    assert "CONSTRUCTED" in original
+    gmg = (stim / "lj001-0001.gmg-sync.json").read_text()
+    assert "non-conversational" in gmg
+
+
+def test_report_of_a_study_folder(demo, capsys):
+    out, _ = demo
+    study = out / "locomotion-transitions"
+    assert main(["report", str(study)]) == 0
+    html = (study / "results" / "report" / "report.html").read_text()
+    assert "Transition response and duration" in html
+    assert "bpmg" in html and "smg" in html  # per-system objective summary of this study
+    assert "SIMULATED" not in html  # no ratings collected: objective only, nothing simulated
+
+
+@pytest.mark.parametrize("text,where", [
+    ("kind: dance\n", "kind: unknown 'dance'"),
+    ("kind: locomotion-transitions\nclips: {walk: a.bvh}\nrequests: []\n", "requests: empty"),
+    ("kind: locomotion-transitions\nclips: {walk: a.bvh}\nrequests: [{item: x, from: walk, to: run, at_s: 1}]\n",
+     "requests[0].to: 'run' is not one of clips"),
+    ("kind: locomotion-transitions\nclips: {walk: a.bvh}\nrequests: [{item: x, from: walk, to: walk}]\n",
+     "requests[0].at_s: missing"),
+    ("kind: gesture-speech\ngestures: g/\nspeech: {a: a.wav}\nvariants: [loud]\n", "variants: unknown loud"),
+    ("kind: [unclosed\n", "not valid YAML"),
+])
+def test_pipeline_errors_name_the_key(tmp_path, text, where):
+    (tmp_path / "pipeline.yaml").write_text(text)
+    with pytest.raises(ConfigError) as info:
+        load_pipeline(tmp_path)
+    assert where in str(info.value)
+
+
+def test_study_build_cli_user_errors_without_traceback(tmp_path):
+    copy_study(REPO / "studies" / "locomotion-transitions", tmp_path / "s")
+    text = (tmp_path / "s" / "pipeline.yaml").read_text().replace("sample:cmu/09_06-run.amc", "missing-run.amc")
+    (tmp_path / "s" / "pipeline.yaml").write_text(text)
+    proc = subprocess.run([sys.executable, "-m", "evalkit", "study", "build", str(tmp_path / "s")],
+                          capture_output=True, text=True)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "clips.run" in proc.stderr and "not found" in proc.stderr

@@ -1,0 +1,360 @@
+"""Training and evaluation data for the discriminator: natural clips, segments, examples.
+
+Natural examples are segments of real capture; unnatural ones are the same segments after a
+corruption (:mod:`evalkit.models.corruptions`). Every example keeps its provenance and its
+*group*, the unit that cross-validation keeps on one side of a split: the capture subject when
+the file name says it (CMU ``SS_TT`` names, including retargets such as ``007_05``), the folder
+for collections whose performer per file is unknown (e.g. Bandai Namco: three actors, not
+identified per file), otherwise the file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from evalkit.errors import EvalkitError, InputError
+from evalkit.models.corruptions import CORRUPTION_TYPES, Provenance, corrupt
+from evalkit.models.windows import WindowConfig, window_features, window_labels
+from evalkit.motion import Motion, load_motion, mirror, resample
+from evalkit.motion.io import iter_motion_files
+
+_CMU = re.compile(r"^0*(\d+)_(\d+)")
+
+
+@dataclass(frozen=True, eq=False)
+class NaturalClip:
+    """A natural source clip, trimmed and resampled.
+
+    Attributes:
+        motion: the clip at the working frame rate.
+        path: the file it was read from.
+        group: cross-validation group (subject, folder or file; see module docstring).
+        take: a take identifier (the same take in two formats shares it).
+        sha256: hash of the file's bytes.
+        rig: a short signature of the skeleton (joint count and root name).
+    """
+
+    motion: Motion
+    path: str
+    group: str
+    take: str
+    sha256: str
+    rig: str
+
+
+@dataclass(frozen=True, eq=False)
+class Example:
+    """One clip of the data set: natural or corrupted, with where it came from."""
+
+    motion: Motion
+    provenance: Provenance
+    group: str
+    segment: str
+    rig: str
+
+    @property
+    def natural(self) -> bool:
+        return self.provenance.natural
+
+
+def file_sha256(path: str | Path) -> str:
+    """SHA-256 hex digest of a file's bytes."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def group_of(path: str | Path, by: str = "subject") -> tuple[str, str]:
+    """``(group, take)`` of a motion file.
+
+    ``by="subject"``: CMU-style names ``SS_TT...`` give ``cmu:SS`` (take ``cmu:SS_TT``);
+    other files are grouped by their folder. ``by="file"``: every file is its own group.
+    ``by="folder"``: every folder is a group.
+    """
+    p = Path(path)
+    m = _CMU.match(p.stem)
+    take = f"cmu:{int(m.group(1))}_{int(m.group(2))}" if m else f"{p.parent.name}/{p.stem}"
+    if by == "file":
+        return str(p), take
+    if by == "folder":
+        return p.parent.name, take
+    if by != "subject":
+        raise InputError(f"group_by must be 'subject', 'file' or 'folder', got {by!r}")
+    if m:
+        return f"cmu:{int(m.group(1))}", take
+    return p.parent.name, take
+
+
+def trim_glitches(motion: Motion, max_s: float = 0.25, ratio: float = 6.0) -> Motion:
+    """Drop leading frames that jump to the rest of the clip (an added T-pose or bind pose).
+
+    Several real files start with such frames (cgspeed BVH conversions: a T-pose at frame 0;
+    Reallusion retargets: a bind pose; one CMU AMC: two offset frames). A jump in the first
+    ``max_s`` seconds whose mean joint displacement exceeds ``ratio`` times the clip's median
+    frame-to-frame displacement is cut along with everything before it.
+    """
+    from evalkit.models.body import body_of
+
+    n = motion.n_frames
+    if n < 4:
+        return motion
+    p = body_of(motion).positions
+    d = np.linalg.norm(np.diff(p, axis=0), axis=2).mean(1)
+    med = float(np.median(d)) or 1e-9
+    head = d[: max(1, int(round(max_s * motion.fps)))]
+    jumps = np.flatnonzero(head > ratio * med)
+    if len(jumps) == 0:
+        return motion
+    cut = int(jumps[-1]) + 1
+    meta = dict(motion.meta)
+    meta["trimmed_leading_frames"] = cut
+    return replace(motion.slice(cut), meta=meta)
+
+
+def load_natural(paths: Iterable[str | Path], fps: float = 30.0, group_by: str = "subject",
+                 load_kwargs: dict | None = None, dedupe_takes: bool = True,
+                 progress: bool = False) -> list[NaturalClip]:
+    """Read natural clips from files/folders, trim start glitches, resample to ``fps``.
+
+    Identical files (same bytes) are read once; with ``dedupe_takes`` the same CMU take in a
+    second format (``01_01.amc`` next to ``01_01.bvh``) is skipped too, but not a retarget of
+    it to another rig in another folder.
+    """
+    files = list(iter_motion_files(paths))
+    if not files:
+        raise InputError(f"no motion files (.bvh, .amc) found in {', '.join(map(str, paths))}")
+    seen_hash: set[str] = set()
+    seen_take: set[tuple[str, str]] = set()
+    out: list[NaturalClip] = []
+    it = files
+    if progress:
+        from tqdm import tqdm
+
+        it = tqdm(files, desc="reading clips", unit="clip")
+    for f in it:
+        digest = file_sha256(f)
+        group, take = group_of(f, group_by)
+        family = (take, _rig_family(f))
+        if digest in seen_hash or (dedupe_takes and family in seen_take):
+            continue
+        seen_hash.add(digest)
+        seen_take.add(family)
+        m = load_motion(f, **(load_kwargs or {}))
+        m = trim_glitches(m)
+        if abs(m.fps - fps) > 1e-6:
+            m = resample(m, fps)
+        m = replace(m, name=f.stem)
+        rig = f"{m.n_joints}j:{m.skeleton.names[0]}"
+        out.append(NaturalClip(motion=m, path=str(f), group=group, take=take, sha256=digest, rig=rig))
+    return out
+
+
+def _rig_family(path: Path) -> str:
+    """Files of one capture in different formats (a CMU AMC and its 31-joint cgspeed BVH) share
+    a family; retargets to another rig (another joint count) do not."""
+    if path.suffix.lower() == ".amc":
+        return "cmu31"
+    n = 0
+    with open(path, "r", errors="replace") as fh:
+        for line in fh:
+            s = line.strip()
+            if s.startswith(("ROOT", "JOINT")):
+                n += 1
+            elif s.startswith("MOTION"):
+                break
+    return "cmu31" if n == 31 else f"bvh{n}"
+
+
+def segments(clip: NaturalClip, length_s: float = 4.0, min_s: float = 1.0) -> list[Motion]:
+    """Cut a clip into about ``length_s``-second pieces of equal length (no overlap).
+
+    A clip shorter than ``1.5 * length_s`` stays whole; clips shorter than ``min_s`` give none.
+    """
+    m = clip.motion
+    if m.duration < min_s:
+        return []
+    k = max(1, int(round(m.duration / length_s)))
+    bounds = np.linspace(0, m.n_frames, k + 1).round().astype(int)
+    out = []
+    for i in range(k):
+        seg = m.slice(int(bounds[i]), int(bounds[i + 1]))
+        out.append(replace(seg, name=f"{m.name}#{i}"))
+    return out
+
+
+def _seed_for(*parts: object) -> int:
+    """A stable 32-bit seed from strings/ints (Python's ``hash`` is salted per process)."""
+    h = hashlib.sha256("|".join(map(str, parts)).encode()).digest()
+    return int.from_bytes(h[:4], "little")
+
+
+@dataclass(frozen=True)
+class ExampleSpec:
+    """Which examples to make from each natural segment.
+
+    Attributes:
+        types: corruption types to apply.
+        per_type: corrupted versions per type and segment.
+        severity: a fixed severity, or ``None`` to draw each from ``severity_range``.
+        severity_range: ``(low, high)`` of the uniform severity draw.
+        mirror: add the left/right mirror image of every natural segment (and corrupt it too).
+        augment: vary the mirrored copies like real capture varies (:func:`augment_natural`:
+            limb lengths by up to +-3 %, and half of them low-passed at 5-10 Hz as capture
+            pipelines smooth differently); only with ``mirror``.
+        seed: base seed; each example's seed is derived from it, the segment and the type.
+    """
+
+    types: tuple[str, ...] = CORRUPTION_TYPES
+    per_type: int = 1
+    severity: float | None = None
+    severity_range: tuple[float, float] = (0.3, 1.0)
+    mirror: bool = False
+    augment: bool = False
+    seed: int = 0
+    tag: str = field(default="train")
+
+
+def make_examples(clips: Sequence[NaturalClip], spec: ExampleSpec = ExampleSpec(),
+                  segment_s: float = 4.0, progress: bool = False) -> list[Example]:
+    """Natural segments and their corrupted versions, with provenance and group.
+
+    Corruptions that cannot apply to a segment (too short for a transition, say) are skipped;
+    the count of skips is in the returned examples' absence only, so callers that need it
+    compare lengths.
+    """
+    for t in spec.types:
+        if t not in CORRUPTION_TYPES:
+            raise InputError(f"unknown corruption {t!r}; expected one of {', '.join(CORRUPTION_TYPES)}")
+    out: list[Example] = []
+    it = clips
+    if progress:
+        from tqdm import tqdm
+
+        it = tqdm(clips, desc=f"making {spec.tag} examples", unit="clip")
+    for clip in it:
+        segs = segments(clip, segment_s)
+        if spec.mirror:
+            mirrored = [replace(mirror(s), name=s.name + "~mirror") for s in segs]
+            if spec.augment:
+                mirrored = [augment_natural(s, np.random.default_rng(_seed_for(spec.seed, "augment", s.name)))
+                            for s in mirrored]
+            segs = segs + mirrored
+        for seg in segs:
+            out.append(Example(seg, Provenance(source=seg.name), clip.group, seg.name, clip.rig))
+            for kind in spec.types:
+                for r in range(spec.per_type):
+                    seed = _seed_for(spec.seed, spec.tag, seg.name, kind, r)
+                    rng = np.random.default_rng(seed)
+                    sev = spec.severity if spec.severity is not None else float(rng.uniform(*spec.severity_range))
+                    try:
+                        c = corrupt(seg, kind, sev, seed=seed)
+                    except EvalkitError:
+                        continue
+                    out.append(Example(c.motion, c.provenance, clip.group, seg.name, clip.rig))
+    return out
+
+
+def augment_natural(motion: Motion, rng: np.random.Generator, limb_scale: float = 0.03,
+                    smooth_p: float = 0.5, cutoff_hz: tuple[float, float] = (5.0, 10.0)) -> Motion:
+    """A natural clip varied the way real capture varies, still natural.
+
+    Each limb's bones are scaled by a factor drawn from ``1 +- limb_scale`` (real CMU skeletons
+    differ left to right by up to 5 % per arm bone), and with probability ``smooth_p`` the
+    joint rotations and root path are low-passed (zero-phase Butterworth, order 2, cut-off
+    drawn from ``cutoff_hz``), as capture pipelines filter differently (Bandai Namco's data is
+    visibly smoother than CMU's). Used for training examples only, never for test examples.
+    """
+    from scipy.signal import butter, filtfilt
+
+    from evalkit.models.body import LIMB_ROOTS, limb_joints
+    from evalkit.motion import find_roles, quat
+
+    roles = find_roles(motion.skeleton, strict=True)
+    tr = motion.translations.copy()
+    offsets = motion.skeleton.offsets.copy()
+    params: dict = {}
+    for limb in ("left_arm", "right_arm", "left_leg", "right_leg"):
+        f = float(rng.uniform(1 - limb_scale, 1 + limb_scale))
+        joints = [j for j in limb_joints(motion, limb, roles) if j != roles[LIMB_ROOTS[limb]]]
+        tr[:, joints] *= f
+        offsets[joints] *= f
+        params[limb] = round(f, 4)
+    rot = motion.rotations
+    if rng.random() < smooth_p and motion.n_frames > 12:
+        fc = float(rng.uniform(*cutoff_hz))
+        if fc < 0.45 * motion.fps:
+            b, a = butter(2, fc / (0.5 * motion.fps))
+            q = quat.make_continuous(rot, axis=0)
+            rot = quat.normalize(filtfilt(b, a, q, axis=0))
+            moving = motion.skeleton.has_position_channels()
+            moving[0] = True  # the root carries the path (Bandai rigs: the hips below it)
+            tr[:, moving] = filtfilt(b, a, tr[:, moving], axis=0)
+            params["lowpass_hz"] = round(fc, 2)
+    meta = dict(motion.meta)
+    meta["augmentation"] = params
+    return replace(motion, skeleton=replace(motion.skeleton, offsets=offsets), rotations=rot, translations=tr,
+                   meta=meta, name=motion.name + "~aug")
+
+
+def examples_from_files(paths: Iterable[str | Path], natural: bool, fps: float = 30.0,
+                        group_by: str = "file", load_kwargs: dict | None = None) -> list[Example]:
+    """Whole files as examples (e.g. a user's own unnatural clips for ``evalkit train``)."""
+    clips = load_natural(paths, fps=fps, group_by=group_by, load_kwargs=load_kwargs, dedupe_takes=False)
+    out = []
+    for c in clips:
+        prov = Provenance(source=c.motion.name) if natural else Provenance(
+            source=c.motion.name, corruption="user", severity=1.0,
+            intervals=((0.0, c.motion.duration),))
+        out.append(Example(c.motion, prov, c.group, c.motion.name, c.rig))
+    return out
+
+
+def window_table(examples: Sequence[Example], config: WindowConfig = WindowConfig(),
+                 progress: bool = False) -> pd.DataFrame:
+    """Window features of every example, with labels and provenance columns.
+
+    Columns added to :func:`~evalkit.models.windows.window_features`' output: ``example``
+    (index into ``examples``), ``group``, ``segment``, ``rig``, ``corruption``, ``severity``,
+    ``clip_natural`` (1 natural example, 0 corrupted) and ``label``: 1 for windows of natural
+    examples, 0 for windows a corruption touched, -1 for windows of corrupted examples that it
+    did not touch or touched only partly (left out of training).
+    """
+    frames = []
+    it = enumerate(examples)
+    if progress:
+        from tqdm import tqdm
+
+        it = tqdm(it, total=len(examples), desc="window features", unit="clip")
+    for i, ex in it:
+        try:
+            f = window_features(ex.motion, config)
+        except EvalkitError:
+            continue
+        if ex.natural:
+            label = np.ones(len(f), dtype=int)
+        else:
+            touched = window_labels(f["start_s"].to_numpy(), f["end_s"].to_numpy(), ex.provenance.intervals)
+            label = np.where(touched == 1, 0, -1)
+        meta = pd.DataFrame({
+            "example": i,
+            "group": ex.group,
+            "segment": ex.segment,
+            "rig": ex.rig,
+            "corruption": ex.provenance.corruption,
+            "severity": ex.provenance.severity,
+            "clip_natural": int(ex.natural),
+            "label": label,
+        }, index=f.index)
+        frames.append(pd.concat([meta, f], axis=1))
+    if not frames:
+        raise InputError("no clip could be turned into windows (all too short?)")
+    return pd.concat(frames, ignore_index=True)

@@ -1,0 +1,475 @@
+"""Honest evaluation of the discriminator against the baselines, on the same splits.
+
+* Examples: natural segments of real capture (about 4 s) and, for training, their corrupted
+  versions at severities drawn from a range (mirrored segments too); for testing, one
+  corrupted version per type at the *moderate* severity 0.5 (and a severity sweep).
+* Splits: :class:`~sklearn.model_selection.GroupKFold` over groups (capture subject, or the
+  whole collection when the performer is unknown), never over frames or windows, so no
+  subject's motion is on both sides.
+* Seen types: train on every corruption type, test on natural segments and each type.
+* Leave one corruption type out (LOCO): for each type, train without any example of it and
+  test on natural segments plus that type only: generalisation to artifacts never seen.
+* Metrics per method and type: ROC AUC (over natural/unnatural pairs within a fold: every
+  fold's model has its own score scale), accuracy and MCC (Matthews correlation coefficient).
+  The discriminator's threshold is 0.5 on its calibrated probability; each baseline's threshold
+  is the one that maximises balanced accuracy on its training fold.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+from sklearn.metrics import matthews_corrcoef, roc_auc_score, roc_curve
+from sklearn.model_selection import GroupKFold
+
+from evalkit.errors import InputError
+from evalkit.models.baselines import BaselineSpec, default_baselines
+from evalkit.models.corruptions import CORRUPTION_TYPES
+from evalkit.models.dataset import Example, ExampleSpec, NaturalClip, make_examples, window_table
+from evalkit.models.discriminator import NaturalnessDiscriminator, fit_clone
+from evalkit.models.windows import WindowConfig
+
+DISCRIMINATOR = "discriminator"
+MODERATE = 0.5
+
+
+@dataclass(frozen=True)
+class EvalConfig:
+    """Settings of an evaluation run.
+
+    Attributes:
+        n_splits: GroupKFold folds (at most the number of groups).
+        seed: seed of every example and model.
+        train: which training examples to make from each natural segment.
+        test_severity: severity of the test corruptions ("moderate").
+        sweep: further test severities for the severity curve (discriminator only).
+        segment_s: length of natural segments, seconds.
+        window: window configuration.
+        model: the discriminator to evaluate (cloned per fold).
+        loco: run the leave-one-corruption-type-out test too.
+    """
+
+    n_splits: int = 5
+    seed: int = 0
+    train: ExampleSpec = ExampleSpec(per_type=1, mirror=True, augment=True, severity_range=(0.3, 1.0))
+    test_severity: float = MODERATE
+    sweep: tuple[float, ...] = (0.25, 0.75, 1.0)
+    segment_s: float = 4.0
+    window: WindowConfig = WindowConfig()
+    model: NaturalnessDiscriminator = field(default_factory=NaturalnessDiscriminator)
+    loco: bool = True
+
+
+@dataclass(eq=False)
+class EvalData:
+    """Examples, their window tables and the baselines' per-clip preparations."""
+
+    train: list[Example]
+    test: list[Example]
+    train_windows: pd.DataFrame
+    test_windows: pd.DataFrame
+    baseline_train: dict[str, list]
+    baseline_test: dict[str, list]
+    train_ok: np.ndarray  # examples that have windows (too-short clips are dropped)
+    test_ok: np.ndarray
+
+
+def prepare_data(clips: Sequence[NaturalClip], config: EvalConfig = EvalConfig(),
+                 baselines: Sequence[BaselineSpec] | None = None, progress: bool = True) -> EvalData:
+    """Make training and test examples, window tables and baseline preparations."""
+    baselines = default_baselines(config.window, config.seed) if baselines is None else baselines
+    train_spec = replace(config.train, seed=config.seed, tag="train")
+    test_spec = ExampleSpec(types=config.train.types, per_type=1, severity=config.test_severity,
+                            mirror=False, seed=config.seed, tag="test")
+    train = make_examples(clips, train_spec, config.segment_s, progress=progress)
+    test = make_examples(clips, test_spec, config.segment_s, progress=progress)
+    for s in config.sweep:
+        spec = replace(test_spec, severity=s, tag=f"sweep{s:g}")
+        test += [e for e in make_examples(clips, spec, config.segment_s, progress=progress) if not e.natural]
+    tw = window_table(train, config.window, progress=progress)
+    sw = window_table(test, config.window, progress=progress)
+    train_ok = np.isin(np.arange(len(train)), tw["example"].unique())
+    test_ok = np.isin(np.arange(len(test)), sw["example"].unique())
+    bt: dict[str, list] = {}
+    bs: dict[str, list] = {}
+    it = baselines
+    if progress:
+        from tqdm import tqdm
+
+        it = tqdm(baselines, desc="baseline features", unit="baseline")
+    for b in it:
+        bt[b.name] = [b.estimator.prepare(e.motion) if ok else None for e, ok in zip(train, train_ok)]
+        bs[b.name] = [b.estimator.prepare(e.motion) if ok else None for e, ok in zip(test, test_ok)]
+    return EvalData(train, test, tw, sw, bt, bs, train_ok, test_ok)
+
+
+def _best_threshold(scores: np.ndarray, y: np.ndarray) -> float:
+    """Threshold maximising balanced accuracy (predict natural when score >= threshold)."""
+    fpr, tpr, thr = roc_curve(y, scores)
+    k = int(np.argmax(tpr - fpr))
+    return float(thr[k]) if np.isfinite(thr[k]) else float(np.max(scores))
+
+
+def _example_meta(examples: Sequence[Example]) -> pd.DataFrame:
+    return pd.DataFrame({
+        "example": np.arange(len(examples)),
+        "group": [e.group for e in examples],
+        "rig": [e.rig for e in examples],
+        "segment": [e.segment for e in examples],
+        "corruption": [e.provenance.corruption for e in examples],
+        "severity": [e.provenance.severity for e in examples],
+        "clip_natural": [int(e.natural) for e in examples],
+    })
+
+
+def cross_validate(data: EvalData, config: EvalConfig = EvalConfig(),
+                   baselines: Sequence[BaselineSpec] | None = None, progress: bool = True) -> pd.DataFrame:
+    """Grouped cross-validation, seen types and (``config.loco``) leave-one-type-out.
+
+    Returns a tidy table, one row per (setting, fold, test example, method): ``setting``
+    (``"seen"`` or ``"loco:<type>"``), ``fold``, example metadata, ``method``, ``score``
+    (higher = more natural; the discriminator's is its calibrated clip probability) and
+    ``threshold``.
+    """
+    from sklearn.base import clone
+
+    baselines = default_baselines(config.window, config.seed) if baselines is None else baselines
+    tw, sw = data.train_windows, data.test_windows
+    train_meta, test_meta = _example_meta(data.train), _example_meta(data.test)
+    groups = np.array(sorted(set(train_meta["group"])))
+    k = min(config.n_splits, len(groups))
+    if k < 2:
+        raise InputError(f"cross-validation needs at least 2 groups, got {len(groups)}")
+    types = [t for t in config.train.types if t in set(train_meta["corruption"])]
+    settings = [("seen", None)] + ([(f"loco:{t}", t) for t in types] if config.loco else [])
+    folds = list(GroupKFold(n_splits=k).split(groups, groups=groups))
+    rows = []
+    total = len(folds) * len(settings)
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=total, desc="cross-validation fits", unit="fit")
+    for f_i, (a, b) in enumerate(folds):
+        train_groups, test_groups = set(groups[a]), set(groups[b])
+        tr_ex = train_meta[train_meta["group"].isin(train_groups) & data.train_ok]
+        te_ex = test_meta[test_meta["group"].isin(test_groups) & data.test_ok]
+        # baselines: fitted once per fold (the natural-only GMM does not see corruption types;
+        # only the thresholds depend on which types are in training)
+        base_scores_train, base_scores_test = {}, {}
+        for bl in baselines:
+            est = clone(bl.estimator)
+            ptr = [data.baseline_train[bl.name][i] for i in tr_ex["example"]]
+            est.fit(ptr, tr_ex["clip_natural"].to_numpy())
+            base_scores_train[bl.name] = est.score_samples(ptr)
+            base_scores_test[bl.name] = est.score_samples([data.baseline_test[bl.name][i] for i in te_ex["example"]])
+        for setting, held in settings:
+            tr_mask = tr_ex["corruption"] != held if held else np.ones(len(tr_ex), dtype=bool)
+            te_mask = (te_ex["corruption"].isin(["none", held]) if held else np.ones(len(te_ex), dtype=bool))
+            te_sel = te_ex[te_mask]
+            windows = tw[tw["example"].isin(tr_ex[tr_mask]["example"])]
+            model = fit_clone(config.model, windows)
+            test_w = sw[sw["example"].isin(te_sel["example"])].reset_index(drop=True)
+            cp = model.predict_clip_proba(test_w, test_w["example"].to_numpy())
+            base = te_sel.set_index("example")
+            d = base.loc[cp.index].reset_index()
+            d["method"] = DISCRIMINATOR
+            d["score"] = cp["naturalness"].to_numpy()
+            d["threshold"] = 0.5
+            d["worst_start_s"] = test_w.loc[cp["worst_window"].to_numpy(), "start_s"].to_numpy()
+            d["setting"], d["fold"] = setting, f_i
+            rows.append(d)
+            y_tr = tr_ex[tr_mask]["clip_natural"].to_numpy()
+            for bl in baselines:
+                s_tr = base_scores_train[bl.name][np.asarray(tr_mask)]
+                thr = _best_threshold(s_tr, y_tr)
+                e = te_sel.copy()
+                e["method"] = bl.name
+                e["score"] = base_scores_test[bl.name][np.asarray(te_mask)]
+                e["threshold"] = thr
+                e["setting"], e["fold"] = setting, f_i
+                rows.append(e)
+            if bar is not None:
+                bar.update(1)
+    if bar is not None:
+        bar.close()
+    return pd.concat(rows, ignore_index=True)
+
+
+def within_fold_auc(y: np.ndarray, score: np.ndarray, fold: np.ndarray) -> float:
+    """ROC AUC over (natural, unnatural) pairs from the same fold.
+
+    Each fold's model scores on its own scale (an uncalibrated baseline's log-likelihood depends
+    on the training subjects), so pairs across folds say nothing about the method; this is the
+    per-fold AUC averaged with weights ``n_natural * n_unnatural`` (equal to the pooled AUC when
+    scores are comparable across folds).
+    """
+    num = den = 0.0
+    for f in np.unique(fold):
+        m = fold == f
+        n1, n0 = int(np.sum(y[m] == 1)), int(np.sum(y[m] == 0))
+        if n1 and n0:
+            num += roc_auc_score(y[m], score[m]) * n1 * n0
+            den += n1 * n0
+    return num / den if den else float("nan")
+
+
+def _metrics(y: np.ndarray, score: np.ndarray, thr: np.ndarray, fold: np.ndarray) -> dict:
+    pred = (score >= thr).astype(int)
+    return {"n_natural": int(np.sum(y == 1)), "n_unnatural": int(np.sum(y == 0)),
+            "roc_auc": within_fold_auc(y, score, fold),
+            "accuracy": float(np.mean(pred == y)), "mcc": float(matthews_corrcoef(y, pred))}
+
+
+def metrics_table(scores: pd.DataFrame, severity: float | None = MODERATE) -> pd.DataFrame:
+    """ROC AUC (within folds, :func:`within_fold_auc`), accuracy and MCC (at each method's
+    threshold, pooled over folds) per setting, method and corruption type.
+
+    Each type is scored against all natural test segments of the same folds; ``"all"`` pools
+    every type of a setting. Only corrupted examples at ``severity`` count (``None``: all).
+    """
+    rows = []
+    for (setting, method), d in scores.groupby(["setting", "method"], sort=False):
+        nat = d[d["clip_natural"] == 1]
+        bad = d[d["clip_natural"] == 0]
+        if severity is not None:
+            bad = bad[np.isclose(bad["severity"], severity)]
+        for t in sorted(set(bad["corruption"])) + ["all"]:
+            b = bad if t == "all" else bad[bad["corruption"] == t]
+            s = pd.concat([nat, b])
+            m = _metrics(s["clip_natural"].to_numpy(), s["score"].to_numpy(), s["threshold"].to_numpy(),
+                         s["fold"].to_numpy())
+            rows.append({"setting": setting, "method": method, "corruption": t, **m})
+    return pd.DataFrame(rows)
+
+
+def summary_table(metrics: pd.DataFrame) -> pd.DataFrame:
+    """ROC AUC per corruption type (rows) and method (columns), seen types and LOCO side by side.
+
+    LOCO rows take each type from the run that held that type out.
+    """
+    seen = metrics[metrics["setting"] == "seen"].pivot(index="corruption", columns="method", values="roc_auc")
+    loco = metrics[metrics["setting"].str.startswith("loco:")]
+    loco = loco[loco.apply(lambda r: r["setting"] == f"loco:{r['corruption']}", axis=1)]
+    out = {"seen": seen}
+    if len(loco):
+        lp = loco.pivot(index="corruption", columns="method", values="roc_auc")
+        lp.loc["mean"] = lp.mean()
+        out["held-out type"] = lp
+    return pd.concat(out, axis=1)
+
+
+def severity_table(scores: pd.DataFrame) -> pd.DataFrame:
+    """Discriminator ROC AUC per type and test severity (seen-types setting)."""
+    d = scores[(scores["setting"] == "seen") & (scores["method"] == DISCRIMINATOR)]
+    nat = d[d["clip_natural"] == 1]
+    rows = []
+    for (t, sev), b in d[d["clip_natural"] == 0].groupby(["corruption", "severity"]):
+        s = pd.concat([nat, b])
+        rows.append({"corruption": t, "severity": sev,
+                     "roc_auc": within_fold_auc(s["clip_natural"].to_numpy(), s["score"].to_numpy(), s["fold"].to_numpy())})
+    return pd.DataFrame(rows).pivot(index="corruption", columns="severity", values="roc_auc")
+
+
+def roc_figure(scores: pd.DataFrame, path: str | Path, severity: float = MODERATE) -> Path:
+    """ROC curves of every method: seen types (left) and held-out types pooled (right).
+
+    Written to a temporary file and renamed, so an interrupted run leaves no half-written figure.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    path = Path(path)
+    settings = [("seen", "corruption types seen in training")]
+    if scores["setting"].str.startswith("loco:").any():
+        settings.append(("loco", "held-out corruption type (LOCO)"))
+    fig, axes = plt.subplots(1, len(settings), figsize=(5.2 * len(settings), 4.8), squeeze=False)
+    for ax, (key, title) in zip(axes[0], settings):
+        if key == "seen":
+            d = scores[scores["setting"] == "seen"]
+        else:
+            d = scores[scores["setting"].str.startswith("loco:")]
+            d = d[(d["clip_natural"] == 1) | (d["setting"] == "loco:" + d["corruption"])]
+        d = d[(d["clip_natural"] == 1) | np.isclose(d["severity"], severity)]
+        grid = np.linspace(0, 1, 201)
+        for method, m in d.groupby("method", sort=False):
+            # vertical averaging over folds (weights: pairs per fold), as AUCs are within folds
+            tprs, weights = [], []
+            for _, mf in m.groupby("fold"):
+                y = mf["clip_natural"].to_numpy()
+                if len(np.unique(y)) < 2:
+                    continue
+                fpr, tpr, _ = roc_curve(y, mf["score"])
+                tprs.append(np.interp(grid, fpr, tpr))
+                weights.append(np.sum(y == 1) * np.sum(y == 0))
+            tpr = np.average(tprs, axis=0, weights=weights)
+            tpr[0] = 0.0
+            auc = within_fold_auc(m["clip_natural"].to_numpy(), m["score"].to_numpy(), m["fold"].to_numpy())
+            ax.plot(grid, tpr, lw=2.2 if method == DISCRIMINATOR else 1.2, label=f"{method} (AUC {auc:.3f})")
+        ax.plot([0, 1], [0, 1], ls=":", c="grey", lw=0.8)
+        ax.set_xlabel("false natural rate (unnatural clips called natural)")
+        ax.set_ylabel("true natural rate")
+        ax.set_title(f"{title}\nseverity {severity:g}, grouped {scores['fold'].nunique()}-fold CV "
+                     "(fold-averaged ROC)", fontsize=10)
+        ax.legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
+    tmp = path.with_name(path.name + ".tmp.png")
+    fig.savefig(tmp, dpi=120)
+    plt.close(fig)
+    tmp.replace(path)
+    return path
+
+
+def rig_transfer(model: NaturalnessDiscriminator, clips: Sequence[NaturalClip]) -> pd.DataFrame:
+    """Naturalness of whole natural clips (e.g. from rigs a model never saw), one row per clip."""
+    from evalkit.models.discriminator import score_motion
+
+    rows = []
+    for c in clips:
+        try:
+            s = score_motion(model, c.motion)
+        except InputError:
+            continue
+        rows.append({"clip": Path(c.path).name, "group": c.group, "rig": c.rig, "duration_s": round(c.motion.duration, 2),
+                     "naturalness": s.naturalness, "worst_start_s": s.worst_start_s,
+                     "worst_naturalness": s.worst_naturalness})
+    return pd.DataFrame(rows)
+
+
+def distribution(values: Sequence[float]) -> dict:
+    """Summary of a score distribution: n, mean, quantiles, share at or above 0.5."""
+    v = np.asarray(values, dtype=float)
+    return {"n": int(len(v)), "mean": float(v.mean()), "min": float(v.min()), "q10": float(np.quantile(v, 0.1)),
+            "median": float(np.median(v)), "q90": float(np.quantile(v, 0.9)), "max": float(v.max()),
+            "share_natural": float(np.mean(v >= 0.5))}
+
+
+def rig_families(clips: Sequence[NaturalClip], min_jaccard: float = 0.8) -> list[str]:
+    """A rig-family label per clip: clips whose joint-name sets overlap by at least
+    ``min_jaccard`` (Jaccard index) share a family (e.g. two versions of one vendor rig), named
+    after its first clip's rig signature."""
+    names = [set(c.motion.skeleton.names) for c in clips]
+    labels: list[str] = []
+    reps: list[tuple[set, str]] = []
+    for c, s in zip(clips, names):
+        for rep, lab in reps:
+            if len(s & rep) / len(s | rep) >= min_jaccard:
+                labels.append(lab)
+                break
+        else:
+            reps.append((s, c.rig))
+            labels.append(c.rig)
+    return labels
+
+
+def leave_one_rig_out(clips: Sequence[NaturalClip], config: EvalConfig = EvalConfig(),
+                      progress: bool = True) -> pd.DataFrame:
+    """Train without each rig family in turn and score that family's whole natural clips.
+
+    Returns one row per scored clip (see :func:`rig_transfer`) with ``held_out_rig``.
+    """
+    fam = rig_families(clips)
+    rows = []
+    for f in sorted(set(fam)):
+        train_clips = [c for c, g in zip(clips, fam) if g != f]
+        test_clips = [c for c, g in zip(clips, fam) if g == f]
+        if len({c.group for c in train_clips}) < 2:
+            continue
+        spec = replace(config.train, seed=config.seed, tag="train")
+        ex = make_examples(train_clips, spec, config.segment_s, progress=False)
+        table = window_table(ex, config.window, progress=False)
+        model = fit_clone(config.model, table)
+        r = rig_transfer(model, test_clips)
+        r["held_out_rig"] = f
+        r["trained_on_rigs"] = ", ".join(sorted(set(fam) - {f}))
+        rows.append(r)
+        if progress:
+            print(f"rig {f}: {len(r)} clips, mean naturalness {r['naturalness'].mean():.3f}", flush=True)
+    return pd.concat(rows, ignore_index=True) if rows else pd.DataFrame()
+
+
+def _atomic_write_text(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text)
+    tmp.replace(path)
+
+
+def _atomic_csv(df: pd.DataFrame, path: Path) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    df.to_csv(tmp, index=False)
+    tmp.replace(path)
+
+
+def markdown_table(df: pd.DataFrame, floatfmt: str = ".3f") -> str:
+    """A DataFrame as a GitHub-flavoured Markdown table (index included)."""
+    d = df.copy()
+    if isinstance(d.columns, pd.MultiIndex):
+        d.columns = [" / ".join(str(x) for x in c if str(x)) for c in d.columns]
+    d = d.reset_index()
+    head = "| " + " | ".join(str(c) for c in d.columns) + " |"
+    sep = "|" + "|".join("---" if i == 0 else "---:" for i in range(len(d.columns))) + "|"
+    lines = [head, sep]
+    for _, r in d.iterrows():
+        cells = [format(v, floatfmt) if isinstance(v, (float, np.floating)) and np.isfinite(v) else
+                 ("" if isinstance(v, float) and not np.isfinite(v) else str(v)) for v in r]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def write_report(clips: Sequence[NaturalClip], out_dir: Path, config: EvalConfig = EvalConfig(),
+                 progress: bool = True, rig_transfer_test: bool = True) -> list[Path]:
+    """Run the whole evaluation and write ``scores.csv``, ``metrics.csv``, ``rig_transfer.csv``,
+    ``roc.png`` and ``report.md`` (Markdown tables) into ``out_dir``."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    data = prepare_data(clips, config, progress=progress)
+    scores = cross_validate(data, config, progress=progress)
+    metrics = metrics_table(scores, config.test_severity)
+    written = []
+    _atomic_csv(scores, out_dir / "scores.csv")
+    _atomic_csv(metrics, out_dir / "metrics.csv")
+    written += [out_dir / "scores.csv", out_dir / "metrics.csv"]
+    written.append(roc_figure(scores, out_dir / "roc.png", config.test_severity))
+    summary = summary_table(metrics)
+    overall = metrics[metrics["corruption"] == "all"].set_index(["setting", "method"])[["roc_auc", "accuracy", "mcc"]]
+    overall = overall[overall.index.get_level_values(0) == "seen"].droplevel(0)
+    sev = severity_table(scores) if len(config.sweep) else None
+    nat = scores[(scores["setting"] == "seen") & (scores["method"] == DISCRIMINATOR) & (scores["clip_natural"] == 1)]
+    parts = [
+        "# Naturalness discriminator: grouped cross-validation",
+        "",
+        f"{len(clips)} natural clips, {nat['group'].nunique()} groups, {scores['fold'].nunique()} folds "
+        f"(GroupKFold by subject/collection); training severities {config.train.severity_range}, "
+        f"test severity {config.test_severity:g}; seed {config.seed}. Unnatural clips are constructed by "
+        "corrupting real capture (see docs/discriminator.md).",
+        "",
+        "## ROC AUC per corruption type (seen in training / held out of training)",
+        "",
+        markdown_table(summary),
+        "",
+        "## All seen types pooled",
+        "",
+        markdown_table(overall),
+    ]
+    if sev is not None:
+        parts += ["", "## Discriminator ROC AUC by severity (seen types)", "", markdown_table(sev)]
+    parts += ["", "## Natural test segments: calibrated naturalness (discriminator, seen types)", "",
+              markdown_table(pd.DataFrame([distribution(nat["score"])]).set_index("n"))]
+    if rig_transfer_test:
+        rt = leave_one_rig_out(clips, config, progress=progress)
+        if len(rt):
+            _atomic_csv(rt, out_dir / "rig_transfer.csv")
+            written.append(out_dir / "rig_transfer.csv")
+            dist = pd.DataFrame([{"held-out rig": r, **distribution(d["naturalness"])}
+                                 for r, d in rt.groupby("held_out_rig")]).set_index("held-out rig")
+            parts += ["", "## Real capture from a rig family left out of training: whole-clip naturalness", "",
+                      markdown_table(dist)]
+    _atomic_write_text(out_dir / "report.md", "\n".join(parts) + "\n")
+    written.append(out_dir / "report.md")
+    return written

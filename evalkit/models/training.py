@@ -1,0 +1,237 @@
+"""Train, save and load a naturalness discriminator (what ``evalkit train`` runs).
+
+A saved model is two files: ``MODEL.joblib`` (the fitted
+:class:`~evalkit.models.discriminator.NaturalnessDiscriminator`) and ``MODEL.json`` next to it
+(metadata: format, library versions, seed, window and corruption settings, feature names, every
+training file with its SHA-256, example counts). Neither file holds a timestamp, so training
+twice with the same data, seed and library versions gives the same model.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import sys
+import warnings
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from evalkit.errors import ConfigError, InputError
+from evalkit.models.corruptions import CORRUPTION_TYPES
+from evalkit.models.dataset import ExampleSpec, examples_from_files, load_natural, make_examples, window_table
+from evalkit.models.discriminator import NaturalnessDiscriminator, fit_clone
+from evalkit.models.windows import WindowConfig
+
+FORMAT = "evalkit-naturalness-discriminator"
+FORMAT_VERSION = 1
+DEFAULT_MODEL = Path(__file__).parent / "default_model" / "discriminator.joblib"
+
+
+@dataclass(frozen=True)
+class TrainOptions:
+    """Everything that determines a trained model besides the data.
+
+    Attributes:
+        seed: seed of the corruptions and the model.
+        types: corruption types to generate from the natural clips (empty: none, e.g. when
+            ``--unnatural`` clips are given).
+        per_type: corrupted versions per type and natural segment.
+        severity_range: uniform range of corruption severities.
+        mirror: add left/right mirrored copies of the natural segments.
+        segment_s: natural clips are cut into segments of about this length, seconds.
+        group_by: cross-validation groups of the natural files: ``subject`` (CMU names), ``file``
+            or ``folder``.
+        window: window configuration.
+        model: estimator parameters (:class:`NaturalnessDiscriminator` keyword arguments).
+    """
+
+    seed: int = 0
+    types: tuple[str, ...] = CORRUPTION_TYPES
+    per_type: int = 3
+    severity_range: tuple[float, float] = (0.3, 1.0)
+    mirror: bool = True
+    segment_s: float = 4.0
+    group_by: str = "subject"
+    window: WindowConfig = WindowConfig()
+    model: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        bad = [t for t in self.types if t not in CORRUPTION_TYPES]
+        if bad:
+            raise InputError(f"unknown corruption type(s) {', '.join(bad)}; expected {', '.join(CORRUPTION_TYPES)}")
+        lo, hi = self.severity_range
+        if not (0.0 <= lo <= hi <= 1.0):
+            raise InputError(f"severity range must satisfy 0 <= low <= high <= 1, got {lo} {hi}")
+        if self.per_type < 1:
+            raise InputError("per_type must be at least 1")
+
+
+def versions() -> dict[str, str]:
+    """Versions of Python and the libraries a saved model depends on."""
+    import joblib
+    import pandas
+    import scipy
+    import sklearn
+
+    from evalkit import __version__
+
+    return {"evalkit": __version__, "python": platform.python_version(), "numpy": np.__version__,
+            "scipy": scipy.__version__, "scikit-learn": sklearn.__version__, "pandas": pandas.__version__,
+            "joblib": joblib.__version__}
+
+
+def _display_path(p: str) -> str:
+    try:
+        return os.path.relpath(p)
+    except ValueError:  # another drive on Windows
+        return p
+
+
+def train(natural: Sequence[str | Path], unnatural: Sequence[str | Path] = (), options: TrainOptions = TrainOptions(),
+          load_kwargs: dict | None = None, progress: bool = True) -> tuple[NaturalnessDiscriminator, dict]:
+    """Fit a discriminator on natural capture (plus optional unnatural clips).
+
+    Unnatural examples are the natural segments corrupted with ``options.types`` and every clip
+    under ``unnatural`` (all of whose windows count as unnatural).
+
+    Returns:
+        the fitted model and its metadata (see the module docstring).
+    """
+    fps = options.window.fps
+    clips = load_natural(natural, fps=fps, group_by=options.group_by, load_kwargs=load_kwargs, progress=progress)
+    spec = ExampleSpec(types=tuple(options.types), per_type=options.per_type, severity=None,
+                       severity_range=tuple(options.severity_range), mirror=options.mirror, seed=options.seed,
+                       tag="train")
+    examples = make_examples(clips, spec, options.segment_s, progress=progress)
+    user_bad = examples_from_files(unnatural, natural=False, fps=fps, load_kwargs=load_kwargs) if unnatural else []
+    examples = examples + user_bad
+    if not any(not e.natural for e in examples):
+        raise InputError("no unnatural examples: give corruption types or --unnatural clips")
+    table = window_table(examples, options.window, progress=progress)
+    n_groups = table.loc[table["label"] >= 0, "group"].nunique()
+    if n_groups < 2:
+        raise InputError(
+            "training needs natural clips from at least 2 groups (subjects or files) so that "
+            "calibration folds can be grouped; use --group-by file for one subject's clips"
+        )
+    params = {"random_state": options.seed, "window": options.window, **options.model}
+    try:
+        model = NaturalnessDiscriminator(**params)
+    except TypeError as exc:
+        raise ConfigError(f"model options: {exc}") from None
+    if progress:
+        print(f"fitting on {int((table['label'] >= 0).sum())} windows of {len(examples)} clips "
+              f"({n_groups} groups)...", file=sys.stderr)
+    model = fit_clone(model, table)
+
+    counts: dict[str, int] = {}
+    for e in examples:
+        counts[e.provenance.corruption] = counts.get(e.provenance.corruption, 0) + 1
+    files = [{"path": _display_path(c.path), "sha256": c.sha256, "group": c.group, "rig": c.rig,
+              "frames": c.motion.n_frames, "class": "natural"} for c in clips]
+    files += [{"path": _display_path(e.motion.meta.get("source", e.segment)), "sha256": _sha(e.motion.meta.get("source")),
+               "group": e.group, "rig": e.rig, "frames": e.motion.n_frames, "class": "unnatural"} for e in user_bad]
+    model_params = {k: (asdict(v) if isinstance(v, WindowConfig) else v) for k, v in model.get_params().items()}
+    meta = {
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "versions": versions(),
+        "seed": options.seed,
+        "estimator": f"{type(model).__module__}.{type(model).__name__}",
+        "estimator_params": model_params,
+        "window": options.window.to_dict(),
+        "features": list(model.feature_columns_) + ["pose_residual_mean", "pose_residual_max", "pose_mahalanobis"],
+        "pose_columns": len(model.pose_columns_),
+        "corruptions": {"types": list(options.types), "per_type": options.per_type,
+                        "severity_range": list(options.severity_range), "mirror": options.mirror,
+                        "segment_s": options.segment_s},
+        "group_by": options.group_by,
+        "training_data": files,
+        "examples": counts,
+        "windows": {"natural": int((table["label"] == 1).sum()), "unnatural": int((table["label"] == 0).sum()),
+                    "context_only": int((table["label"] == -1).sum())},
+        "labels": "1 = natural (real capture), 0 = unnatural (corrupted or user-supplied)",
+        "probability": "calibrated on out-of-fold scores with both classes weighted equally (prior 1/2)",
+    }
+    return model, meta
+
+
+def _sha(path: str | None) -> str | None:
+    if not path or not Path(path).exists():
+        return None
+    from evalkit.models.dataset import file_sha256
+
+    return file_sha256(path)
+
+
+def metadata_path(model_path: str | Path) -> Path:
+    """The JSON metadata file that goes with a model file (``MODEL.joblib`` -> ``MODEL.json``)."""
+    return Path(model_path).with_suffix(".json")
+
+
+def save_model(model: NaturalnessDiscriminator, metadata: dict, path: str | Path) -> tuple[Path, Path]:
+    """Write ``path`` (joblib) and its JSON metadata, each to a temporary file then renamed."""
+    import joblib
+
+    path = Path(path)
+    if path.suffix.lower() != ".joblib":
+        raise InputError(f"{path}: the model file must end in .joblib")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    meta_path = metadata_path(path)
+    tmp = path.with_name(path.name + ".tmp")
+    joblib.dump(model, tmp, compress=3)
+    tmp_meta = meta_path.with_name(meta_path.name + ".tmp")
+    tmp_meta.write_text(json.dumps(metadata, indent=1, sort_keys=True, default=_json_default) + "\n")
+    tmp.replace(path)
+    tmp_meta.replace(meta_path)
+    return path, meta_path
+
+
+def _json_default(o: Any) -> Any:
+    if isinstance(o, np.generic):
+        return o.item()
+    if isinstance(o, (tuple, set)):
+        return list(o)
+    if hasattr(o, "to_dict"):
+        return o.to_dict()
+    raise TypeError(f"not JSON-serialisable: {type(o).__name__}")
+
+
+def load_model(path: str | Path | None = None) -> tuple[NaturalnessDiscriminator, dict]:
+    """Load a model and its metadata (``None`` or ``"default"``: the shipped default model).
+
+    Raises :class:`ConfigError` when the file is missing or is not a discriminator; warns when
+    it was saved with other library versions (scores may then differ slightly).
+    """
+    import joblib
+
+    if path is None or str(path) == "default":
+        path = DEFAULT_MODEL
+    path = Path(path)
+    if not path.exists():
+        raise ConfigError(f"{path}: model file not found (train one with 'evalkit train')")
+    meta_path = metadata_path(path)
+    meta: dict = {}
+    if meta_path.exists():
+        try:
+            meta = json.loads(meta_path.read_text())
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"{meta_path}, line {exc.lineno}: not valid JSON ({exc.msg})") from None
+        if meta.get("format") != FORMAT:
+            raise ConfigError(f"{meta_path}: not a naturalness-discriminator metadata file (format {meta.get('format')!r})")
+        saved = meta.get("versions", {})
+        now = versions()
+        differ = [f"{k} {saved[k]} (now {now[k]})" for k in ("scikit-learn", "numpy") if k in saved and saved[k] != now[k]]
+        if differ:
+            warnings.warn(f"{path} was saved with {', '.join(differ)}; scores may differ slightly", stacklevel=2)
+    try:
+        model = joblib.load(path)
+    except Exception as exc:  # unpickling errors have many types
+        raise ConfigError(f"{path}: cannot load the model ({type(exc).__name__}: {exc})") from None
+    if not isinstance(model, NaturalnessDiscriminator):
+        raise ConfigError(f"{path}: holds a {type(model).__name__}, not a NaturalnessDiscriminator")
+    return model, meta

@@ -1,0 +1,657 @@
+"""Windowed features of a clip for the naturalness discriminator.
+
+A clip is resampled to :attr:`WindowConfig.fps`, reduced to its 18 role joints
+(:mod:`evalkit.models.body`), and cut into overlapping windows (default 1 s every 0.5 s). Each
+window gets one row of features, computed from per-frame signals of the whole clip (so that a
+discontinuity on a window's edge is still seen):
+
+* **kinematics** (lengths in body heights ``H``, time in seconds): joint speed, acceleration and
+  jerk (mean and max over joints), root acceleration and jerk, heading rate and acceleration,
+  bone-direction angular speed / acceleration / jerk, per-limb angular activity (a frozen limb
+  moves much less than the body), trajectory linearity (``|second difference| / |first
+  difference|`` of bone directions: near 0 for keyframe-like linear interpolation, high for
+  jitter), the share of velocity energy above 6 and 10 Hz;
+* **kinetic energy** (unit masses, ``sum_j |v_j|^2`` in ``H^2/s^2``, log-scaled);
+* **feet and ground** (foot-joint heights above each joint's own floor, the 5th percentile of its
+  height over the clip): lowest foot height (penetration), contact fraction, foot-skate speed and
+  skate ratio while in contact, vertical speed of planted feet, height of stationary feet
+  relative to the clip's typical value (floating/sinking), frames airborne without ballistic
+  centre-of-mass motion;
+* **balance**: distance of the zero-moment point (cart-table model on the centre of mass from
+  segment mass fractions) outside the support polygon of the planted foot joints;
+* **skeleton**: time variation of bone lengths, left/right bone-length asymmetry, signed knee
+  flexion (hyperextension is negative), elbow angle;
+* **coordination**: correlation of left and right foot forward velocities, of each wrist with
+  the same-side foot, and of the two wrists (limb transplants break these);
+* **clip context** (``*_rel``): some of the above minus their median over the clip's windows, so
+  a local anomaly stands out against the clip's own style;
+* **pose samples** (``pose_*`` columns): heading-frame bone directions and their velocities at
+  :attr:`WindowConfig.pose_samples` frames of the window; the discriminator turns them into a
+  PCA reconstruction error against natural poses (:class:`~evalkit.models.discriminator.PoseResidual`).
+
+Foot contacts, skate, ZMP and the centre of mass are computed here on the role joints because
+the discriminator needs them per frame and on every rig; :mod:`evalkit.features` offers the
+user-facing clip metrics.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import asdict, dataclass
+
+import numpy as np
+import pandas as pd
+from scipy.ndimage import median_filter
+from scipy.signal import savgol_filter
+
+from evalkit.errors import InputError
+from evalkit.models.body import BONES, FOOT_ROLES, ROLE_INDEX, Body, body_of, bone_vectors, heading, to_heading_frame
+from evalkit.motion import Motion, resample
+
+GRAVITY = 9.81  # m/s^2
+FEATURE_PREFIX = "f_"
+POSE_PREFIX = "pose_"
+
+# Segment mass fractions (Winter 2009 / de Leva 1996, rounded), segment = (proximal, distal)
+# role; each segment's centre of mass is taken at its midpoint (an approximation: Winter's
+# proximal ratios are 0.43-0.5).
+_SEGMENTS: tuple[tuple[str, str, float], ...] = (
+    ("hips", "neck", 0.497),
+    ("neck", "head", 0.081),
+    ("left_shoulder", "left_elbow", 0.028), ("right_shoulder", "right_elbow", 0.028),
+    ("left_elbow", "left_wrist", 0.022), ("right_elbow", "right_wrist", 0.022),
+    ("left_hip", "left_knee", 0.100), ("right_hip", "right_knee", 0.100),
+    ("left_knee", "left_ankle", 0.0465), ("right_knee", "right_ankle", 0.0465),
+    ("left_ankle", "left_toe", 0.0145), ("right_ankle", "right_toe", 0.0145),
+)
+
+_BONE_INDEX = {pair: i for i, pair in enumerate(BONES)}
+_LIMB_BONES = {
+    "left_arm": [_BONE_INDEX[("left_shoulder", "left_elbow")], _BONE_INDEX[("left_elbow", "left_wrist")]],
+    "right_arm": [_BONE_INDEX[("right_shoulder", "right_elbow")], _BONE_INDEX[("right_elbow", "right_wrist")]],
+    "left_leg": [_BONE_INDEX[("left_hip", "left_knee")], _BONE_INDEX[("left_knee", "left_ankle")],
+                 _BONE_INDEX[("left_ankle", "left_toe")]],
+    "right_leg": [_BONE_INDEX[("right_hip", "right_knee")], _BONE_INDEX[("right_knee", "right_ankle")],
+                  _BONE_INDEX[("right_ankle", "right_toe")]],
+    "head": [_BONE_INDEX[("neck", "head")]],
+}
+
+
+@dataclass(frozen=True)
+class WindowConfig:
+    """How clips are cut into windows.
+
+    Attributes:
+        fps: frame rate the clip is resampled to before features are computed (frames/s).
+        window_s: window length, seconds.
+        hop_s: step between window starts, seconds.
+        pose_samples: frames per window whose pose goes into the ``pose_*`` columns.
+        min_clip_s: shortest clip that can be scored, seconds (a shorter clip than
+            ``window_s`` becomes one window).
+        contact_height: a foot is on the ground when its lower joint (ankle or toe) is below
+            this height above the joint's floor, in body heights (0.015 H is 2.6 cm for a 1.7 m
+            body).
+        skate_speed: horizontal speed of a planted foot counted as skating, body heights/s
+            (0.1 H/s is 17 cm/s for a 1.7 m body).
+        scoring_features: add the per-frame traces of :mod:`evalkit.features` (``fx_*``:
+            foot-skate speed, penetration, floating, full-body ZMP outside the support polygon,
+            ballistic error in flight, on 6 Hz low-passed positions with a level floor) to the
+            windows' features.
+    """
+
+    fps: float = 30.0
+    window_s: float = 1.0
+    hop_s: float = 0.5
+    pose_samples: int = 6
+    min_clip_s: float = 0.5
+    contact_height: float = 0.015
+    skate_speed: float = 0.1
+    scoring_features: bool = True
+
+    def __post_init__(self) -> None:
+        for name in ("fps", "window_s", "hop_s", "min_clip_s", "contact_height", "skate_speed"):
+            v = getattr(self, name)
+            if not (np.isfinite(v) and v > 0):
+                raise InputError(f"window config: {name} must be positive, got {v}")
+        if self.pose_samples < 1:
+            raise InputError("window config: pose_samples must be at least 1")
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def prepare(motion: Motion, config: WindowConfig = WindowConfig(), roles: dict[str, int] | None = None) -> Body:
+    """The clip's :class:`Body` at ``config.fps`` (slerp resampling).
+
+    Raises :class:`InputError` if the clip is shorter than ``config.min_clip_s`` seconds.
+    """
+    if motion.duration < config.min_clip_s:
+        raise InputError(
+            f"{motion.name or 'clip'}: {motion.duration:.2f} s is too short to score "
+            f"(at least {config.min_clip_s:g} s)"
+        )
+    if abs(motion.fps - config.fps) > 1e-6:
+        motion = resample(motion, config.fps)
+    return body_of(motion, roles)
+
+
+def _diff(x: np.ndarray, order: int, fps: float) -> np.ndarray:
+    """Backward differences of ``order`` along axis 0, padded at the start to the input length."""
+    d = x
+    for _ in range(order):
+        if d.shape[0] < 2:
+            return np.zeros_like(x)
+        d = np.diff(d, axis=0) * fps
+    pad = np.repeat(d[:1], x.shape[0] - d.shape[0], axis=0)
+    return np.concatenate([pad, d], axis=0)
+
+
+def _norm(x: np.ndarray) -> np.ndarray:
+    return np.linalg.norm(x, axis=-1)
+
+
+def _savgol(x: np.ndarray, fps: float, deriv: int) -> np.ndarray:
+    n = x.shape[0]
+    win = min(7, n if n % 2 == 1 else n - 1)
+    if win < 3:
+        return np.zeros_like(x)
+    return savgol_filter(x, win, min(2, win - 1), deriv=deriv, delta=1.0 / fps, axis=0, mode="interp")
+
+
+def _cross2(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """z component of the cross product of ``(..., 2)`` vectors."""
+    return a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]
+
+
+def _outside_support(points: np.ndarray, valid: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """Distance of ``q (F, 2)`` outside the convex hull of the valid ``points (F, K, 2)``.
+
+    0 inside, NaN when no point is valid. For a point outside a convex hull the nearest hull
+    point lies on an edge, and every segment between two member points lies inside the hull, so
+    the minimum over all point pairs' segments (and single points) equals the hull distance.
+    """
+    f, k, _ = points.shape
+    best = np.full(f, np.inf)
+    for i in range(k):
+        d = _norm(q - points[:, i])
+        best = np.where(valid[:, i], np.minimum(best, d), best)
+        for j in range(i + 1, k):
+            a, b = points[:, i], points[:, j]
+            ab = b - a
+            t = np.clip(np.sum((q - a) * ab, axis=1) / np.maximum(np.sum(ab * ab, axis=1), 1e-12), 0, 1)
+            d = _norm(q - (a + t[:, None] * ab))
+            ok = valid[:, i] & valid[:, j]
+            best = np.where(ok, np.minimum(best, d), best)
+    inside = np.zeros(f, dtype=bool)
+    for i in range(k):
+        for j in range(i + 1, k):
+            for m in range(j + 1, k):
+                a, b, c = points[:, i], points[:, j], points[:, m]
+                s1 = _cross2(b - a, q - a)
+                s2 = _cross2(c - b, q - b)
+                s3 = _cross2(a - c, q - c)
+                tri = ((s1 >= 0) & (s2 >= 0) & (s3 >= 0)) | ((s1 <= 0) & (s2 <= 0) & (s3 <= 0))
+                area = np.abs(_cross2(b - a, c - a))
+                inside |= tri & (area > 1e-8) & valid[:, i] & valid[:, j] & valid[:, m]
+    out = np.where(inside, 0.0, best)
+    return np.where(np.isfinite(out), out, np.nan)
+
+
+_LOCAL_ARM = (("left_shoulder", "left_elbow"), ("left_elbow", "left_wrist"),
+              ("right_shoulder", "right_elbow"), ("right_elbow", "right_wrist"))
+_LOCAL_LEG = (("left_hip", "left_knee"), ("left_knee", "left_ankle"), ("left_ankle", "left_toe"),
+              ("right_hip", "right_knee"), ("right_knee", "right_ankle"), ("right_ankle", "right_toe"))
+
+
+def _frame(right: np.ndarray, up: np.ndarray) -> np.ndarray:
+    """``(F, 3, 3)`` orthonormal bases (rows: right, up, forward) from rough right/up vectors."""
+    u = up / np.maximum(_norm(up)[:, None], 1e-9)
+    r = right - np.sum(right * u, 1)[:, None] * u
+    r = r / np.maximum(_norm(r)[:, None], 1e-9)
+    f = np.cross(r, u)
+    return np.stack([r, u, f], axis=1)
+
+
+def local_limb_directions(p: np.ndarray) -> np.ndarray:
+    """``(frames, 11, 3)`` unit limb-bone directions relative to the parent segment.
+
+    Arm bones (upper arm, forearm, left then right) and the head (neck to head) are expressed in
+    a torso frame (up: hips to neck, right: the shoulder line); leg bones (thigh, shin, foot,
+    left then right) in a pelvis frame (right: the hip line). ``p``: ``(frames, 18, 3)``.
+    """
+    I = ROLE_INDEX
+    trunk = p[:, I["neck"]] - p[:, I["hips"]]
+    torso = _frame(p[:, I["right_shoulder"]] - p[:, I["left_shoulder"]], trunk)
+    pelvis = _frame(p[:, I["right_hip"]] - p[:, I["left_hip"]], trunk)
+
+    def dirs(pairs, basis):
+        v = np.stack([p[:, I[b]] - p[:, I[a]] for a, b in pairs], axis=1)
+        v = np.einsum("fij,fbj->fbi", basis, v)
+        return v / np.maximum(_norm(v)[..., None], 1e-9)
+
+    return np.concatenate([dirs(_LOCAL_ARM, torso), dirs(_LOCAL_LEG, pelvis),
+                           dirs((("neck", "head"),), torso)], axis=1)
+
+
+def ground_heights(feet: np.ndarray, speed: np.ndarray, slope_ridge: float = 0.05) -> np.ndarray:
+    """``(frames, joints)`` heights of foot joints above the floor.
+
+    The floor is a plane ``y = a_j + b x + c z`` with one offset per joint (an ankle sits higher
+    than a toe) and a shared slope, fitted by least squares to the joints' positions in frames
+    where they are stationary (horizontal speed under 0.05 H/s; all frames if none), with a
+    ridge penalty ``slope_ridge`` pulling the slope towards level (in-place motion does not
+    determine it) and two rounds of outlier rejection (residuals beyond 2.5 robust standard
+    deviations), so a floating interval of the clip does not tilt it. Real capture floors are
+    not always level: CMU subject 7's walks rise 13 cm over 4 m. Heights are then shifted so
+    each joint's 5th percentile is 0.
+
+    Args:
+        feet: ``(frames, joints, 3)`` positions, any length unit (heights come out in it).
+        speed: ``(frames, joints)`` horizontal speeds in body heights per second.
+    """
+    f, k, _ = feet.shape
+    still = speed < 0.05
+    if still.sum() < 3 * k:
+        still = np.ones_like(still)
+    jj, tt = np.nonzero(still.T)
+    pts = feet[tt, jj]
+    keep = np.ones(len(pts), dtype=bool)
+    coef = np.zeros(k + 2)
+    for _ in range(3):
+        A = np.zeros((int(keep.sum()), k + 2))
+        A[np.arange(len(A)), jj[keep]] = 1.0
+        A[:, k] = pts[keep, 0]
+        A[:, k + 1] = pts[keep, 2]
+        b = pts[keep, 1]
+        # ridge on the two slope terms only: (A'A + R) x = A'b
+        R = np.zeros((k + 2, k + 2))
+        R[k, k] = R[k + 1, k + 1] = slope_ridge * max(len(A), 1)
+        coef = np.linalg.lstsq(A.T @ A + R, A.T @ b, rcond=None)[0]
+        res = pts[:, 1] - (coef[jj] + coef[k] * pts[:, 0] + coef[k + 1] * pts[:, 2])
+        mad = np.median(np.abs(res - np.median(res))) * 1.4826 + 1e-9
+        keep = np.abs(res - np.median(res)) < 2.5 * mad
+        if keep.sum() < k + 2:
+            break
+    plane = coef[k] * feet[..., 0] + coef[k + 1] * feet[..., 2]
+    h = feet[..., 1] - plane
+    return h - np.percentile(h, 5, axis=0)
+
+
+def centre_of_mass(positions: np.ndarray) -> np.ndarray:
+    """``(frames, 3)`` centre of mass from role positions ``(frames, 18, 3)`` (same units)."""
+    com = np.zeros((positions.shape[0], 3))
+    total = 0.0
+    for a, b, w in _SEGMENTS:
+        com += w * 0.5 * (positions[:, ROLE_INDEX[a]] + positions[:, ROLE_INDEX[b]])
+        total += w
+    return com / total
+
+
+def frame_signals(body: Body, config: WindowConfig = WindowConfig()) -> dict[str, np.ndarray]:
+    """Per-frame signals of a clip, each ``(frames,)`` (NaN where undefined).
+
+    Lengths are in body heights ``H`` and time in seconds unless the name says otherwise
+    (``*_m`` metres). See the module docstring for what each family measures.
+    """
+    fps = body.fps
+    h = body.height
+    pm = body.positions  # metres
+    p = pm / h
+    n = p.shape[0]
+    sig: dict[str, np.ndarray] = {}
+
+    v = _diff(p, 1, fps)
+    a = _diff(p, 2, fps)
+    j = _diff(p, 3, fps)
+    vn, an, jn = _norm(v), _norm(a), _norm(j)
+    sig["speed"] = vn.mean(1)
+    sig["speed_max"] = vn.max(1)
+    sig["acc"] = an.mean(1)
+    sig["acc_max"] = an.max(1)
+    sig["jerk"] = jn.mean(1)
+    sig["jerk_max"] = jn.max(1)
+    hips = p[:, ROLE_INDEX["hips"]]
+    sig["root_acc"] = _norm(_diff(hips, 2, fps))
+    sig["root_jerk"] = _norm(_diff(hips, 3, fps))
+    sig["ke"] = np.log(np.sum(vn ** 2, axis=1) + 1e-4)
+
+    yaw = np.unwrap(heading(pm))
+    sig["yaw_rate"] = np.abs(_diff(yaw, 1, fps))
+    sig["yaw_acc"] = np.abs(_diff(yaw, 2, fps))
+
+    vec = bone_vectors(pm)
+    dirs = to_heading_frame(vec, yaw)
+    dirs = dirs / np.maximum(_norm(dirs)[..., None], 1e-9)
+    d1 = _norm(_diff(dirs, 1, fps))  # (F, bones) ~ angular speed, rad/s
+    d2 = _norm(_diff(dirs, 2, fps))
+    d3 = _norm(_diff(dirs, 3, fps))
+    sig["ang_speed"] = d1.mean(1)
+    sig["ang_acc"] = d2.mean(1)
+    sig["ang_acc_max"] = d2.max(1)
+    sig["ang_jerk"] = d3.mean(1)
+    sig["linearity"] = np.median(d2 / fps / (d1 + 0.05), axis=1)
+    limb_act = np.stack([d1[:, idx].mean(1) for idx in _LIMB_BONES.values()], axis=1)
+    sig["limb_activity_min"] = limb_act.min(1) / (d1.mean(1) + 0.05)
+    sig["limb_acc_max"] = np.stack([d2[:, idx].mean(1) for idx in _LIMB_BONES.values()], axis=1).max(1)
+
+    # limbs relative to their parent segment (arms and head in a torso frame, legs in a pelvis
+    # frame): a frozen or keyframed limb shows here even while the body carries it around
+    loc = local_limb_directions(p)
+    l1 = _norm(_diff(loc, 1, fps))  # (F, local bones), rad/s
+    l2 = _norm(_diff(loc, 2, fps))
+    groups = [[0, 1], [2, 3], [4, 5, 6], [7, 8, 9], [10]]  # l arm, r arm, l leg, r leg, head
+    g1 = np.stack([l1[:, g].mean(1) for g in groups], axis=1)
+    g2 = np.stack([l2[:, g].mean(1) for g in groups], axis=1)
+    sig["local_speed"] = l1.mean(1)
+    sig["local_speed_min_ratio"] = g1[:, :4].min(1) / (g1[:, :4].mean(1) + 0.05)
+    sig["local_linearity"] = np.median(l2 / fps / (l1 + 0.05), axis=1)
+    sig["local_linearity_min"] = (g2 / fps / (g1 + 0.05))[:, :4].min(1)
+    sig["local_acc_max"] = g2.max(1)
+
+    # spikes: a frame's acceleration / jerk against the median of the surrounding second
+    # (cuts and short blends are brief; natural vigour lasts)
+    size = max(3, int(round(fps)) | 1)
+    for name, x in (("acc_spike", an.mean(1)), ("jerk_spike", jn.mean(1)), ("local_acc_spike", l2.mean(1))):
+        med = median_filter(x, size=size, mode="nearest")
+        sig[name] = x / (med + 0.1 * float(np.median(x)) + 1e-9)
+    # the same per joint for speed (a joint that teleports), then the worst joint
+    med = median_filter(vn, size=(size, 1), mode="nearest")
+    sig["joint_vel_spike"] = (vn / (med + 0.1 * np.median(vn, axis=0) + 1e-9)).max(1)
+
+    # bones
+    lengths = _norm(vec) / h
+    sig["_lengths"] = lengths  # (F, bones), consumed by window_features
+    # left/right asymmetry of whole-limb lengths (upper + lower segment; feet are left out:
+    # real CMU skeletons differ left to right by up to 7.5 % in the foot, 5 % in single arm
+    # bones, less over a whole limb)
+    asym = []
+    for a, b, c in (("shoulder", "elbow", "wrist"), ("hip", "knee", "ankle")):
+        ll = lengths[:, _BONE_INDEX[(f"left_{a}", f"left_{b}")]] + lengths[:, _BONE_INDEX[(f"left_{b}", f"left_{c}")]]
+        rl = lengths[:, _BONE_INDEX[(f"right_{a}", f"right_{b}")]] + lengths[:, _BONE_INDEX[(f"right_{b}", f"right_{c}")]]
+        asym.append(np.abs(ll - rl) / np.maximum(0.5 * (ll + rl), 1e-6))
+    asym = np.stack(asym, axis=1)
+    sig["asym_max"] = asym.max(1)
+    sig["asym_mean"] = asym.mean(1)
+
+    # knees and elbows
+    right = p[:, ROLE_INDEX["right_hip"]] - p[:, ROLE_INDEX["left_hip"]]
+    right = right / np.maximum(_norm(right)[:, None], 1e-9)
+    knee = []
+    elbow = []
+    for side in ("left", "right"):
+        thigh = p[:, ROLE_INDEX[f"{side}_knee"]] - p[:, ROLE_INDEX[f"{side}_hip"]]
+        shin = p[:, ROLE_INDEX[f"{side}_ankle"]] - p[:, ROLE_INDEX[f"{side}_knee"]]
+        cosang = np.sum(thigh * shin, 1) / np.maximum(_norm(thigh) * _norm(shin), 1e-9)
+        ang = np.arccos(np.clip(cosang, -1, 1))
+        sign = -np.sign(np.sum(np.cross(thigh, shin) * right, 1))
+        knee.append(np.where(sign == 0, 1.0, sign) * ang)
+        upper = p[:, ROLE_INDEX[f"{side}_elbow"]] - p[:, ROLE_INDEX[f"{side}_shoulder"]]
+        fore = p[:, ROLE_INDEX[f"{side}_wrist"]] - p[:, ROLE_INDEX[f"{side}_elbow"]]
+        cose = np.sum(upper * fore, 1) / np.maximum(_norm(upper) * _norm(fore), 1e-9)
+        elbow.append(np.arccos(np.clip(cose, -1, 1)))
+    sig["knee_flex_min"] = np.minimum(*knee)
+    sig["knee_flex_max"] = np.maximum(*knee)
+    sig["elbow_max"] = np.maximum(*elbow)
+
+    # feet: heights above the floor (a plane fitted to stationary feet, see ground_plane)
+    fidx = [ROLE_INDEX[r] for r in FOOT_ROLES]  # l_ankle, l_toe, r_ankle, r_toe
+    fv = np.gradient(p[:, fidx], axis=0) * fps if n > 1 else np.zeros((n, 4, 3))
+    fvh = _norm(fv[..., [0, 2]])
+    fvy = np.abs(fv[..., 1])
+    fh = ground_heights(p[:, fidx], fvh)
+    sig["foot_h_min"] = fh.min(1)
+    contact = []
+    skate = []
+    stance_h = []
+    stance_vy = []
+    for s_i in (0, 2):  # left (ankle, toe), right (ankle, toe)
+        h_side = np.minimum(fh[:, s_i], fh[:, s_i + 1])
+        sp_side = np.minimum(fvh[:, s_i], fvh[:, s_i + 1])
+        c = h_side < config.contact_height
+        contact.append(c)
+        skate.append(np.where(c, sp_side, np.nan))
+        stationary = sp_side < 0.05
+        stance_h.append(np.where(stationary, h_side, np.nan))
+        stance_vy.append(np.where(c, np.minimum(fvy[:, s_i], fvy[:, s_i + 1]), np.nan))
+    contact = np.stack(contact, 1)
+    skate = np.stack(skate, 1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        # the slower of the planted feet: in double support the planted one
+        sig["skate"] = np.nanmin(skate, axis=1)
+        sig["skating"] = np.where(np.isnan(sig["skate"]), np.nan, (sig["skate"] > config.skate_speed).astype(float))
+        sig["stance_h"] = np.nanmean(np.stack(stance_h, 1), axis=1)
+        sig["stance_vy"] = np.nanmean(np.stack(stance_vy, 1), axis=1)
+    sig["contact"] = contact.any(1).astype(float)
+    sig["contact_both"] = contact.all(1).astype(float)
+
+    # centre of mass, flight and ZMP (metres, m/s^2)
+    com = centre_of_mass(pm)
+    acc_com = _savgol(com, fps, 2)
+    airborne = ~contact.any(1)
+    ballistic_err = np.abs(acc_com[:, 1] + GRAVITY) / GRAVITY
+    sig["flight_nonballistic"] = np.where(airborne, (ballistic_err > 0.35).astype(float), np.nan)
+    # COM height above the floor under the lowest foot joint (metres)
+    low = np.argmin(fh, axis=1)
+    floor_y = pm[np.arange(n), np.asarray(fidx)[low], 1] - fh[np.arange(n), low] * h
+    denom = acc_com[:, 1] + GRAVITY
+    ok = denom > 0.2 * GRAVITY
+    hc = com[:, 1] - floor_y
+    safe = np.where(ok, denom, 1.0)
+    zmp = com[:, [0, 2]] - (hc / safe)[:, None] * acc_com[:, [0, 2]]
+    pts = pm[:, fidx][:, :, [0, 2]]
+    valid = np.repeat(contact, 2, axis=1)
+    out = _outside_support(pts, valid, zmp) / h
+    sig["zmp_out"] = np.where(ok & contact.any(1), out, np.nan)
+    return sig
+
+
+def scoring_signals(motion: Motion, height: float, roles: dict[str, int] | None = None) -> dict[str, np.ndarray]:
+    """Per-frame traces of :func:`evalkit.features.score.analyse` (the ``evalkit score``
+    pipeline) as ``(frames,)`` signals in body heights and ``g`` (NaN where undefined, and on
+    end frames that pipeline drops as pops)."""
+    from evalkit.features.score import ScoreConfig, analyse, traces_table
+
+    names = {r: motion.skeleton.names[j] for r, j in roles.items()} if roles else None
+    tt = traces_table(analyse(motion, ScoreConfig(roles=names)))
+    n = motion.n_frames
+    idx = tt["frame"].to_numpy(dtype=int)
+
+    def put(values) -> np.ndarray:
+        out = np.full(n, np.nan)
+        out[idx] = np.asarray(values, dtype=float)
+        return out
+
+    contact = tt["contact_left"].to_numpy() | tt["contact_right"].to_numpy()
+    skate = np.where(tt["contact_left"], tt["skate_left"], 0.0)
+    skate = np.maximum(skate, np.where(tt["contact_right"], tt["skate_right"], 0.0))
+    return {
+        "fx_contact": put(contact),
+        "fx_skate": put(np.where(contact, skate, np.nan) / height),
+        "fx_penetration": put(tt["penetration"] / height),
+        "fx_floating": put(tt["floating"] / height),
+        "fx_zmp_outside": put(tt["zmp_outside"] / height),
+        "fx_ballistic_error": put(tt["ballistic_error"] / GRAVITY),
+    }
+
+
+_FX = ("fx_contact", "fx_skate", "fx_penetration", "fx_floating", "fx_zmp_outside", "fx_ballistic_error")
+
+_MEAN_MAX = ("speed", "acc", "jerk", "root_acc", "root_jerk", "yaw_rate", "yaw_acc", "ang_speed",
+             "ang_acc", "ang_jerk", "linearity", "limb_activity_min", "zmp_out", "stance_vy",
+             "local_speed", "local_speed_min_ratio", "local_linearity", "local_linearity_min")
+_MEDIAN_P25 = ("skate",)  # robust: planted-foot speeds mix in toe-down swing frames
+_MAX_ONLY = ("speed_max", "acc_max", "jerk_max", "ang_acc_max", "limb_acc_max", "asym_max",
+             "knee_flex_max", "elbow_max", "local_acc_max", "acc_spike", "jerk_spike", "local_acc_spike",
+             "joint_vel_spike")
+_MEAN_ONLY = ("ke", "asym_mean", "contact", "contact_both", "skating", "flight_nonballistic", "stance_h")
+_MIN_ONLY = ("foot_h_min", "knee_flex_min", "limb_activity_min", "local_speed_min_ratio", "local_linearity_min")
+_RELATIVE = ("acc_max_max", "jerk_mean", "ang_acc_max_max", "ang_jerk_mean", "linearity_mean", "ke_mean",
+             "speed_mean", "skate_median", "stance_h_mean", "foot_h_min_min", "zmp_out_mean",
+             "limb_activity_min_min", "hf_ratio", "root_jerk_mean", "yaw_acc_max", "bone_len_var",
+             "local_speed_min_ratio_min", "local_linearity_mean", "local_linearity_min_min", "local_acc_max_max",
+             "jerk_spike_max", "acc_spike_max", "local_acc_spike_max")
+
+
+def window_starts(n_frames: int, config: WindowConfig = WindowConfig()) -> tuple[np.ndarray, int]:
+    """Start frames of the windows of a clip and the window length in frames.
+
+    Windows step by ``hop_s``; a last window is aligned to the clip's end so every frame is
+    covered. A clip shorter than ``window_s`` is one window.
+    """
+    w = int(round(config.window_s * config.fps))
+    hop = max(1, int(round(config.hop_s * config.fps)))
+    if n_frames <= w:
+        return np.array([0]), n_frames
+    starts = list(range(0, n_frames - w + 1, hop))
+    if starts[-1] != n_frames - w:
+        starts.append(n_frames - w)
+    return np.asarray(starts), w
+
+
+def _corr(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Row-wise Pearson correlation of ``(W, n)`` arrays; NaN where either barely varies."""
+    xc = x - x.mean(1, keepdims=True)
+    yc = y - y.mean(1, keepdims=True)
+    den = np.sqrt((xc ** 2).sum(1) * (yc ** 2).sum(1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = (xc * yc).sum(1) / den
+    return np.where(den > 1e-6, r, np.nan)
+
+
+def window_features(motion: Motion | Body, config: WindowConfig = WindowConfig(),
+                    roles: dict[str, int] | None = None) -> pd.DataFrame:
+    """One row of features per window of a clip.
+
+    Args:
+        motion: the clip (or its prepared :class:`Body` at ``config.fps``).
+        config: window length, hop, frame rate.
+        roles: role -> joint index overrides for unusual rigs.
+
+    Returns:
+        DataFrame with ``start_s``, ``end_s`` (seconds from the clip's first frame), feature
+        columns ``f_*`` and pose columns ``pose_*``.
+    """
+    if isinstance(motion, Body):
+        body, work = motion, None
+    else:
+        if motion.duration < config.min_clip_s:
+            prepare(motion, config, roles)  # raises the too-short error
+        work = motion if abs(motion.fps - config.fps) < 1e-6 else resample(motion, config.fps)
+        body = body_of(work, roles)
+    fps = body.fps
+    sig = frame_signals(body, config)
+    if config.scoring_features:
+        if work is None:
+            raise InputError("scoring_features needs the Motion, not a prepared Body")
+        sig.update(scoring_signals(work, body.height, roles))
+    lengths = sig.pop("_lengths")
+    n = body.n_frames
+    starts, w = window_starts(n, config)
+    idx = starts[:, None] + np.arange(w)[None, :]  # (W, w)
+    cols: dict[str, np.ndarray] = {
+        "start_s": starts / fps,
+        "end_s": (starts + w) / fps,
+    }
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        for name in _MEAN_MAX:
+            x = sig[name][idx]
+            cols[f"{name}_mean"] = np.nanmean(x, 1)
+            cols[f"{name}_max"] = np.nanmax(x, 1)
+        if config.scoring_features:
+            for name in _FX:
+                x = sig[name][idx]
+                cols[f"{name}_mean"] = np.nanmean(x, 1)
+                cols[f"{name}_max"] = np.nanmax(x, 1)
+        for name in _MEDIAN_P25:
+            x = sig[name][idx]
+            cols[f"{name}_median"] = np.nanmedian(x, 1)
+            cols[f"{name}_p25"] = np.nanpercentile(x, 25, axis=1)
+        for name in _MAX_ONLY:
+            cols[f"{name}_max"] = np.nanmax(sig[name][idx], 1)
+        for name in _MEAN_ONLY:
+            cols[f"{name}_mean"] = np.nanmean(sig[name][idx], 1)
+        for name in _MIN_ONLY:
+            cols[f"{name}_min"] = np.nanmin(sig[name][idx], 1)
+        # skate ratio: share of planted frames that skate
+        cols["skate_ratio"] = np.nanmean(sig["skating"][idx], 1)
+        # stationary-foot height relative to the clip (floating / sinking intervals)
+        clip_stance = np.nanmedian(sig["stance_h"]) if np.isfinite(sig["stance_h"]).any() else np.nan
+        cols["stance_h_mean"] = cols["stance_h_mean"] - clip_stance
+        # bone-length variation within the window (rubber bones)
+        lw = lengths[idx]  # (W, w, bones)
+        rel = lw.std(1) / np.maximum(lw.mean(1), 1e-6)
+        cols["bone_len_var"] = rel.max(1)
+        cols["bone_len_var_mean"] = rel.mean(1)
+        # spectral share of velocity energy (jitter)
+        p = body.positions / body.height
+        vel = _diff(p, 1, fps)[idx]  # (W, w, 18, 3)
+        vel = vel - vel.mean(1, keepdims=True)
+        spec = np.abs(np.fft.rfft(vel, axis=1)) ** 2
+        freqs = np.fft.rfftfreq(w, 1.0 / fps)
+        total = spec.sum(axis=(1, 2, 3)) + 1e-9
+        cols["hf_ratio"] = spec[:, freqs > 6.0].sum(axis=(1, 2, 3)) / total
+        cols["vhf_ratio"] = spec[:, freqs > 10.0].sum(axis=(1, 2, 3)) / total
+        # coordination in the heading frame (forward = +Z)
+        yaw = np.unwrap(heading(body.positions))
+        vloc = to_heading_frame(_diff(p, 1, fps), yaw)
+        fwd = vloc[..., 2]
+        la, ra = fwd[:, ROLE_INDEX["left_ankle"]][idx], fwd[:, ROLE_INDEX["right_ankle"]][idx]
+        lw_, rw_ = fwd[:, ROLE_INDEX["left_wrist"]][idx], fwd[:, ROLE_INDEX["right_wrist"]][idx]
+        hipf = fwd[:, ROLE_INDEX["hips"]][idx]
+        cols["corr_feet"] = _corr(la - hipf, ra - hipf)
+        cols["corr_wrists"] = _corr(lw_ - hipf, rw_ - hipf)
+        cols["corr_arm_leg"] = np.nanmean(np.stack([_corr(lw_ - hipf, la - hipf), _corr(rw_ - hipf, ra - hipf)]), 0)
+        # swing phase of limbs relative to their parent segment: forward component of the
+        # upper arms (torso frame) and thighs (pelvis frame); in gait the thighs swing in
+        # anti-phase and each arm with the opposite leg
+        loc = local_limb_directions(p)
+        la_, ra_, lt_, rt_ = (loc[:, i, 2][idx] for i in (0, 2, 4, 7))
+        cols["phase_thighs"] = _corr(lt_, rt_)
+        cols["phase_arms"] = _corr(la_, ra_)
+        arm_leg = np.stack([_corr(la_, rt_), _corr(ra_, lt_)])
+        cols["phase_arm_leg_min"] = np.nanmin(arm_leg, 0)
+        cols["phase_arm_leg_mean"] = np.nanmean(arm_leg, 0)
+        cols["swing_thighs"] = lt_.std(1) + rt_.std(1)
+        cols["swing_arms"] = la_.std(1) + ra_.std(1)
+        for name in _RELATIVE:
+            x = cols[name]
+            med = np.nanmedian(x) if np.isfinite(x).any() else np.nan
+            cols[f"{name}_rel"] = x - med
+    out = {k if k in ("start_s", "end_s") else FEATURE_PREFIX + k: v for k, v in cols.items()}
+    frame = pd.DataFrame(out)
+    # pose samples for the PCA reconstruction error
+    dirs = to_heading_frame(bone_vectors(body.positions), np.unwrap(heading(body.positions)))
+    dirs = dirs / np.maximum(_norm(dirs)[..., None], 1e-9)
+    ddirs = _diff(dirs, 1, fps) * 0.1
+    pose = np.concatenate([dirs, ddirs], axis=-1).reshape(n, -1).astype(np.float32)  # (F, bones*6)
+    k = config.pose_samples
+    pick = np.round(np.linspace(0, w - 1, k)).astype(int)
+    samples = pose[idx[:, pick]].reshape(len(starts), -1)
+    pose_cols = [f"{POSE_PREFIX}{i}" for i in range(samples.shape[1])]
+    frame = pd.concat([frame, pd.DataFrame(samples, columns=pose_cols)], axis=1)
+    return frame
+
+
+def feature_columns(frame: pd.DataFrame) -> list[str]:
+    """The ``f_*`` feature columns of a window table."""
+    return [c for c in frame.columns if c.startswith(FEATURE_PREFIX)]
+
+
+def pose_columns(frame: pd.DataFrame) -> list[str]:
+    """The ``pose_*`` columns of a window table."""
+    return [c for c in frame.columns if c.startswith(POSE_PREFIX)]
+
+
+def window_labels(starts_s: np.ndarray, ends_s: np.ndarray, intervals, min_overlap_s: float = 0.2) -> np.ndarray:
+    """``(windows,)`` int: 1 where a window overlaps the corrupted ``intervals`` (seconds) by at
+    least ``min_overlap_s`` (or by its whole length if shorter), 0 where it does not touch them,
+    -1 in between (ambiguous; left out of training)."""
+    starts_s = np.asarray(starts_s, dtype=float)
+    ends_s = np.asarray(ends_s, dtype=float)
+    overlap = np.zeros(len(starts_s))
+    for a, b in intervals:
+        overlap += np.clip(np.minimum(ends_s, b) - np.maximum(starts_s, a), 0, None)
+    need = np.minimum(min_overlap_s, ends_s - starts_s)
+    return np.where(overlap >= need - 1e-9, 1, np.where(overlap <= 1e-9, 0, -1))

@@ -1,0 +1,228 @@
+"""The discriminator on real CMU capture: window features, fitting, calibration API,
+determinism, save/reload, the shipped default model, ``evalkit train`` and ``score --model``."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from evalkit.cli import main
+from evalkit.errors import ConfigError, InputError
+from evalkit.models.corruptions import corrupt
+from evalkit.models.dataset import ExampleSpec, file_sha256, load_natural, make_examples, trim_glitches, window_table
+from evalkit.models.discriminator import (
+    NaturalnessDiscriminator, add_model_columns, fit_clone, score_motion,
+)
+from evalkit.models.training import DEFAULT_MODEL, TrainOptions, load_model, metadata_path, save_model, train
+from evalkit.models.windows import WindowConfig, feature_columns, pose_columns, window_features, window_labels
+from evalkit.motion import load_motion, resample
+
+TYPES = ("jitter", "transition", "foot_skate", "freeze")
+SMALL = dict(max_iter=40, cv=2)
+
+
+@pytest.fixture(scope="module")
+def clips(cmu_dir):
+    return load_natural([cmu_dir])
+
+
+@pytest.fixture(scope="module")
+def table(clips):
+    ex = make_examples(clips, ExampleSpec(types=TYPES, per_type=1, seed=0))
+    return window_table(ex)
+
+
+@pytest.fixture(scope="module")
+def model(table):
+    return fit_clone(NaturalnessDiscriminator(**SMALL), table)
+
+
+@pytest.fixture(scope="module")
+def walk30(walk_motion):
+    return resample(trim_glitches(walk_motion), 30)
+
+
+@pytest.fixture(scope="module")
+def stylised30(bvh_motion):
+    return resample(trim_glitches(bvh_motion), 30)
+
+
+def test_window_features(walk30, stylised30):
+    clip = stylised30.slice(0, 120)  # 4 s
+    f = window_features(clip)
+    assert len(f) == 7  # 1 s windows every 0.5 s
+    assert np.allclose(f["start_s"], np.arange(7) * 0.5) and np.allclose(f["end_s"] - f["start_s"], 1.0)
+    assert len(pose_columns(f)) == 6 * 14 * 6  # samples x bones x (direction, velocity)
+    feats = feature_columns(f)
+    assert len(feats) > 80 and all(np.isfinite(f[c]).any() for c in ("f_speed_mean", "f_skate_ratio", "f_fx_skate_mean"))
+    assert len(window_features(walk30.slice(0, 24))) == 1  # 0.8 s: one window
+    assert len(window_features(walk30)) == 7  # 3.93 s: the last window is aligned to the end
+    with pytest.raises(InputError, match="too short"):
+        window_features(walk30.slice(0, 10))
+    # the same clip at its native 120 fps is resampled to the same windows and features
+    f120 = window_features(trim_glitches(load_motion(stylised30.meta["source"])).slice(0, 480))
+    assert len(f120) == 7
+    assert np.allclose(f120["f_speed_mean"], f["f_speed_mean"], rtol=1e-6)
+
+
+def test_window_labels():
+    lab = window_labels(np.array([0.0, 0.5, 1.0, 1.5]), np.array([1.0, 1.5, 2.0, 2.5]), [(1.4, 1.6)])
+    assert lab.tolist() == [0, -1, 1, -1]
+
+
+def test_fit_and_predict(model, table):
+    assert list(model.classes_) == [0, 1]
+    p = model.predict_proba(table)
+    assert p.shape == (len(table), 2) and np.allclose(p.sum(1), 1) and (p >= 0).all() and (p <= 1).all()
+    clip = model.predict_clip_proba(table, table["example"].to_numpy())
+    assert len(clip) == table["example"].nunique()
+    assert set(clip.columns) >= {"naturalness", "worst_window", "worst_naturalness", "windows"}
+    # on its own training data it must rank natural clips above corrupted ones
+    lab = table.groupby("example")["clip_natural"].first()
+    from sklearn.metrics import roc_auc_score
+    assert roc_auc_score(lab.loc[clip.index], clip["naturalness"]) > 0.9
+    with pytest.raises(InputError, match="both classes"):
+        NaturalnessDiscriminator(**SMALL).fit(table, np.ones(len(table)))
+
+
+def test_training_is_deterministic(model, table):
+    again = fit_clone(NaturalnessDiscriminator(**SMALL), table)
+    assert np.array_equal(again.predict_proba(table), model.predict_proba(table))
+    other = fit_clone(NaturalnessDiscriminator(**SMALL, random_state=1), table)
+    assert other.get_params()["random_state"] == 1
+
+
+def test_held_out_subject_separates(clips, walk30):
+    """Trained without subject 16, the model prefers the real 16_15 walk to its corruptions."""
+    train_clips = [c for c in clips if c.group != "cmu:16"]
+    ex = make_examples(train_clips, ExampleSpec(types=TYPES, per_type=1, seed=0))
+    m = fit_clone(NaturalnessDiscriminator(**SMALL), window_table(ex))
+    natural = score_motion(m, walk30).naturalness
+    for kind, sev in (("jitter", 0.8), ("foot_skate", 0.8), ("transition", 1.0)):
+        bad = score_motion(m, corrupt(walk30, kind, sev, seed=2).motion).naturalness
+        assert bad < natural, kind
+
+
+def test_worst_window_finds_the_cut(model, walk30):
+    c = corrupt(walk30, "transition", 1.0, seed=5)
+    s = score_motion(model, c.motion)
+    (a, b), = c.provenance.intervals
+    assert s.worst_start_s <= b and s.worst_end_s >= a  # the worst window overlaps the seam
+    assert 0 <= s.naturalness <= 1 and len(s.windows) >= 5
+
+
+def test_save_reload_identical(model, walk30, tmp_path):
+    path, meta_path = save_model(model, {"format": "evalkit-naturalness-discriminator", "seed": 0}, tmp_path / "m.joblib")
+    assert meta_path == metadata_path(path) == tmp_path / "m.json"
+    loaded, meta = load_model(path)
+    a = score_motion(model, walk30)
+    b = score_motion(loaded, walk30)
+    assert a.naturalness == b.naturalness
+    assert np.array_equal(a.windows["naturalness"], b.windows["naturalness"])
+    with pytest.raises(InputError, match="joblib"):
+        save_model(model, {}, tmp_path / "m.pkl")
+    with pytest.raises(ConfigError, match="not found"):
+        load_model(tmp_path / "missing.joblib")
+    (tmp_path / "bad.joblib").write_text("not a pickle")
+    with pytest.raises(ConfigError, match="cannot load"):
+        load_model(tmp_path / "bad.joblib")
+
+
+def test_default_model_ships_and_scores(cmu_dir, walk30):
+    assert DEFAULT_MODEL.exists(), "the default model is shipped in evalkit/models/default_model/"
+    model, meta = load_model("default")
+    assert meta["format"] == "evalkit-naturalness-discriminator" and meta["seed"] == 0
+    assert set(meta["versions"]) >= {"evalkit", "scikit-learn", "numpy"}
+    assert meta["features"] and len(meta["features"]) == len(model.feature_columns_) + 3
+    files = {f["path"].split("/")[-1]: f["sha256"] for f in meta["training_data"]}
+    for name, digest in files.items():  # trained on the bundled clips, hashes match
+        assert file_sha256(cmu_dir / name) == digest
+    assert {f["class"] for f in meta["training_data"]} == {"natural"}
+    natural = score_motion(model, walk30).naturalness
+    assert natural > 0.5
+    for kind in ("jitter", "foot_skate", "time_warp"):
+        assert score_motion(model, corrupt(walk30, kind, 1.0, seed=1).motion).naturalness < natural
+
+
+def test_train_function_metadata(cmu_dir, tmp_path):
+    opts = TrainOptions(types=("jitter", "transition"), per_type=1, mirror=False, model=SMALL)
+    model, meta = train([cmu_dir], options=opts, progress=False)
+    assert meta["corruptions"]["types"] == ["jitter", "transition"]
+    assert meta["examples"]["none"] > 0 and meta["examples"]["jitter"] > 0
+    assert all(len(f["sha256"]) == 64 for f in meta["training_data"])
+    path, mp = save_model(model, meta, tmp_path / "x.joblib")
+    json.loads(mp.read_text())
+    with pytest.raises(InputError, match="unknown corruption"):
+        TrainOptions(types=("melt",))
+
+
+def test_cli_train_and_score(cmu_dir, tmp_path, capsys):
+    out = tmp_path / "model.joblib"
+    rc = main(["train", "--natural", str(cmu_dir), "--out", str(out), "--types", "jitter,freeze",
+               "--per-type", "1", "--no-mirror", "-q"])
+    assert rc == 0 and out.exists() and out.with_suffix(".json").exists()
+    meta = json.loads(out.with_suffix(".json").read_text())
+    assert meta["command"] is None or "train" in meta["command"]
+    assert "trained on" in capsys.readouterr().err
+    # user-supplied unnatural clips, no generated corruptions
+    bad_dir = tmp_path / "bad"
+    bad_dir.mkdir()
+    from evalkit.motion import write_bvh
+    walk = trim_glitches(load_motion(cmu_dir / "131_01.bvh")).slice(0, 480)
+    write_bvh(corrupt(walk, "jitter", 1.0, seed=1).motion, bad_dir / "jittery.bvh")
+    write_bvh(corrupt(walk, "time_warp", 1.0, seed=1).motion, bad_dir / "warped.bvh")
+    out2 = tmp_path / "user.joblib"
+    rc = main(["train", "--natural", str(cmu_dir), "--unnatural", str(bad_dir), "--types", "none",
+               "--out", str(out2), "--no-mirror", "-q"])
+    assert rc == 0
+    meta2 = json.loads(out2.with_suffix(".json").read_text())
+    assert sum(f["class"] == "unnatural" for f in meta2["training_data"]) == 2
+
+
+def test_cli_errors_are_one_line(cmu_dir, tmp_path, capsys):
+    rc = main(["train", "--natural", str(cmu_dir), "--out", str(tmp_path / "m.joblib"), "--severity", "0.5", "2"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "severity" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    rc = main(["train", "--natural", str(tmp_path / "nowhere"), "--out", str(tmp_path / "m.joblib")])
+    err = capsys.readouterr().err
+    assert rc == 2 and "nowhere" in err and "Traceback" not in err
+    rc = main(["train", "--natural", str(cmu_dir / "16_15.amc"), "--out", str(tmp_path / "m.joblib"), "-q"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "2 groups" in err
+
+
+def test_add_model_columns(cmu_dir, tmp_path):
+    short = tmp_path / "short.bvh"
+    from evalkit.motion import write_bvh
+    write_bvh(load_motion(cmu_dir / "131_01.bvh").slice(1, 30), short)  # 0.24 s: too short to score
+    table = pd.DataFrame({
+        "clip": ["16_15", "131_03", "broken", "short"],
+        "path": [str(cmu_dir / "16_15.amc"), str(cmu_dir / "131_03.bvh"), "x.bvh", str(short)],
+        "system": ["cmu"] * 4,
+        "error": ["", "", "x.bvh: file not found", ""],
+    })
+    out = add_model_columns(table, "default")
+    assert list(out.columns[-4:]) == ["naturalness", "worst_window_start_s", "worst_window_end_s",
+                                      "worst_window_naturalness"]
+    assert out["naturalness"].iloc[:2].between(0, 1).all()
+    assert (out["worst_window_end_s"].iloc[:2] > out["worst_window_start_s"].iloc[:2]).all()
+    assert np.isnan(out["naturalness"].iloc[2]) and out["error"].iloc[2] == "x.bvh: file not found"
+    assert np.isnan(out["naturalness"].iloc[3]) and "too short" in out["error"].iloc[3]
+    assert "naturalness" not in table.columns  # the input is not modified
+
+
+def test_score_cli_with_model(cmu_dir, tmp_path):
+    clip_dir = tmp_path / "clips"
+    clip_dir.mkdir()
+    shutil.copy(cmu_dir / "16_15.amc", clip_dir)
+    shutil.copy(cmu_dir / "16.asf", clip_dir)
+    out = tmp_path / "scores.csv"
+    rc = main(["score", str(clip_dir), "--model", str(DEFAULT_MODEL), "--out", str(out), "-q"])
+    assert rc == 0
+    t = pd.read_csv(out)
+    assert {"naturalness", "worst_window_start_s", "worst_window_end_s"} <= set(t.columns)
+    assert 0 <= t["naturalness"].iloc[0] <= 1

@@ -28,6 +28,7 @@ from typing import Any, Callable, Mapping
 import pandas as pd
 import yaml
 
+from evalkit.atomic import atomic_path, write_text
 from evalkit.errors import ConfigError, InputError
 
 PIPELINE_FILE = "pipeline.yaml"
@@ -45,17 +46,12 @@ def resolve_path(spec: str, base: Path) -> Path:
 
 
 def _atomic_text(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
+    write_text(path, text)
 
 
 def _atomic_csv(df: pd.DataFrame, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    df.to_csv(tmp, index=False)
-    os.replace(tmp, path)
+    with atomic_path(path) as tmp:
+        df.to_csv(tmp, index=False)
 
 
 # -- configuration -----------------------------------------------------------------------

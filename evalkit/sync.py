@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -28,6 +27,7 @@ import pandas as pd
 from scipy.optimize import linear_sum_assignment
 from scipy.stats import linregress
 
+from evalkit.atomic import atomic_path, write_text
 from evalkit.errors import ConfigError, FileFormatError, InputError
 
 RULES_FORMAT = "evalkit-rules"
@@ -208,16 +208,7 @@ def load_rules(path: str | os.PathLike | None = None) -> Rules:
 
 
 def _write_text(p: Path, text: str) -> Path:
-    p.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(suffix=p.suffix, dir=p.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, p)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-    return p
+    return write_text(p, text)
 
 
 # --------------------------------------------------------------------------------------------
@@ -317,15 +308,8 @@ def fit_rules(pairs: pd.DataFrame, coverage: float = 0.9, note: str = "", psi_sc
 # Figures (thesis Figs. 4.7 and 4.8)
 # --------------------------------------------------------------------------------------------
 def _save_figure(fig, path: Path) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(suffix=path.suffix or ".png", dir=path.parent)
-    os.close(fd)
-    try:
+    with atomic_path(path, suffix=path.suffix or ".png") as tmp:
         fig.savefig(tmp, dpi=120, bbox_inches="tight")
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
     return path
 
 

@@ -25,7 +25,7 @@ import pandas as pd
 
 from evalkit.errors import FileFormatError, InputError
 from reports.io import is_database_url, read_csv_table, read_ratings_db
-from reports.table import RATINGS_COLUMNS, validate_ratings
+from reports.table import validate_ratings
 
 FORMATS = ("long", "genea", "webmushra", "p808", "mushra-lists", "scores")
 GENEA_COLUMNS = ("user", "input_code", "model_a", "model_b", "winner")

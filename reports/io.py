@@ -7,9 +7,7 @@ provides that view and this module reads it with SQLAlchemy (SQLite, PostgreSQL,
 
 from __future__ import annotations
 
-import os
 import re
-import tempfile
 from pathlib import Path
 
 import pandas as pd
@@ -109,19 +107,13 @@ def write_ratings_db(ratings: pd.DataFrame, url: str, table: str = "ratings_long
 
 def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
     """Write ``data`` to ``path`` via a temporary file in the same folder, then rename."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+    from evalkit.atomic import write_bytes
+
+    return write_bytes(path, data)
 
 
 def atomic_write_text(path: str | Path, text: str) -> Path:
-    """Write UTF-8 ``text`` to ``path`` atomically (temporary file, then rename)."""
-    return atomic_write_bytes(path, text.encode("utf-8"))
+    """Write ``text`` (UTF-8) to ``path`` via a temporary file in the same folder, then rename."""
+    from evalkit.atomic import write_text
+
+    return write_text(path, text)

@@ -33,7 +33,7 @@ from reports.io import atomic_write_text
 from reports.models import mixed_model, ordinal_model
 from reports.pairwise import pairwise_table, position_bias, significance_matrix
 from reports.ranking import BattleWeights, bradley_terry, bt_difference_table, ELO_PER_LOGIT
-from reports.render import FigureItem, Section, TableItem, fmt_value, format_frame, render_html, write_table
+from reports.render import FigureItem, Section, TableItem, fmt_value, render_html, write_table
 from reports.screening import ScreeningRules, screen
 from reports.stats import ZERO_METHODS
 from reports.table import SCALES, canonical_pairs, validate_ratings

@@ -8,7 +8,6 @@ fails to load or to score gets its message in the ``error`` column and the run c
 from __future__ import annotations
 
 import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
@@ -62,15 +61,10 @@ def _audio_times(path: Path, opts: BatchOptions, cache: dict) -> np.ndarray | No
 
 
 def _write_atomic(df, out: Path) -> None:
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
-    os.close(fd)
-    try:
-        _write_by_ext(df, Path(tmp), out.suffix.lower())
-        os.replace(tmp, out)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    from evalkit.atomic import atomic_path
+
+    with atomic_path(out, suffix=".tmp") as tmp:
+        _write_by_ext(df, tmp, out.suffix.lower())
 
 
 def _write_by_ext(df, path: Path, ext: str) -> None:

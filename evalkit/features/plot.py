@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 
 from evalkit.errors import InputError
@@ -82,15 +81,11 @@ def plot_timeline(motion: Motion, out: str | os.PathLike, config: ScoreConfig | 
     ax.legend(loc="upper right", fontsize=7, ncol=3)
     ax.set_xlim(t[0], t[-1] if len(t) > 1 else t[0] + 1)
 
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{out.stem}.", suffix=ext, dir=out.parent)
-    os.close(fd)
+    from evalkit.atomic import atomic_path
+
     try:
-        fig.savefig(tmp, dpi=dpi, format=ext[1:])
-        os.replace(tmp, out)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+        with atomic_path(out, suffix=ext) as tmp:
+            fig.savefig(tmp, dpi=dpi, format=ext[1:])
     finally:
         plt.close(fig)
     return out

@@ -225,18 +225,11 @@ def gesture_database(
 
 def save_gesture_database(phrases: Sequence[GesturePhrase], path: str | os.PathLike) -> Path:
     """Write phrases as CSV (temporary file, then rename)."""
-    import tempfile
+    from evalkit.atomic import atomic_path
 
     p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(suffix=".csv", dir=p.parent)
-    os.close(fd)
-    try:
+    with atomic_path(p, suffix=".csv") as tmp:
         phrases_frame(phrases).to_csv(tmp, index=False)
-        os.replace(tmp, p)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
     return p
 
 

@@ -7,7 +7,6 @@ and MP3; multichannel recordings are averaged to mono.
 from __future__ import annotations
 
 import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
@@ -103,12 +102,8 @@ def write_wav(audio: Audio, path: str | os.PathLike) -> Path:
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
     pcm = np.clip(np.round(audio.samples * 32767.0), -32768, 32767).astype(np.int16)
-    fd, tmp = tempfile.mkstemp(suffix=".wav", dir=p.parent)
-    os.close(fd)
-    try:
+    from evalkit.atomic import atomic_path
+
+    with atomic_path(p, suffix=".wav") as tmp:
         wavfile.write(tmp, int(round(audio.sample_rate)), pcm)
-        os.replace(tmp, p)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
     return p

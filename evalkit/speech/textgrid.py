@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import re
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence, Union
@@ -233,17 +232,9 @@ def textgrid_text(tg: TextGrid) -> str:
 def write_textgrid(tg: TextGrid, path: str | os.PathLike) -> Path:
     """Write ``tg`` as a UTF-8 long-format TextGrid (temporary file, then rename)."""
     p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    text = textgrid_text(tg)
-    fd, tmp = tempfile.mkstemp(suffix=".TextGrid", dir=p.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
-        os.replace(tmp, p)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-    return p
+    from evalkit.atomic import write_text
+
+    return write_text(p, textgrid_text(tg), newline="\n")
 
 
 def tier_times(tg: TextGrid, tier: str) -> tuple[list[float], list[str], list[tuple[float, float] | None]]:

@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -51,17 +50,9 @@ from evalkit.sync import Rules, match_apexes
 
 def write_text(path: str | os.PathLike, text: str) -> Path:
     """Write text to ``path`` via a temporary file in the same folder, then rename."""
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(suffix=p.suffix, dir=p.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, p)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-    return p
+    from evalkit.atomic import write_text as _atomic_write_text
+
+    return _atomic_write_text(path, text)
 
 
 def _num(x) -> float | None:

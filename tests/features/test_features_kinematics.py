@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 from features_inject import jitter
-from evalkit.data import sample_path
 from evalkit.features.body import body_index
 from evalkit.features.clean import drop_end_pops, find_end_pops
 from evalkit.features.kinematics import (

@@ -326,14 +326,12 @@ def score_stimuli(stimuli: list[Path], log, jobs: int = 1) -> pd.DataFrame:
     stems = [Path(p).stem for p in df["path"]]
     df["item"] = [s.rsplit(".", 1)[0] for s in stems]
     df["system"] = [s.rsplit(".", 1)[-1] for s in stems]
-    try:
-        from evalkit.models.discriminator import add_model_columns, default_model_path
-    except ImportError:
-        return df
-    model = default_model_path()
-    if model is not None and Path(model).exists():
-        log("adding naturalness from the default discriminator")
-        df = add_model_columns(df, model)
+    from evalkit.models.discriminator import add_model_columns
+    from evalkit.models.training import DEFAULT_MODEL
+
+    if DEFAULT_MODEL.exists():
+        log("adding naturalness from the shipped default discriminator")
+        df = add_model_columns(df, str(DEFAULT_MODEL))
     return df
 
 

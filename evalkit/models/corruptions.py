@@ -3,8 +3,8 @@
 Each corruption takes a natural :class:`~evalkit.motion.Motion`, a ``severity`` in ``[0, 1]`` and
 a ``seed`` and returns a :class:`Corrupted` clip with its :class:`Provenance` (source clip,
 corruption, every parameter drawn, and the time intervals it touched, in seconds of the output).
-Severity 0 leaves the clip unchanged (or, for ``transition`` and ``transplant``, picks the most
-similar material, which is what a good motion graph does); severity 1 is the worst case; the
+Severity 0 leaves the clip unchanged (or, for ``transition`` and ``transplant``, picks the least
+dissimilar of the candidates that differ visibly at all); severity 1 is the worst case; the
 evaluation's "moderate" severity is 0.5. All magnitudes scale linearly with severity; the
 physical value at severity 1 is a keyword parameter of each corruption (``max_*``) and lengths
 are scaled by the body height relative to 1.7 m.
@@ -45,7 +45,9 @@ Types (:data:`CORRUPTION_TYPES`):
 ``transplant``
     Limb transplant (Ikemoto & Forsyth 2004): the local rotations of one or two limbs over an
     interval come from another time of the clip (or from ``donor``), the donor time chosen at
-    the ``severity`` quantile of limb dissimilarity; 0.15 s slerp blends at the edges.
+    the ``severity`` quantile of limb dissimilarity among donor times that differ from the limb
+    by more than it moves in 0.25 s (a smaller change is invisible); 0.15 s slerp blends at the
+    edges.
 ``bone_length``
     Bone-length errors: the bones of a limb are scaled by ``1 +- max_scale`` for the whole clip
     (``mode="limb"``: one limb, so one foot sinks into the ground and the other floats) or
@@ -503,6 +505,16 @@ def _transplant(m: Motion, s: float, rng: np.random.Generator, donor: Motion | N
     for c_i, c in enumerate(cand):  # <= 200 candidates, each vectorised over frames and joints
         dot = np.abs(np.sum(q_a * q_d[c:c + length], axis=-1))
         dis[c_i] = float(np.mean(2 * np.arccos(np.clip(dot, 0, 1))))
+    # a donor that differs from the limb by less than the limb itself moves in 0.25 s is not a
+    # visible transplant: only candidates beyond that count
+    lag = max(1, int(round(0.25 * fps)))
+    qa = quat.make_continuous(m.rotations[:, joints], axis=0)
+    moves = 2 * np.arccos(np.clip(np.abs(np.sum(qa[lag:] * qa[:-lag], axis=-1)), 0, 1)).mean(1)
+    floor = float(np.median(moves)) if len(moves) else 0.0
+    ok = np.flatnonzero(dis >= floor)
+    if len(ok) == 0:
+        raise InputError(f"{m.name}: no donor time differs enough for a visible limb transplant")
+    cand, dis = cand[ok], dis[ok]
     d0 = int(cand[_quantile_pick(dis, s)])
     new = d_m.rotations[d0:d0 + length][:, joints]
     ramp = min(int(round(blend_s * fps)), length // 3)

@@ -223,18 +223,13 @@ class ExampleSpec:
     tag: str = field(default="train")
 
 
-def make_examples(clips: Sequence[NaturalClip], spec: ExampleSpec = ExampleSpec(),
-                  segment_s: float = 4.0, progress: bool = False) -> list[Example]:
-    """Natural segments and their corrupted versions, with provenance and group.
-
-    Corruptions that cannot apply to a segment (too short for a transition, say) are skipped;
-    the count of skips is in the returned examples' absence only, so callers that need it
-    compare lengths.
-    """
+def iter_examples(clips: Sequence[NaturalClip], spec: ExampleSpec = ExampleSpec(),
+                  segment_s: float = 4.0, progress: bool = False):
+    """Natural segments and their corrupted versions, one :class:`Example` at a time (see
+    :func:`make_examples`); lets callers process large sets without holding every clip."""
     for t in spec.types:
         if t not in CORRUPTION_TYPES:
             raise InputError(f"unknown corruption {t!r}; expected one of {', '.join(CORRUPTION_TYPES)}")
-    out: list[Example] = []
     it = clips
     if progress:
         from tqdm import tqdm
@@ -249,7 +244,7 @@ def make_examples(clips: Sequence[NaturalClip], spec: ExampleSpec = ExampleSpec(
                             for s in mirrored]
             segs = segs + mirrored
         for seg in segs:
-            out.append(Example(seg, Provenance(source=seg.name), clip.group, seg.name, clip.rig))
+            yield Example(seg, Provenance(source=seg.name), clip.group, seg.name, clip.rig)
             for kind in spec.types:
                 for r in range(spec.per_type):
                     seed = _seed_for(spec.seed, spec.tag, seg.name, kind, r)
@@ -258,9 +253,18 @@ def make_examples(clips: Sequence[NaturalClip], spec: ExampleSpec = ExampleSpec(
                     try:
                         c = corrupt(seg, kind, sev, seed=seed)
                     except EvalkitError:
-                        continue
-                    out.append(Example(c.motion, c.provenance, clip.group, seg.name, clip.rig))
-    return out
+                        continue  # not applicable to this segment (too short, nothing dissimilar)
+                    yield Example(c.motion, c.provenance, clip.group, seg.name, clip.rig)
+
+
+def make_examples(clips: Sequence[NaturalClip], spec: ExampleSpec = ExampleSpec(),
+                  segment_s: float = 4.0, progress: bool = False) -> list[Example]:
+    """Natural segments and their corrupted versions, with provenance and group.
+
+    Corruptions that cannot apply to a segment (too short for a transition, nothing dissimilar
+    enough to transplant) are skipped.
+    """
+    return list(iter_examples(clips, spec, segment_s, progress))
 
 
 def augment_natural(motion: Motion, rng: np.random.Generator, limb_scale: float = 0.03,
@@ -318,6 +322,31 @@ def examples_from_files(paths: Iterable[str | Path], natural: bool, fps: float =
     return out
 
 
+def example_windows(i: int, ex: Example, config: WindowConfig = WindowConfig()) -> pd.DataFrame | None:
+    """Window features of one example with the label and provenance columns of
+    :func:`window_table` (``None`` if the clip is too short to have windows)."""
+    try:
+        f = window_features(ex.motion, config)
+    except EvalkitError:
+        return None
+    if ex.natural:
+        label = np.ones(len(f), dtype=int)
+    else:
+        touched = window_labels(f["start_s"].to_numpy(), f["end_s"].to_numpy(), ex.provenance.intervals)
+        label = np.where(touched == 1, 0, -1)
+    meta = pd.DataFrame({
+        "example": i,
+        "group": ex.group,
+        "segment": ex.segment,
+        "rig": ex.rig,
+        "corruption": ex.provenance.corruption,
+        "severity": ex.provenance.severity,
+        "clip_natural": int(ex.natural),
+        "label": label,
+    }, index=f.index)
+    return pd.concat([meta, f], axis=1)
+
+
 def window_table(examples: Sequence[Example], config: WindowConfig = WindowConfig(),
                  progress: bool = False) -> pd.DataFrame:
     """Window features of every example, with labels and provenance columns.
@@ -328,33 +357,12 @@ def window_table(examples: Sequence[Example], config: WindowConfig = WindowConfi
     examples, 0 for windows a corruption touched, -1 for windows of corrupted examples that it
     did not touch or touched only partly (left out of training).
     """
-    frames = []
     it = enumerate(examples)
     if progress:
         from tqdm import tqdm
 
         it = tqdm(it, total=len(examples), desc="window features", unit="clip")
-    for i, ex in it:
-        try:
-            f = window_features(ex.motion, config)
-        except EvalkitError:
-            continue
-        if ex.natural:
-            label = np.ones(len(f), dtype=int)
-        else:
-            touched = window_labels(f["start_s"].to_numpy(), f["end_s"].to_numpy(), ex.provenance.intervals)
-            label = np.where(touched == 1, 0, -1)
-        meta = pd.DataFrame({
-            "example": i,
-            "group": ex.group,
-            "segment": ex.segment,
-            "rig": ex.rig,
-            "corruption": ex.provenance.corruption,
-            "severity": ex.provenance.severity,
-            "clip_natural": int(ex.natural),
-            "label": label,
-        }, index=f.index)
-        frames.append(pd.concat([meta, f], axis=1))
+    frames = [f for f in (example_windows(i, ex, config) for i, ex in it) if f is not None]
     if not frames:
         raise InputError("no clip could be turned into windows (all too short?)")
     return pd.concat(frames, ignore_index=True)

@@ -100,6 +100,60 @@ class PoseResidual(TransformerMixin, BaseEstimator):
         return np.array(["pose_residual_mean", "pose_residual_max", "pose_mahalanobis"])
 
 
+class NaturalRange(TransformerMixin, BaseEstimator):
+    """How far each window lies outside the range of natural windows, feature by feature.
+
+    Fitted on natural rows (``y == 1``): per feature the ``q`` and ``1 - q`` quantiles and the
+    interquartile range. ``transform`` gives, per row, the excess beyond that range in IQR
+    units for each feature (0 inside, NaN counted as 0), summarised as ``(windows, 3)``: the
+    largest excess, the mean of the five largest, and the number of features beyond the range.
+    A novelty signal: an artifact of a kind never seen in training still pushes some feature
+    out of the natural range (a limb 20 % longer than its twin, say).
+
+    Args:
+        q: lower quantile of the natural range (the upper one is ``1 - q``).
+    """
+
+    def __init__(self, q: float = 0.01):
+        self.q = q
+
+    def fit(self, X, y=None):
+        X = np.asarray(X, dtype=np.float64)
+        if y is not None:
+            X = X[np.asarray(y) == 1]
+        with np.errstate(all="ignore"):
+            import warnings
+
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                self.low_ = np.nanquantile(X, self.q, axis=0)
+                self.high_ = np.nanquantile(X, 1 - self.q, axis=0)
+                iqr = np.nanquantile(X, 0.75, axis=0) - np.nanquantile(X, 0.25, axis=0)
+        span = np.where(np.isfinite(iqr) & (iqr > 0), iqr, np.nan)
+        fallback = np.abs(self.high_ - self.low_)
+        span = np.where(np.isfinite(span), span, np.where(fallback > 0, fallback, 1.0))
+        self.scale_ = np.where(np.isfinite(span), span, 1.0)
+        return self
+
+    def excess(self, X) -> np.ndarray:
+        """``(windows, features)`` excess beyond the natural range, IQR units."""
+        check_is_fitted(self, "scale_")
+        X = np.asarray(X, dtype=np.float64)
+        with np.errstate(invalid="ignore"):
+            e = np.maximum(X - self.high_, self.low_ - X) / self.scale_
+        e = np.where(np.isfinite(e), np.maximum(e, 0.0), 0.0)
+        e[:, ~(np.isfinite(self.low_) & np.isfinite(self.high_))] = 0.0
+        return e
+
+    def transform(self, X):
+        e = self.excess(X)
+        top = -np.sort(-e, axis=1)[:, :5]
+        return np.column_stack([e.max(1), top.mean(1), (e > 0).sum(1)])
+
+    def get_feature_names_out(self, input_features=None):
+        return np.array(["range_excess_max", "range_excess_top5", "range_excess_count"])
+
+
 class NaturalnessDiscriminator(ClassifierMixin, BaseEstimator):
     """Calibrated classifier of natural (1) vs unnatural (0) motion windows and clips.
 
@@ -108,9 +162,11 @@ class NaturalnessDiscriminator(ClassifierMixin, BaseEstimator):
     ``predict_proba(X)[:, 1]`` is the calibrated probability that a window looks natural.
 
     Args:
-        max_iter, learning_rate, max_leaf_nodes, min_samples_leaf, l2_regularization: of the
-            gradient-boosted trees.
+        max_iter, learning_rate, max_leaf_nodes, min_samples_leaf, l2_regularization,
+            max_features: of the gradient-boosted trees.
         pca_components: components or variance share of the pose PCA (:class:`PoseResidual`).
+        range_quantile: add :class:`NaturalRange` novelty features with this quantile
+            (``None``: leave them out).
         pose_samples: pose samples per window in the ``pose_*`` columns.
         cv: folds for the out-of-fold calibration (grouped when ``groups`` is given to ``fit``).
         window: the :class:`~evalkit.models.windows.WindowConfig` the tables were made with
@@ -122,15 +178,18 @@ class NaturalnessDiscriminator(ClassifierMixin, BaseEstimator):
     """
 
     def __init__(self, max_iter: int = 250, learning_rate: float = 0.08, max_leaf_nodes: int = 15,
-                 min_samples_leaf: int = 20, l2_regularization: float = 1.0,
-                 pca_components: float | int = 0.95, pose_samples: int = 6, cv: int = 3,
+                 min_samples_leaf: int = 20, l2_regularization: float = 1.0, max_features: float = 1.0,
+                 pca_components: float | int = 0.95, pose_samples: int = 6, range_quantile: float | None = 0.01,
+                 cv: int = 3,
                  window: WindowConfig = WindowConfig(), n_threads: int | None = 1, random_state: int = 0):
         self.max_iter = max_iter
         self.learning_rate = learning_rate
         self.max_leaf_nodes = max_leaf_nodes
         self.min_samples_leaf = min_samples_leaf
         self.l2_regularization = l2_regularization
+        self.max_features = max_features
         self.pca_components = pca_components
+        self.range_quantile = range_quantile
         self.pose_samples = pose_samples
         self.cv = cv
         self.window = window
@@ -149,19 +208,32 @@ class NaturalnessDiscriminator(ClassifierMixin, BaseEstimator):
 
     def _fit_inner(self, X: pd.DataFrame, y: np.ndarray, w: np.ndarray):
         pr = PoseResidual(self.pca_components, self.pose_samples, self.random_state).fit(X[self.pose_columns_].to_numpy(), y)
+        pr.range_ = NaturalRange(self.range_quantile).fit(X[self.feature_columns_].to_numpy(), y) \
+            if self.range_quantile else None
         Z = self._design(X, pr)
+        # a feature with no value at all in the training rows (e.g. flight features when no
+        # training clip leaves the ground) carries no information; the trees cannot bin it
+        pr.dead_ = np.isnan(Z).all(axis=0)
+        Z[:, pr.dead_] = 0.0
         hgb = HistGradientBoostingClassifier(
             max_iter=self.max_iter, learning_rate=self.learning_rate, max_leaf_nodes=self.max_leaf_nodes,
             min_samples_leaf=self.min_samples_leaf, l2_regularization=self.l2_regularization,
-            early_stopping=False, random_state=self.random_state,
+            max_features=self.max_features, early_stopping=False, random_state=self.random_state,
         )
         with threadpool_limits(limits=self.n_threads):
             hgb.fit(Z, y, sample_weight=w)
         return pr, hgb
 
     def _design(self, X: pd.DataFrame, pr: PoseResidual) -> np.ndarray:
-        return np.column_stack([X[self.feature_columns_].to_numpy(dtype=np.float64),
-                                pr.transform(X[self.pose_columns_].to_numpy())])
+        F = X[self.feature_columns_].to_numpy(dtype=np.float64)
+        parts = [F, pr.transform(X[self.pose_columns_].to_numpy())]
+        if getattr(pr, "range_", None) is not None:
+            parts.append(pr.range_.transform(F))
+        Z = np.column_stack(parts)
+        dead = getattr(pr, "dead_", None)
+        if dead is not None:
+            Z[:, dead] = 0.0
+        return Z
 
     def _raw(self, inner, X, design) -> np.ndarray:
         pr, hgb = inner

@@ -28,8 +28,9 @@ from sklearn.model_selection import GroupKFold
 
 from evalkit.errors import InputError
 from evalkit.models.baselines import BaselineSpec, default_baselines
-from evalkit.models.corruptions import CORRUPTION_TYPES
-from evalkit.models.dataset import Example, ExampleSpec, NaturalClip, make_examples, window_table
+from evalkit.models.dataset import (
+    Example, ExampleSpec, NaturalClip, example_windows, iter_examples,
+)
 from evalkit.models.discriminator import NaturalnessDiscriminator, fit_clone
 from evalkit.models.windows import WindowConfig
 
@@ -80,30 +81,41 @@ class EvalData:
 
 def prepare_data(clips: Sequence[NaturalClip], config: EvalConfig = EvalConfig(),
                  baselines: Sequence[BaselineSpec] | None = None, progress: bool = True) -> EvalData:
-    """Make training and test examples, window tables and baseline preparations."""
+    """Make training and test examples, their window tables and the baselines' preparations.
+
+    Examples are processed one at a time and their motions dropped afterwards (only provenance
+    and groups are kept), so memory stays proportional to the feature tables.
+    """
     baselines = default_baselines(config.window, config.seed) if baselines is None else baselines
     train_spec = replace(config.train, seed=config.seed, tag="train")
     test_spec = ExampleSpec(types=config.train.types, per_type=1, severity=config.test_severity,
                             mirror=False, seed=config.seed, tag="test")
-    train = make_examples(clips, train_spec, config.segment_s, progress=progress)
-    test = make_examples(clips, test_spec, config.segment_s, progress=progress)
-    for s in config.sweep:
-        spec = replace(test_spec, severity=s, tag=f"sweep{s:g}")
-        test += [e for e in make_examples(clips, spec, config.segment_s, progress=progress) if not e.natural]
-    tw = window_table(train, config.window, progress=progress)
-    sw = window_table(test, config.window, progress=progress)
-    train_ok = np.isin(np.arange(len(train)), tw["example"].unique())
-    test_ok = np.isin(np.arange(len(test)), sw["example"].unique())
-    bt: dict[str, list] = {}
-    bs: dict[str, list] = {}
-    it = baselines
-    if progress:
-        from tqdm import tqdm
 
-        it = tqdm(baselines, desc="baseline features", unit="baseline")
-    for b in it:
-        bt[b.name] = [b.estimator.prepare(e.motion) if ok else None for e, ok in zip(train, train_ok)]
-        bs[b.name] = [b.estimator.prepare(e.motion) if ok else None for e, ok in zip(test, test_ok)]
+    def gen_test():
+        yield from iter_examples(clips, test_spec, config.segment_s)
+        for s in config.sweep:
+            spec = replace(test_spec, severity=s, tag=f"sweep{s:g}")
+            yield from (e for e in iter_examples(clips, spec, config.segment_s) if not e.natural)
+
+    out = {}
+    for name, gen in (("train", iter_examples(clips, train_spec, config.segment_s)), ("test", gen_test())):
+        if progress:
+            from tqdm import tqdm
+
+            gen = tqdm(gen, desc=f"{name} examples", unit="clip")
+        examples, frames, ok, prep = [], [], [], {b.name: [] for b in baselines}
+        for i, ex in enumerate(gen):
+            f = example_windows(i, ex, config.window)
+            ok.append(f is not None)
+            if f is not None:
+                frames.append(f)
+            for b in baselines:
+                prep[b.name].append(b.estimator.prepare(ex.motion) if f is not None else None)
+            examples.append(replace(ex, motion=None))
+        if not frames:
+            raise InputError("no clip could be turned into windows (all too short?)")
+        out[name] = (examples, pd.concat(frames, ignore_index=True), prep, np.asarray(ok))
+    (train, tw, bt, train_ok), (test, sw, bs, test_ok) = out["train"], out["test"]
     return EvalData(train, test, tw, sw, bt, bs, train_ok, test_ok)
 
 
@@ -382,8 +394,9 @@ def leave_one_rig_out(clips: Sequence[NaturalClip], config: EvalConfig = EvalCon
         if len({c.group for c in train_clips}) < 2:
             continue
         spec = replace(config.train, seed=config.seed, tag="train")
-        ex = make_examples(train_clips, spec, config.segment_s, progress=False)
-        table = window_table(ex, config.window, progress=False)
+        frames = (example_windows(i, ex, config.window)
+                  for i, ex in enumerate(iter_examples(train_clips, spec, config.segment_s)))
+        table = pd.concat([f for f in frames if f is not None], ignore_index=True)
         model = fit_clone(config.model, table)
         r = rig_transfer(model, test_clips)
         r["held_out_rig"] = f

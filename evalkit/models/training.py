@@ -9,6 +9,7 @@ twice with the same data, seed and library versions gives the same model.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import platform
@@ -19,10 +20,11 @@ from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
+import pandas as pd
 
 from evalkit.errors import ConfigError, InputError
 from evalkit.models.corruptions import CORRUPTION_TYPES
-from evalkit.models.dataset import ExampleSpec, examples_from_files, load_natural, make_examples, window_table
+from evalkit.models.dataset import ExampleSpec, example_windows, examples_from_files, iter_examples, load_natural
 from evalkit.models.discriminator import NaturalnessDiscriminator, fit_clone
 from evalkit.models.windows import WindowConfig
 
@@ -106,12 +108,24 @@ def train(natural: Sequence[str | Path], unnatural: Sequence[str | Path] = (), o
     spec = ExampleSpec(types=tuple(options.types), per_type=options.per_type, severity=None,
                        severity_range=tuple(options.severity_range), mirror=options.mirror, seed=options.seed,
                        tag="train")
-    examples = make_examples(clips, spec, options.segment_s, progress=progress)
     user_bad = examples_from_files(unnatural, natural=False, fps=fps, load_kwargs=load_kwargs) if unnatural else []
-    examples = examples + user_bad
-    if not any(not e.natural for e in examples):
+    counts: dict[str, int] = {}
+    frames = []
+    gen = itertools.chain(iter_examples(clips, spec, options.segment_s), user_bad)
+    if progress:
+        from tqdm import tqdm
+
+        gen = tqdm(gen, desc="examples", unit="clip")
+    for i, ex in enumerate(gen):  # one clip at a time: memory stays with the feature table
+        counts[ex.provenance.corruption] = counts.get(ex.provenance.corruption, 0) + 1
+        f = example_windows(i, ex, options.window)
+        if f is not None:
+            frames.append(f)
+    if not any(k != "none" for k in counts):
         raise InputError("no unnatural examples: give corruption types or --unnatural clips")
-    table = window_table(examples, options.window, progress=progress)
+    if not frames:
+        raise InputError("no clip could be turned into windows (all too short?)")
+    table = pd.concat(frames, ignore_index=True)
     n_groups = table.loc[table["label"] >= 0, "group"].nunique()
     if n_groups < 2:
         raise InputError(
@@ -124,13 +138,10 @@ def train(natural: Sequence[str | Path], unnatural: Sequence[str | Path] = (), o
     except TypeError as exc:
         raise ConfigError(f"model options: {exc}") from None
     if progress:
-        print(f"fitting on {int((table['label'] >= 0).sum())} windows of {len(examples)} clips "
+        print(f"fitting on {int((table['label'] >= 0).sum())} windows of {sum(counts.values())} clips "
               f"({n_groups} groups)...", file=sys.stderr)
     model = fit_clone(model, table)
 
-    counts: dict[str, int] = {}
-    for e in examples:
-        counts[e.provenance.corruption] = counts.get(e.provenance.corruption, 0) + 1
     files = [{"path": _display_path(c.path), "sha256": c.sha256, "group": c.group, "rig": c.rig,
               "frames": c.motion.n_frames, "class": "natural"} for c in clips]
     files += [{"path": _display_path(e.motion.meta.get("source", e.segment)), "sha256": _sha(e.motion.meta.get("source")),

@@ -11,6 +11,11 @@ discontinuity on a window's edge is still seen):
   moves much less than the body), trajectory linearity (``|second difference| / |first
   difference|`` of bone directions: near 0 for keyframe-like linear interpolation, high for
   jitter), the share of velocity energy above 6 and 10 Hz;
+* **limbs relative to their parent segment** (arms and head in a torso frame, legs in a pelvis
+  frame): angular speed, the least active limb relative to the others, linearity;
+* **spikes**: a frame's acceleration, jerk or joint speed against the median of the surrounding
+  second (cuts and short blends are brief), and log-ratios of the worst window values to the
+  clip's typical window (capture pipelines differ in noise; a seam stands out in its own clip);
 * **kinetic energy** (unit masses, ``sum_j |v_j|^2`` in ``H^2/s^2``, log-scaled);
 * **feet and ground** (foot-joint heights above each joint's own floor, the 5th percentile of its
   height over the clip): lowest foot height (penetration), contact fraction, foot-skate speed and
@@ -19,19 +24,25 @@ discontinuity on a window's edge is still seen):
   centre-of-mass motion;
 * **balance**: distance of the zero-moment point (cart-table model on the centre of mass from
   segment mass fractions) outside the support polygon of the planted foot joints;
-* **skeleton**: time variation of bone lengths, left/right bone-length asymmetry, signed knee
-  flexion (hyperextension is negative), elbow angle;
+* **skeleton**: time variation of bone lengths, left/right asymmetry of whole-limb lengths,
+  signed knee flexion (hyperextension is negative), elbow angle;
+* **scoring pipeline** (``fx_*``, :attr:`WindowConfig.scoring_features`): the per-frame traces
+  of :mod:`evalkit.features` (foot-skate speed, penetration, floating, full-body ZMP outside
+  the support polygon, ballistic error in flight);
 * **coordination**: correlation of left and right foot forward velocities, of each wrist with
-  the same-side foot, and of the two wrists (limb transplants break these);
+  the same-side foot, and of the two wrists; correlation of the swing (forward component) of
+  the two thighs, the two upper arms, and each arm with the opposite thigh (limb transplants
+  break these);
 * **clip context** (``*_rel``): some of the above minus their median over the clip's windows, so
   a local anomaly stands out against the clip's own style;
 * **pose samples** (``pose_*`` columns): heading-frame bone directions and their velocities at
   :attr:`WindowConfig.pose_samples` frames of the window; the discriminator turns them into a
   PCA reconstruction error against natural poses (:class:`~evalkit.models.discriminator.PoseResidual`).
 
-Foot contacts, skate, ZMP and the centre of mass are computed here on the role joints because
-the discriminator needs them per frame and on every rig; :mod:`evalkit.features` offers the
-user-facing clip metrics.
+Foot contacts, skate, ZMP and the centre of mass are also computed here, on the role joints and
+a floor plane fitted to the stationary feet (:func:`ground_heights`), because real floors are
+not always level (CMU subject 7's walks rise 13 cm over 4 m) and :mod:`evalkit.features`
+assumes a level floor; both sets go into the model.
 """
 
 from __future__ import annotations
@@ -619,6 +630,13 @@ def window_features(motion: Motion | Body, config: WindowConfig = WindowConfig()
             x = cols[name]
             med = np.nanmedian(x) if np.isfinite(x).any() else np.nan
             cols[f"{name}_rel"] = x - med
+        # spikes as log-ratios to the clip's typical window: capture pipelines differ in noise
+        # (CMU's raw marker data spikes more than Bandai Namco's cleaned data), a seam stands
+        # out against its own clip either way
+        for name in ("joint_vel_spike_max", "acc_spike_max", "jerk_spike_max", "local_acc_spike_max",
+                     "acc_max_max", "ang_acc_max_max", "jerk_max_max"):
+            x = np.maximum(cols[name], 1e-9)
+            cols[f"{name}_logratio"] = np.log(x / np.nanmedian(x))
     out = {k if k in ("start_s", "end_s") else FEATURE_PREFIX + k: v for k, v in cols.items()}
     frame = pd.DataFrame(out)
     # pose samples for the PCA reconstruction error

@@ -18,7 +18,7 @@ from evalkit.models.discriminator import (
     NaturalnessDiscriminator, add_model_columns, fit_clone, score_motion,
 )
 from evalkit.models.training import DEFAULT_MODEL, TrainOptions, load_model, metadata_path, save_model, train
-from evalkit.models.windows import WindowConfig, feature_columns, pose_columns, window_features, window_labels
+from evalkit.models.windows import feature_columns, pose_columns, window_features, window_labels
 from evalkit.motion import load_motion, resample
 
 TYPES = ("jitter", "transition", "foot_skate", "freeze")
@@ -226,3 +226,26 @@ def test_score_cli_with_model(cmu_dir, tmp_path):
     t = pd.read_csv(out)
     assert {"naturalness", "worst_window_start_s", "worst_window_end_s"} <= set(t.columns)
     assert 0 <= t["naturalness"].iloc[0] <= 1
+
+
+def test_natural_range_and_pose_residual():
+    from evalkit.models.discriminator import NaturalRange, PoseResidual
+
+    rng = np.random.default_rng(0)
+    nat = rng.normal(size=(500, 4))
+    X = np.vstack([nat, [[0, 0, 0, 50.0]], [[np.nan, 0, 0, 0]]])
+    y = np.r_[np.ones(500), 0, 0]
+    nr = NaturalRange(0.01).fit(X, y)  # fitted on the natural rows only
+    z = nr.transform(X)
+    assert z.shape == (502, 3)
+    assert z[500, 0] > 20 and z[500, 2] == 1  # far outside on one feature
+    assert z[501, 0] < 2  # NaN counts as inside
+    assert np.median(z[:500, 0]) == 0
+    # pose residual: poses off the natural subspace have larger reconstruction error
+    basis = rng.normal(size=(2, 6))
+    P = (rng.normal(size=(300 * 3, 2)) @ basis).reshape(300, 18)
+    pr = PoseResidual(n_components=2, samples=3).fit(P)
+    off = P[:5] + rng.normal(size=(5, 18))
+    assert (pr.transform(off)[:, 0] > 10 * pr.transform(P[:5])[:, 0] + 1e-9).all()
+    with pytest.raises(InputError, match="multiple"):
+        pr.transform(P[:, :17])

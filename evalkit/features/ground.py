@@ -164,7 +164,9 @@ def planted_levels(
 def _mode_level(c: np.ndarray, bin_m: float = 0.005, window_m: float = 0.01) -> float:
     nb = max(1, int(np.ceil((c.max() - c.min()) / bin_m)) + 1)
     counts, edges = np.histogram(c, bins=nb, range=(c.min(), c.min() + nb * bin_m))
-    smooth = np.convolve(counts, [1.0, 2.0, 1.0], mode="same")
+    # full convolution trimmed to the bins ("same" mode returns the kernel's length when there
+    # are fewer bins than kernel taps, e.g. every height in one bin)
+    smooth = np.convolve(counts, [1.0, 2.0, 1.0])[1:-1]
     centre = 0.5 * (edges[:-1] + edges[1:])[int(np.argmax(smooth))]
     near = np.abs(c - centre) <= window_m
     return float(np.median(c[near])) if near.any() else float(centre)

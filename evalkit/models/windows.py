@@ -555,13 +555,7 @@ def window_features(motion: Motion | Body, config: WindowConfig = WindowConfig()
     if config.scoring_features:
         if work is None:
             raise InputError("scoring_features needs the Motion, not a prepared Body")
-        try:
-            sig.update(scoring_signals(work, body.height, roles))
-        except (IndexError, ValueError, FloatingPointError):
-            # evalkit.features can fail on degenerate input (seen: an IndexError in its ground
-            # estimate when every planted height falls in one histogram bin); the window then
-            # has no fx_* values (missing values, which the trees handle) instead of failing
-            sig.update({k: np.full(body.n_frames, np.nan) for k in _FX})
+        sig.update(scoring_signals(work, body.height, roles))
     lengths = sig.pop("_lengths")
     n = body.n_frames
     starts, w = window_starts(n, config)

@@ -128,3 +128,17 @@ def test_sloped_floor_is_fitted(walk_motion):
     assert est[1] - est[0] == pytest.approx(0.02, abs=0.002)
     # a straight walk says nothing about the slope across it
     assert abs(float(track.slope @ np.array([-fwd[2], fwd[0]]))) < 0.002
+
+
+def test_a_frozen_pose_has_a_ground_estimate(walk_motion):
+    """Every planted height in one histogram bin (a held pose) is a valid input, not a crash."""
+    n = 60
+    held = walk_motion.with_(
+        rotations=np.repeat(walk_motion.rotations[:1], n, axis=0),
+        translations=np.repeat(walk_motion.translations[:1], n, axis=0),
+    )
+    track = foot_track(held)
+    c = foot_contacts(track)
+    assert c.shape == (n, 2) and np.isfinite(track.levels).all()
+    lowest = held.positions[0, :, 1].min()
+    assert abs(float(track.levels.min()) - lowest) < 0.05

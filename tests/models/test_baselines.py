@@ -95,7 +95,7 @@ def test_evaluation_report(clips, tmp_path):
         n_splits=2,
         train=ExampleSpec(types=("jitter", "foot_skate"), per_type=1, mirror=False),
         sweep=(1.0,),
-        model=NaturalnessDiscriminator(max_iter=30, cv=2),
+        model=NaturalnessDiscriminator(max_iter=30, min_samples_leaf=5, cv=2),
     )
     files = write_report(clips, tmp_path, cfg, progress=False)
     names = {f.name for f in files}

@@ -54,7 +54,11 @@ def register(sub) -> None:
     g.add_argument("--skate-speed", type=float, default=0.1, metavar="M_S",
                    help="a planted foot slides above this speed, m/s (default: 0.1)")
     g.add_argument("--cutoff", type=float, default=6.0, metavar="HZ",
-                   help="low-pass cut-off before differentiating positions, Hz (default: 6)")
+                   help="low-pass cut-off for the ground estimate, contacts and COM/ZMP "
+                        "accelerations, Hz (default: 6)")
+    g.add_argument("--measure-cutoff", type=float, default=4.0, metavar="HZ",
+                   help="low-pass cut-off of the foot trajectories that slides, penetration and "
+                        "floating are measured on, Hz (default: 4)")
     g.add_argument("--keep-pops", action="store_true",
                    help="keep end frames that pop (e.g. a T-pose at frame 0); default: drop them")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
@@ -68,13 +72,14 @@ def config_from_args(args: argparse.Namespace):
     from evalkit.features.score import ScoreConfig
     from evalkit.motion.roles import load_role_map
 
-    for name in ("contact_height", "contact_speed", "skate_speed", "cutoff"):
+    for name in ("contact_height", "contact_speed", "skate_speed", "cutoff", "measure_cutoff"):
         if getattr(args, name) <= 0:
             raise InputError(f"--{name.replace('_', '-')} must be positive, got {getattr(args, name)}")
     cfg = ScoreConfig(roles=load_role_map(args.roles) if args.roles else None)
     return replace(
         cfg,
-        ground=replace(cfg.ground, level=args.ground_level, cutoff_hz=args.cutoff),
+        ground=replace(cfg.ground, level=args.ground_level, cutoff_hz=args.cutoff,
+                       measure_cutoff_hz=args.measure_cutoff),
         contacts=replace(cfg.contacts, height=args.contact_height, speed=args.contact_speed),
         skate=replace(cfg.skate, skate_speed=args.skate_speed),
         physics=replace(cfg.physics, cutoff_hz=args.cutoff),

@@ -33,6 +33,7 @@ from scipy.ndimage import uniform_filter1d
 
 from evalkit.features.contacts import ContactConfig, contact_intervals, grid_contacts
 from evalkit.features.ground import FootTrack
+from evalkit.features.signal import lowpass
 
 
 @dataclass(frozen=True)
@@ -89,7 +90,7 @@ def grid_skate_speed(track: FootTrack, contacts: np.ndarray, config: ContactConf
     """
     cfg = config or ContactConfig()
     scfg = skate or SkateConfig()
-    hs = track.horizontal_speed  # (G, 2, P)
+    hs = track.slide_speed  # (G, 2, P), filtered at the measuring cut-off
     near = track.smooth_heights < cfg.height * track.body.scale
     masked = np.where(near, hs, np.inf).min(axis=2)
     v = np.where(np.isfinite(masked), masked, hs.min(axis=2))
@@ -182,16 +183,32 @@ def skating_ratio(
     return float(skating.mean()), skating, np.where(contact, v_avg, 0.0)
 
 
-def resample_points(x: np.ndarray, fps: float, new_fps: float) -> np.ndarray:
+def resample_points(x: np.ndarray, fps: float, new_fps: float, offset_s: float = 0.0) -> np.ndarray:
     """Linear interpolation of ``(frames, ...)`` samples at ``fps`` onto a grid at ``new_fps``
-    spanning the same time (``floor(duration × new_fps) + 1`` samples)."""
+    starting ``offset_s`` seconds after the first frame and spanning the rest of the clip
+    (``floor((duration − offset) × new_fps) + 1`` samples)."""
     n = x.shape[0]
     t = np.arange(n) / fps
-    m = int(np.floor((n - 1) / fps * new_fps + 1e-9)) + 1
-    tn = np.arange(m) / new_fps
+    m = int(np.floor(((n - 1) / fps - offset_s) * new_fps + 1e-9)) + 1
+    tn = offset_s + np.arange(max(m, 0)) / new_fps
     flat = x.reshape(n, -1)
     out = np.stack([np.interp(tn, t, flat[:, k]) for k in range(flat.shape[1])], axis=1)
-    return out.reshape((m,) + x.shape[1:])
+    return out.reshape((len(tn),) + x.shape[1:])
+
+
+def to_20fps(x: np.ndarray, fps: float, offset_s: float = 0.0) -> np.ndarray:
+    """``(frames, ...)`` samples at ``fps`` resampled to 20 fps (first sample ``offset_s`` after
+    the first frame), the rate of the published skating ratio tables: low-passed at 10 Hz (the
+    Nyquist frequency of 20 fps) first, so that capture noise above it does not fold into the
+    resampled trajectory (without the anti-aliasing filter the 20 fps ratio of CMU 09_06 doubled
+    between its 120 and 30 fps versions). Clips at 20 fps or slower are returned unchanged."""
+    if fps <= 20.0 + 1e-9:
+        return np.asarray(x, dtype=np.float64)
+    return resample_points(lowpass(x, fps, 10.0), fps, 20.0, offset_s)
+
+
+#: Sampling phases of the 20 fps grid averaged in ``skating_ratio_20fps``.
+RATIO_PHASES = 5
 
 
 def skating_ratio_metric(
@@ -216,5 +233,12 @@ def skating_ratio_metric(
         raise ConfigError(f"ratio_floor: expected 'lowest' or 'ground', got {cfg.ratio_floor!r}")
     args = (floor, cfg.ratio_height, cfg.ratio_speed, cfg.ratio_window)
     ratio, _, _ = skating_ratio(toes, track.fps, *args)
-    ratio20, _, _ = skating_ratio(resample_points(toes, track.fps, 20.0), 20.0, *args)
+    if track.fps <= 20.0 + 1e-9:
+        ratio20 = ratio
+    else:
+        # Mean over RATIO_PHASES start offsets of the 20 fps grid: the published number uses one
+        # arbitrary phase; the mean has the same expectation and does not change by a frame pair
+        # or two when a clip starts a frame earlier or later (a 4 s clip has only ~80 pairs).
+        phases = np.arange(RATIO_PHASES) / (20.0 * RATIO_PHASES)
+        ratio20 = float(np.mean([skating_ratio(to_20fps(toes, track.fps, o), 20.0, *args)[0] for o in phases]))
     return {"skating_ratio": ratio, "skating_ratio_20fps": ratio20}

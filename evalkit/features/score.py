@@ -20,7 +20,9 @@ from evalkit.features.body import BodyIndex, body_index
 from evalkit.features.clean import PopConfig, drop_end_pops
 from evalkit.features.contacts import ContactConfig, grid_contacts
 from evalkit.features.footskate import SkateConfig, grid_skate_speed, skate_metrics, skating_ratio_metric
-from evalkit.features.ground import FootTrack, GroundConfig, floating, foot_track, ground_metrics, penetration
+from evalkit.features.ground import (
+    FootTrack, GroundConfig, floating, foot_track, ground_metrics, lowest_foot_height, penetration,
+)
 from evalkit.features.kinematics import (
     Reference, angle_outliers, bone_length_drift, derivative_magnitudes, genea_accel_jerk, hellinger,
     histograms, jerk_per_frame, joint_angles, role_joints,
@@ -173,7 +175,7 @@ def traces_table(an: Analysis) -> "pandas.DataFrame":  # noqa: F821 (pandas impo
 
     t, ph = an.track, an.physics
     skate = grid_skate_speed(t, an.grid_contacts, an.config.contacts, an.config.skate)[t.frame_to_grid]
-    low = t.heights.reshape(t.heights.shape[0], -1).min(axis=1)
+    low = lowest_foot_height(t)
     n = an.motion.n_frames
     first = an.dropped[0]
     return pd.DataFrame({

@@ -146,18 +146,19 @@ def test_fast_slide_raises_the_skating_ratio_by_the_slid_frames(standing):
     assert slid - base == pytest.approx(expected, abs=4 / standing.n_frames)
 
 
-@pytest.mark.parametrize("name", ["16_15.amc", "131_01.bvh", "07_05-walk.amc"])
+@pytest.mark.parametrize("name", ["16_15.amc", "131_01.bvh", "07_05-walk.amc", "09_06-run.amc"])
 def test_skate_and_ground_metrics_do_not_depend_on_frame_rate(name):
-    from evalkit.features.ground import ground_metrics
+    """Issue acceptance: resampling 120 -> 60 -> 30 fps moves every skate and ground metric by
+    less than 10 % (or 0.01 for shares near zero). The whole scoring path (pops dropped, etc.)."""
+    from evalkit.features.score import score_motion
 
     m120 = load_motion(sample_path("cmu", name))
     keys_rel = ["skate_distance_per_s", "skate_distance_mean", "skate_speed_mean"]
-    keys_m = ["penetration_mean", "floating_mean"]
+    keys_m = ["penetration_mean", "floating_mean", "penetration_max", "floating_max"]
+    # shares: 10 % of the value, or 0.01 for shares near zero (the issue's acceptance)
+    keys_share = ["contact_frac", "skate_fraction", "penetration_frac", "floating_frac", "skating_ratio_20fps"]
 
-    def metrics(m):
-        t = foot_track(m)
-        return {**skate_metrics(t), **ground_metrics(t), **skating_ratio_metric(t)}
-
+    metrics = score_motion
     ref = metrics(m120)
     for fps in (60.0, 30.0):
         got = metrics(resample(m120, fps))
@@ -165,7 +166,5 @@ def test_skate_and_ground_metrics_do_not_depend_on_frame_rate(name):
             assert got[k] == pytest.approx(ref[k], rel=0.10), (fps, k)
         for k in keys_m:
             assert got[k] == pytest.approx(ref[k], rel=0.10, abs=0.001), (fps, k)
-        assert got["contact_frac"] == pytest.approx(ref["contact_frac"], rel=0.10, abs=0.01)
-        # a frame-pair ratio moves in steps of one pair: 1 / (T - 1) at 20 fps
-        step = 1.0 / (int(m120.duration * 20) - 1)
-        assert got["skating_ratio_20fps"] == pytest.approx(ref["skating_ratio_20fps"], rel=0.10, abs=max(0.01, step) + 1e-9)
+        for k in keys_share:
+            assert got[k] == pytest.approx(ref[k], rel=0.10, abs=0.01), (fps, k)

@@ -65,6 +65,11 @@ def register(sub) -> None:
     p.add_argument("--fps", type=float, default=30.0, help="working frame rate (default: 30)")
     p.add_argument("--window", type=float, default=1.0, metavar="S", help="window length, s (default: 1)")
     p.add_argument("--hop", type=float, default=0.5, metavar="S", help="window step, s (default: 0.5)")
+    p.add_argument("--artifact-check", action="store_true",
+                   help="also lower a clip's naturalness when it exceeds natural capture on physical "
+                        "invariants (limb symmetry, bone lengths, foot slides, floor, balance, jerk "
+                        "spikes, noise); generalises to artifact types not in training "
+                        "(docs/discriminator.md)")
     p.add_argument("--folds", type=int, default=5, help="--evaluate: cross-validation folds (default: 5)")
     p.add_argument("--no-loco", action="store_true",
                    help="--evaluate: skip the leave-one-corruption-type-out runs (much faster)")
@@ -91,6 +96,7 @@ def _options(args: argparse.Namespace):
         seed=args.seed, types=types, per_type=args.per_type, severity_range=tuple(args.severity),
         mirror=not args.no_mirror, segment_s=args.segment, group_by=args.group_by,
         window=WindowConfig(fps=args.fps, window_s=args.window, hop_s=args.hop),
+        model={"artifact_check": True} if args.artifact_check else {},
     )
 
 
@@ -135,7 +141,7 @@ def _evaluate(args: argparse.Namespace, options) -> int:
         train=ExampleSpec(types=tuple(options.types), per_type=options.per_type, severity_range=options.severity_range,
                           mirror=options.mirror, seed=options.seed),
         segment_s=options.segment_s, window=options.window,
-        model=NaturalnessDiscriminator(window=options.window, random_state=options.seed),
+        model=NaturalnessDiscriminator(window=options.window, random_state=options.seed, **options.model),
         loco=not args.no_loco,
     )
     files = write_report(clips, Path(args.evaluate), cfg, progress=not args.quiet)

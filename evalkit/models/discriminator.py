@@ -154,6 +154,68 @@ class NaturalRange(TransformerMixin, BaseEstimator):
         return np.array(["range_excess_max", "range_excess_top5", "range_excess_count"])
 
 
+#: Window features that natural motion keeps small whatever the capture, with the physical
+#: invariant each one measures; ``(column, sign)``: ``sign * value`` grows with the artifact.
+ARTIFACT_FEATURES: tuple[tuple[str, int], ...] = (
+    ("f_asym_max_max", 1),        # left and right limbs of different lengths
+    ("f_bone_len_var", 1),        # bones changing length over time
+    ("f_skate_p25", 1),           # planted feet sliding
+    ("f_skate_ratio", 1),
+    ("f_stance_h_mean_rel", 1),   # planted feet above the clip's usual floor (floating) ...
+    ("f_stance_h_mean_rel", -1),  # ... or below it (sinking)
+    ("f_fx_zmp_outside_max", 1),  # zero-moment point outside the support polygon
+    ("f_jerk_max_max", 1),        # jerk, acceleration spikes against the surrounding second
+    ("f_acc_spike_max", 1),
+    ("f_acc_spike_max_rel", 1),
+    ("f_jerk_spike_max_rel", 1),
+    ("f_root_jerk_mean", 1),      # root shaking
+    ("f_vhf_ratio", 1),           # energy above the band of human movement (noise)
+)
+
+
+class ArtifactCheck(BaseEstimator):
+    """Type-agnostic artifact score: how far a window exceeds natural capture on invariants.
+
+    Fitted on natural windows only: per feature of :data:`ARTIFACT_FEATURES` (sign applied) the
+    median and the ``q`` quantile. A window's score is ``log1p`` of the largest excess beyond
+    that quantile, in units of (quantile − median), over the features; 0 when every feature is
+    within the natural range. It knows nothing about corruption types, so it also flags
+    artifacts of kinds never seen in training (that is its purpose; see docs/discriminator.md).
+
+    Args:
+        q: upper quantile of the natural windows that bounds the natural range.
+    """
+
+    def __init__(self, q: float = 0.99):
+        self.q = q
+
+    def _values(self, X: pd.DataFrame) -> np.ndarray:
+        return np.column_stack([sign * X[c].to_numpy(dtype=np.float64) for c, sign in self.features_])
+
+    def fit(self, X: pd.DataFrame, y=None):
+        self.features_ = [(c, s) for c, s in ARTIFACT_FEATURES if c in X.columns]
+        if not self.features_:
+            raise InputError("none of the artifact features is in the window table")
+        V = self._values(X if y is None else X[np.asarray(y) == 1])
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns (no flight, etc.)
+            self.median_ = np.nanmedian(V, axis=0)
+            high = np.nanquantile(V, self.q, axis=0)
+        span = high - self.median_
+        self.span_ = np.where(np.isfinite(span) & (span > 0), span, np.inf)
+        return self
+
+    def score_windows(self, X: pd.DataFrame) -> np.ndarray:
+        """``(windows,)`` artifact score (0 = within the natural range on every invariant)."""
+        check_is_fitted(self, "span_")
+        with np.errstate(invalid="ignore"):
+            e = (self._values(X) - self.median_) / self.span_ - 1.0
+        e = np.where(np.isfinite(e), np.maximum(e, 0.0), 0.0)
+        return np.log1p(e.max(axis=1))
+
+
 class NaturalnessDiscriminator(ClassifierMixin, BaseEstimator):
     """Calibrated classifier of natural (1) vs unnatural (0) motion windows and clips.
 
@@ -172,6 +234,11 @@ class NaturalnessDiscriminator(ClassifierMixin, BaseEstimator):
             (``None``: leave them out).
         pose_samples: pose samples per window in the ``pose_*`` columns.
         cv: folds for the out-of-fold calibration (grouped when ``groups`` is given to ``fit``).
+        artifact_check: multiply the clip's naturalness by a logistic function of its largest
+            :class:`ArtifactCheck` score (fitted out of fold; 1 for a clip with no excess), so that an artifact of a kind
+            the training data never showed still lowers the score. Off by default: see
+            docs/discriminator.md for what it gains on held-out corruption types and costs on
+            seen ones.
         stretch_s: the clip model is fitted on training examples up to this long (seconds); a
             longer clip gets the naturalness of its least natural stretch of this length, so
             one bad second in a minute of motion still shows.
@@ -186,7 +253,7 @@ class NaturalnessDiscriminator(ClassifierMixin, BaseEstimator):
     def __init__(self, max_iter: int = 80, learning_rate: float = 0.08, max_leaf_nodes: int = 7,
                  min_samples_leaf: int = 60, l2_regularization: float = 1.0, max_features: float = 1.0,
                  pca_components: float | int = 0.95, pose_samples: int = 6, range_quantile: float | None = None,
-                 cv: int = 3, stretch_s: float = 6.0,
+                 cv: int = 3, stretch_s: float = 6.0, artifact_check: bool = False,
                  window: WindowConfig = WindowConfig(), n_threads: int | None = 1, random_state: int = 0):
         self.max_iter = max_iter
         self.learning_rate = learning_rate
@@ -199,9 +266,15 @@ class NaturalnessDiscriminator(ClassifierMixin, BaseEstimator):
         self.pose_samples = pose_samples
         self.cv = cv
         self.stretch_s = stretch_s
+        self.artifact_check = artifact_check
         self.window = window
         self.n_threads = n_threads
         self.random_state = random_state
+
+    def __setstate__(self, state):
+        # models saved before a parameter existed load with its default (the behaviour they had)
+        state.setdefault("artifact_check", False)
+        super().__setstate__(state)
 
     # -- inner model -------------------------------------------------------------------------
     def _columns(self, X: pd.DataFrame) -> tuple[list[str], list[str]]:
@@ -282,12 +355,15 @@ class NaturalnessDiscriminator(ClassifierMixin, BaseEstimator):
             splits = list(StratifiedKFold(n_splits=self.cv, shuffle=True,
                                           random_state=self.random_state).split(X, y))
         oof = np.zeros(len(y))
+        art = np.zeros(len(y))
         for tr, te in splits:
             tr = tr[lab[tr]]
             if len(np.unique(y[tr])) < 2:
                 raise InputError("a calibration fold has only one class; give more groups or both classes per group")
             inner = self._fit_inner(X.iloc[tr], y[tr], _balanced_weights(y[tr]))
             oof[te] = self._raw(inner, X.iloc[te], self._design)
+            if self.artifact_check:
+                art[te] = ArtifactCheck().fit(X.iloc[tr], y[tr]).score_windows(X.iloc[te])
         self.calibrator_ = LogisticRegression(C=1e4).fit(oof[lab, None], y[lab], sample_weight=_balanced_weights(y[lab]))
         p_oof = self.calibrator_.predict_proba(oof[:, None])[:, 1]
 
@@ -300,6 +376,10 @@ class NaturalnessDiscriminator(ClassifierMixin, BaseEstimator):
         if len(np.unique(cy[keep])) < 2:
             raise InputError("the clip-level model needs natural and unnatural clips")
         self.clip_model_ = LogisticRegression(C=1.0).fit(agg[keep], cy[keep], sample_weight=_balanced_weights(cy[keep]))
+        if self.artifact_check:
+            a = pd.Series(art).groupby(clips, sort=False).max().loc[ids].to_numpy()[:, None]
+            self.artifact_model_ = LogisticRegression(C=1.0).fit(a[keep], cy[keep], sample_weight=_balanced_weights(cy[keep]))
+            self.artifact_ = ArtifactCheck().fit(X[lab], y[lab])
 
         self.inner_ = self._fit_inner(X[lab], y[lab], _balanced_weights(y[lab]))
         self.n_features_in_ = len(self.feature_columns_) + len(self.pose_columns_)
@@ -359,6 +439,11 @@ class NaturalnessDiscriminator(ClassifierMixin, BaseEstimator):
                 sid = np.repeat(np.arange(len(zc) - k + 1), k)
                 a, _ = self._clip_table(sub, sid)
                 pc[pos[c]] = float(self.clip_model_.predict_proba(a)[:, 1].min())
+        if self.artifact_check:
+            a = pd.Series(self.artifact_.score_windows(X)).groupby(clips, sort=False).max().loc[ids].to_numpy()
+            # relative to a clip with no excess, so clean clips keep the clip model's probability
+            ref = self.artifact_model_.predict_proba(np.zeros((1, 1)))[0, 1]
+            pc = pc * np.minimum(1.0, self.artifact_model_.predict_proba(a[:, None])[:, 1] / ref)
         df = pd.DataFrame({"clip": clips, "p": p, "row": np.arange(len(p))})
         worst = df.loc[df.groupby("clip", sort=False)["p"].idxmin()].set_index("clip")
         out = pd.DataFrame({"naturalness": pc}, index=pd.Index(ids, name="clip"))

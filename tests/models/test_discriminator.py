@@ -107,6 +107,28 @@ def test_held_out_subject_separates(clips, walk30):
         assert bad < natural, kind
 
 
+def test_artifact_check_flags_a_type_never_trained_on(clips, table, walk30):
+    """Trained without bone-length errors, the artifact check still marks a walk whose leg is
+    20 % longer than its twin (the trees alone have never seen that) and leaves natural clips be."""
+    from evalkit.models.discriminator import ArtifactCheck
+
+    assert "bone_length" not in TYPES
+    plain = fit_clone(NaturalnessDiscriminator(**SMALL), table)
+    checked = fit_clone(NaturalnessDiscriminator(**SMALL, artifact_check=True), table)
+    bad = corrupt(walk30, "bone_length", 0.5, seed=3, mode="limb").motion
+    natural_windows = window_features(walk30, checked.window)
+    bad_windows = window_features(bad, checked.window)
+    check = ArtifactCheck().fit(table, table["label"].to_numpy())
+    assert np.median(check.score_windows(natural_windows)) == 0.0
+    assert check.score_windows(bad_windows).max() > 1.0
+    p_nat, p_nat_checked = score_motion(plain, walk30).naturalness, score_motion(checked, walk30).naturalness
+    p_bad, p_bad_checked = score_motion(plain, bad).naturalness, score_motion(checked, bad).naturalness
+    # the check only ever lowers a score, and it lowers the corrupted clip far more
+    assert p_nat_checked <= p_nat + 1e-12 and p_bad_checked <= p_bad + 1e-12
+    assert p_bad_checked < p_nat_checked
+    assert p_nat_checked / p_nat > 0.95 and p_bad_checked / p_bad < 0.8
+
+
 def test_worst_window_finds_the_cut(model, walk30):
     c = corrupt(walk30, "transition", 1.0, seed=5)
     s = score_motion(model, c.motion)

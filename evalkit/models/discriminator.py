@@ -12,7 +12,10 @@ data-driven window features (:mod:`evalkit.models.windows`) tells natural from u
    probabilities calibrated, with both classes weighted equally (a prior of 1/2);
 4. a logistic model on the distribution of a clip's window log-odds (mean, 25th percentile,
    minimum, log window count), also fitted out of fold, gives the clip's calibrated
-   probability of looking natural.
+   probability of looking natural;
+5. optionally (``artifact_check=True``), :class:`ArtifactCheck` — fitted on natural windows
+   only — lowers that probability for clips that exceed natural capture on physical invariants,
+   which carries over to artifact types absent from training.
 
 :func:`score_motion` runs the whole chain on a :class:`~evalkit.motion.Motion` and reports the
 clip's naturalness and its worst window.

@@ -65,11 +65,15 @@ def register(sub) -> None:
     p.add_argument("--fps", type=float, default=30.0, help="working frame rate (default: 30)")
     p.add_argument("--window", type=float, default=1.0, metavar="S", help="window length, s (default: 1)")
     p.add_argument("--hop", type=float, default=0.5, metavar="S", help="window step, s (default: 0.5)")
-    p.add_argument("--artifact-check", action="store_true",
-                   help="also lower a clip's naturalness when it exceeds natural capture on physical "
-                        "invariants (limb symmetry, bone lengths, foot slides, floor, balance, jerk "
-                        "spikes, noise); generalises to artifact types not in training "
-                        "(docs/discriminator.md)")
+    check = p.add_mutually_exclusive_group()
+    check.add_argument("--no-artifact-check", dest="artifact_check", action="store_false",
+                       help="leave out the artifact check, which lowers a clip's naturalness when it "
+                            "exceeds natural capture on physical invariants (limb symmetry, bone lengths, "
+                            "foot slides, floor, balance, jerk spikes, noise) and so catches artifact "
+                            "types absent from training (on by default; docs/discriminator.md)")
+    check.add_argument("--artifact-check", dest="artifact_check", action="store_true",
+                       help="keep the artifact check on (the default)")
+    p.set_defaults(artifact_check=True)
     p.add_argument("--folds", type=int, default=5, help="--evaluate: cross-validation folds (default: 5)")
     p.add_argument("--no-loco", action="store_true",
                    help="--evaluate: skip the leave-one-corruption-type-out runs (much faster)")
@@ -96,7 +100,7 @@ def _options(args: argparse.Namespace):
         seed=args.seed, types=types, per_type=args.per_type, severity_range=tuple(args.severity),
         mirror=not args.no_mirror, segment_s=args.segment, group_by=args.group_by,
         window=WindowConfig(fps=args.fps, window_s=args.window, hop_s=args.hop),
-        model={"artifact_check": True} if args.artifact_check else {},
+        model={"artifact_check": bool(args.artifact_check)},
     )
 
 

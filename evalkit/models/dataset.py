@@ -211,6 +211,12 @@ class ExampleSpec:
             limb lengths by up to +-3 %, and half of them low-passed at 5-10 Hz as capture
             pipelines smooth differently); only with ``mirror``.
         seed: base seed; each example's seed is derived from it, the segment and the type.
+        transplant_donor: where ``transplant`` takes the limb's motion from: ``"other_clip"``
+            (another clip of the same group on the same skeleton, drawn with the example's
+            seed -- limb transplants *between* clips, what body-part synthesis does; a clip with
+            no such partner falls back to its own other times) or ``"same_clip"`` (another time
+            of the same clip: the subtler variant, reported separately in
+            docs/discriminator.md).
     """
 
     types: tuple[str, ...] = CORRUPTION_TYPES
@@ -221,6 +227,7 @@ class ExampleSpec:
     augment: bool = False
     seed: int = 0
     tag: str = field(default="train")
+    transplant_donor: str = "other_clip"
 
 
 def iter_examples(clips: Sequence[NaturalClip], spec: ExampleSpec = ExampleSpec(),
@@ -230,6 +237,9 @@ def iter_examples(clips: Sequence[NaturalClip], spec: ExampleSpec = ExampleSpec(
     for t in spec.types:
         if t not in CORRUPTION_TYPES:
             raise InputError(f"unknown corruption {t!r}; expected one of {', '.join(CORRUPTION_TYPES)}")
+    if spec.transplant_donor not in ("other_clip", "same_clip"):
+        raise InputError(f"transplant_donor must be 'other_clip' or 'same_clip', got {spec.transplant_donor!r}")
+    partners = _donor_partners(clips) if spec.transplant_donor == "other_clip" else {}
     it = clips
     if progress:
         from tqdm import tqdm
@@ -250,11 +260,28 @@ def iter_examples(clips: Sequence[NaturalClip], spec: ExampleSpec = ExampleSpec(
                     seed = _seed_for(spec.seed, spec.tag, seg.name, kind, r)
                     rng = np.random.default_rng(seed)
                     sev = spec.severity if spec.severity is not None else float(rng.uniform(*spec.severity_range))
+                    donor = None
+                    if kind == "transplant" and partners.get(id(clip)):
+                        options = partners[id(clip)]
+                        donor = options[int(rng.integers(len(options)))].motion
+                        if seg.name.endswith("~mirror"):  # a mirrored segment takes a mirrored limb
+                            donor = mirror(donor)
                     try:
-                        c = corrupt(seg, kind, sev, seed=seed)
+                        c = corrupt(seg, kind, sev, seed=seed, donor=donor)
                     except EvalkitError:
                         continue  # not applicable to this segment (too short, nothing dissimilar)
                     yield Example(c.motion, c.provenance, clip.group, seg.name, clip.rig)
+
+
+def _donor_partners(clips: Sequence[NaturalClip]) -> dict[int, list[NaturalClip]]:
+    """For each clip (by ``id``), the other clips of its group on the same skeleton (same joint
+    names and rig) and of another take: the donors of limb transplants between clips."""
+    out: dict[int, list[NaturalClip]] = {}
+    for c in clips:
+        names = c.motion.skeleton.names
+        out[id(c)] = [d for d in clips if d is not c and d.group == c.group and d.rig == c.rig
+                      and d.take != c.take and d.motion.skeleton.names == names]
+    return out
 
 
 def make_examples(clips: Sequence[NaturalClip], spec: ExampleSpec = ExampleSpec(),

@@ -32,7 +32,9 @@ discontinuity on a window's edge is still seen):
 * **coordination**: correlation of left and right foot forward velocities, of each wrist with
   the same-side foot, and of the two wrists; correlation of the swing (forward component) of
   the two thighs, the two upper arms, and each arm with the opposite thigh (limb transplants
-  break these);
+  break these); the vertical component of the whole-body angular momentum about the centre of
+  mass (``H^2/s`` per unit mass; natural arms counter the legs' and pelvis' twist, a limb out of
+  step leaves it unbalanced) and the correlation of the arms' and legs' shares of it;
 * **clip context** (``*_rel``): some of the above minus their median over the clip's windows, so
   a local anomaly stands out against the clip's own style;
 * **pose samples** (``pose_*`` columns): heading-frame bone directions and their velocities at
@@ -75,6 +77,9 @@ _SEGMENTS: tuple[tuple[str, str, float], ...] = (
     ("left_knee", "left_ankle", 0.0465), ("right_knee", "right_ankle", 0.0465),
     ("left_ankle", "left_toe", 0.0145), ("right_ankle", "right_toe", 0.0145),
 )
+
+_ARM_SEGMENTS = [i for i, (a, b, _) in enumerate(_SEGMENTS) if "elbow" in a or "elbow" in b]
+_LEG_SEGMENTS = [i for i, (a, b, _) in enumerate(_SEGMENTS) if "knee" in a or "knee" in b or "ankle" in a]
 
 _BONE_INDEX = {pair: i for i, pair in enumerate(BONES)}
 _LIMB_BONES = {
@@ -454,6 +459,21 @@ def frame_signals(body: Body, config: WindowConfig = WindowConfig()) -> dict[str
     valid = np.repeat(contact, 2, axis=1)
     out = _outside_support(pts, valid, zmp) / h
     sig["zmp_out"] = np.where(ok & contact.any(1), out, np.nan)
+
+    # angular momentum about the COM (point segment masses at segment midpoints; body heights,
+    # mass fractions, per second): in natural movement the arms counter the legs' and the
+    # pelvis' twist about the vertical, so a limb moving out of step with the rest (a limb from
+    # another moment or clip) leaves the vertical component unbalanced
+    seg = np.stack([0.5 * (p[:, ROLE_INDEX[a_]] + p[:, ROLE_INDEX[b_]]) for a_, b_, _ in _SEGMENTS], 1)
+    mass = np.array([w_ for *_, w_ in _SEGMENTS])
+    mass = mass / mass.sum()
+    com_h = np.einsum("fsk,s->fk", seg, mass)
+    r = seg - com_h[:, None]
+    dv = _diff(seg, 1, fps) - _diff(com_h, 1, fps)[:, None]
+    ly = mass[None] * (r[..., 2] * dv[..., 0] - r[..., 0] * dv[..., 2])  # (F, segments) vertical part
+    sig["ang_mom_y"] = np.abs(ly.sum(1))
+    sig["ang_mom_arms_y"] = ly[:, _ARM_SEGMENTS].sum(1)
+    sig["ang_mom_legs_y"] = ly[:, _LEG_SEGMENTS].sum(1)
     return sig
 
 
@@ -490,7 +510,7 @@ _FX = ("fx_contact", "fx_skate", "fx_penetration", "fx_floating", "fx_zmp_outsid
 
 _MEAN_MAX = ("speed", "acc", "jerk", "root_acc", "root_jerk", "yaw_rate", "yaw_acc", "ang_speed",
              "ang_acc", "ang_jerk", "linearity", "limb_activity_min", "zmp_out", "stance_vy",
-             "local_speed", "local_speed_min_ratio", "local_linearity", "local_linearity_min")
+             "local_speed", "local_speed_min_ratio", "local_linearity", "local_linearity_min", "ang_mom_y")
 _MEDIAN_P25 = ("skate",)  # robust: planted-foot speeds mix in toe-down swing frames
 _MAX_ONLY = ("speed_max", "acc_max", "jerk_max", "ang_acc_max", "limb_acc_max", "asym_max",
              "knee_flex_max", "elbow_max", "local_acc_max", "acc_spike", "jerk_spike", "local_acc_spike",
@@ -501,7 +521,7 @@ _RELATIVE = ("acc_max_max", "jerk_mean", "ang_acc_max_max", "ang_jerk_mean", "li
              "speed_mean", "skate_median", "stance_h_mean", "foot_h_min_min", "zmp_out_mean",
              "limb_activity_min_min", "hf_ratio", "root_jerk_mean", "yaw_acc_max", "bone_len_var",
              "local_speed_min_ratio_min", "local_linearity_mean", "local_linearity_min_min", "local_acc_max_max",
-             "jerk_spike_max", "acc_spike_max", "local_acc_spike_max")
+             "jerk_spike_max", "acc_spike_max", "local_acc_spike_max", "ang_mom_y_mean", "ang_mom_y_max")
 
 
 def window_starts(n_frames: int, config: WindowConfig = WindowConfig()) -> tuple[np.ndarray, int]:
@@ -624,6 +644,7 @@ def window_features(motion: Motion | Body, config: WindowConfig = WindowConfig()
         arm_leg = np.stack([_corr(la_, rt_), _corr(ra_, lt_)])
         cols["phase_arm_leg_min"] = np.nanmin(arm_leg, 0)
         cols["phase_arm_leg_mean"] = np.nanmean(arm_leg, 0)
+        cols["ang_mom_arm_leg"] = _corr(sig["ang_mom_arms_y"][idx], sig["ang_mom_legs_y"][idx])
         cols["swing_thighs"] = lt_.std(1) + rt_.std(1)
         cols["swing_arms"] = la_.std(1) + ra_.std(1)
         for name in _RELATIVE:

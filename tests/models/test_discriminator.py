@@ -113,8 +113,8 @@ def test_artifact_check_flags_a_type_never_trained_on(clips, table, walk30):
     from evalkit.models.discriminator import ArtifactCheck
 
     assert "bone_length" not in TYPES
-    plain = fit_clone(NaturalnessDiscriminator(**SMALL), table)
-    checked = fit_clone(NaturalnessDiscriminator(**SMALL, artifact_check=True), table)
+    plain = fit_clone(NaturalnessDiscriminator(**SMALL, artifact_check=False), table)
+    checked = fit_clone(NaturalnessDiscriminator(**SMALL), table)  # the check is on by default
     bad = corrupt(walk30, "bone_length", 0.5, seed=3, mode="limb").motion
     natural_windows = window_features(walk30, checked.window)
     bad_windows = window_features(bad, checked.window)

@@ -74,6 +74,10 @@ def register(sub) -> None:
     check.add_argument("--artifact-check", dest="artifact_check", action="store_true",
                        help="keep the artifact check on (the default)")
     p.set_defaults(artifact_check=True)
+    p.add_argument("--transplant-donor", choices=("other_clip", "same_clip"), default="other_clip",
+                   help="limb transplants take the limb from another clip of the same subject on the "
+                        "same skeleton (other_clip, the default) or from another time of the same clip "
+                        "(same_clip: subtler, harder to detect)")
     p.add_argument("--folds", type=int, default=5, help="--evaluate: cross-validation folds (default: 5)")
     p.add_argument("--no-loco", action="store_true",
                    help="--evaluate: skip the leave-one-corruption-type-out runs (much faster)")
@@ -100,7 +104,7 @@ def _options(args: argparse.Namespace):
         seed=args.seed, types=types, per_type=args.per_type, severity_range=tuple(args.severity),
         mirror=not args.no_mirror, segment_s=args.segment, group_by=args.group_by,
         window=WindowConfig(fps=args.fps, window_s=args.window, hop_s=args.hop),
-        model={"artifact_check": bool(args.artifact_check)},
+        model={"artifact_check": bool(args.artifact_check)}, transplant_donor=args.transplant_donor,
     )
 
 
@@ -143,7 +147,7 @@ def _evaluate(args: argparse.Namespace, options) -> int:
     cfg = EvalConfig(
         n_splits=args.folds, seed=options.seed,
         train=ExampleSpec(types=tuple(options.types), per_type=options.per_type, severity_range=options.severity_range,
-                          mirror=options.mirror, seed=options.seed),
+                          mirror=options.mirror, seed=options.seed, transplant_donor=options.transplant_donor),
         segment_s=options.segment_s, window=options.window,
         model=NaturalnessDiscriminator(window=options.window, random_state=options.seed, **options.model),
         loco=not args.no_loco,

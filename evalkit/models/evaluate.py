@@ -89,7 +89,7 @@ def prepare_data(clips: Sequence[NaturalClip], config: EvalConfig = EvalConfig()
     baselines = default_baselines(config.window, config.seed) if baselines is None else baselines
     train_spec = replace(config.train, seed=config.seed, tag="train")
     test_spec = ExampleSpec(types=config.train.types, per_type=1, severity=config.test_severity,
-                            mirror=False, seed=config.seed, tag="test")
+                            mirror=False, seed=config.seed, tag="test", transplant_donor=config.train.transplant_donor)
 
     def gen_test():
         yield from iter_examples(clips, test_spec, config.segment_s)

@@ -49,6 +49,8 @@ class TrainOptions:
             or ``folder``.
         window: window configuration.
         model: estimator parameters (:class:`NaturalnessDiscriminator` keyword arguments).
+        transplant_donor: ``"other_clip"`` (limb transplants between clips of a subject) or
+            ``"same_clip"`` (from another time of the clip); see :class:`ExampleSpec`.
     """
 
     seed: int = 0
@@ -60,6 +62,7 @@ class TrainOptions:
     group_by: str = "subject"
     window: WindowConfig = WindowConfig()
     model: dict[str, Any] = field(default_factory=dict)
+    transplant_donor: str = "other_clip"
 
     def __post_init__(self) -> None:
         bad = [t for t in self.types if t not in CORRUPTION_TYPES]
@@ -70,6 +73,8 @@ class TrainOptions:
             raise InputError(f"severity range must satisfy 0 <= low <= high <= 1, got {lo} {hi}")
         if self.per_type < 1:
             raise InputError("per_type must be at least 1")
+        if self.transplant_donor not in ("other_clip", "same_clip"):
+            raise InputError(f"transplant_donor must be 'other_clip' or 'same_clip', got {self.transplant_donor!r}")
 
 
 def versions() -> dict[str, str]:
@@ -107,7 +112,7 @@ def train(natural: Sequence[str | Path], unnatural: Sequence[str | Path] = (), o
     clips = load_natural(natural, fps=fps, group_by=options.group_by, load_kwargs=load_kwargs, progress=progress)
     spec = ExampleSpec(types=tuple(options.types), per_type=options.per_type, severity=None,
                        severity_range=tuple(options.severity_range), mirror=options.mirror, seed=options.seed,
-                       tag="train")
+                       tag="train", transplant_donor=options.transplant_donor)
     user_bad = examples_from_files(unnatural, natural=False, fps=fps, load_kwargs=load_kwargs) if unnatural else []
     counts: dict[str, int] = {}
     frames = []
@@ -159,7 +164,7 @@ def train(natural: Sequence[str | Path], unnatural: Sequence[str | Path] = (), o
         "pose_columns": len(model.pose_columns_),
         "corruptions": {"types": list(options.types), "per_type": options.per_type,
                         "severity_range": list(options.severity_range), "mirror": options.mirror,
-                        "segment_s": options.segment_s},
+                        "segment_s": options.segment_s, "transplant_donor": options.transplant_donor},
         "group_by": options.group_by,
         "training_data": files,
         "examples": counts,

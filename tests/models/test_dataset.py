@@ -47,3 +47,11 @@ def test_same_clip_transplants_on_request(clips):
     assert all(e.provenance.donor is None for e in ex)
     with pytest.raises(InputError, match="transplant_donor"):
         make_examples(clips, ExampleSpec(types=("transplant",), transplant_donor="elsewhere"))
+
+
+def test_training_options_check_the_donor_setting():
+    from evalkit.models.training import TrainOptions
+
+    assert TrainOptions().transplant_donor == "other_clip"
+    with pytest.raises(InputError, match="transplant_donor"):
+        TrainOptions(transplant_donor="elsewhere")

@@ -474,18 +474,37 @@ class MotionScore:
     windows: pd.DataFrame
 
 
-def score_motion(model: NaturalnessDiscriminator, motion: Motion, roles: dict[str, int] | None = None) -> MotionScore:
-    """Score a clip with a fitted discriminator (windows cut with the model's own config)."""
+def score_motion(model: NaturalnessDiscriminator, motion: Motion, roles: dict[str, int] | None = None,
+                 drop_pops: bool = True) -> MotionScore:
+    """Score a clip with a fitted discriminator (windows cut with the model's own config).
+
+    Args:
+        model: a fitted :class:`NaturalnessDiscriminator`.
+        motion: the clip.
+        roles: role -> joint index overrides for unusual rigs.
+        drop_pops: first drop popped end frames exactly as ``evalkit score`` does for every
+            other metric (:func:`evalkit.features.clean.drop_end_pops`: a reference pose that
+            an exporter put at frame 0 is not motion); window times stay in seconds of the
+            clip as given. ``False`` judges every frame.
+    """
     check_is_fitted(model, "inner_")
+    head = 0
+    if drop_pops:
+        from evalkit.features.clean import drop_end_pops
+        from evalkit.motion import skeleton_height
+        from evalkit.features.body import REFERENCE_HEIGHT_M
+
+        motion, head, _ = drop_end_pops(motion, skeleton_height(motion) / REFERENCE_HEIGHT_M)
     table = window_features(motion, model.window, roles)
     p = model.predict_proba(table)[:, 1]
     clip = model.predict_clip_proba(table, np.zeros(len(table), dtype=int)).iloc[0]
     w = int(clip["worst_window"])
-    windows = pd.DataFrame({"start_s": table["start_s"], "end_s": table["end_s"], "naturalness": p})
+    shift = head / motion.fps
+    windows = pd.DataFrame({"start_s": table["start_s"] + shift, "end_s": table["end_s"] + shift, "naturalness": p})
     return MotionScore(
         naturalness=float(clip["naturalness"]),
-        worst_start_s=float(table["start_s"].iloc[w]),
-        worst_end_s=float(table["end_s"].iloc[w]),
+        worst_start_s=float(windows["start_s"].iloc[w]),
+        worst_end_s=float(windows["end_s"].iloc[w]),
         worst_naturalness=float(clip["worst_naturalness"]),
         windows=windows,
     )

@@ -129,6 +129,21 @@ def test_artifact_check_flags_a_type_never_trained_on(clips, table, walk30):
     assert p_nat_checked / p_nat > 0.95 and p_bad_checked / p_bad < 0.8
 
 
+def test_a_reference_pose_at_frame_0_is_not_judged(model, walk30):
+    """Exporters often put a bind pose at frame 0; ``evalkit score`` drops such end pops for
+    every metric, and the discriminator judges the same frames (times stay in the file's)."""
+    from dataclasses import replace
+
+    rot = np.concatenate([np.tile([0.0, 0.0, 0.0, 1.0], (1, walk30.skeleton.n_joints, 1)), walk30.rotations])
+    tr = np.concatenate([walk30.translations[:1] * 0 + walk30.skeleton.offsets[None], walk30.translations])
+    posed = replace(walk30, rotations=rot, translations=tr)
+    plain, judged = score_motion(model, walk30), score_motion(model, posed)
+    assert abs(judged.naturalness - plain.naturalness) < 1e-9
+    assert np.allclose(judged.windows["start_s"], plain.windows["start_s"] + 1 / walk30.fps)
+    # judging every frame sees the jump: the clip looks less natural
+    assert score_motion(model, posed, drop_pops=False).naturalness < plain.naturalness
+
+
 def test_worst_window_finds_the_cut(model, walk30):
     c = corrupt(walk30, "transition", 1.0, seed=5)
     s = score_motion(model, c.motion)

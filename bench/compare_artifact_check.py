@@ -4,7 +4,8 @@ Not a speed benchmark: an evaluation of one model option against the default, on
 examples and folds (the default evaluation configuration, ``EvalConfig()``, with 3 folds to keep
 the run under an hour on 2 cores). Prints ROC AUC per corruption type for the types seen in
 training ("all": pooled) and for each type held out of training (leave-one-corruption-type-out;
-"mean": their mean), at severity 0.5.
+"mean": their mean), at severity 0.5; then, per variant, accuracy and MCC pooled over the seen types
+and the naturalness of the natural test segments (unseen subjects).
 Needs the real capture in ../shared/data/mocap (falls back to the bundled CMU clips only).
 
     .venv/bin/python bench/compare_artifact_check.py [--folds 3] [--out DIR]
@@ -37,11 +38,18 @@ def main() -> None:
     t0 = time.perf_counter()
     clips = load_natural(paths, progress=True)
     data = prepare_data(clips, EvalConfig(), baselines=[], progress=True)
-    cols = {}
+    cols, extra = {}, {}
     for name, check in (("default", False), ("artifact_check", True)):
         cfg = EvalConfig(n_splits=args.folds, model=NaturalnessDiscriminator(artifact_check=check))
-        m = metrics_table(cross_validate(data, cfg, baselines=[], progress=True))
+        scores = cross_validate(data, cfg, baselines=[], progress=True)
+        m = metrics_table(scores)
         m = m[m["method"] == DISCRIMINATOR]
+        pooled = m[(m["setting"] == "seen") & (m["corruption"] == "all")].iloc[0]
+        nat = scores[(scores["method"] == DISCRIMINATOR) & (scores["setting"] == "seen")
+                     & (scores["clip_natural"] == 1)]["score"]
+        extra[name] = {"seen pooled accuracy": pooled["accuracy"], "seen pooled MCC": pooled["mcc"],
+                       "natural segments: mean naturalness": nat.mean(),
+                       "natural segments: share > 0.5": (nat > 0.5).mean()}
         if args.out:
             args.out.mkdir(parents=True, exist_ok=True)
             m.to_csv(args.out / f"metrics_{name}.csv", index=False)
@@ -52,6 +60,7 @@ def main() -> None:
     print(f"{len(clips)} natural clips, {args.folds} grouped folds, severity 0.5, "
           f"{time.perf_counter() - t0:.0f} s")
     print(table.round(3).to_string())
+    print(pd.DataFrame(extra).round(3).to_string())
 
 
 if __name__ == "__main__":

@@ -264,7 +264,7 @@ def iter_examples(clips: Sequence[NaturalClip], spec: ExampleSpec = ExampleSpec(
                     if kind == "transplant" and partners.get(id(clip)):
                         options = partners[id(clip)]
                         donor = options[int(rng.integers(len(options)))].motion
-                        if seg.name.endswith("~mirror"):  # a mirrored segment takes a mirrored limb
+                        if "~mirror" in seg.name:  # a mirrored segment takes a mirrored limb
                             donor = mirror(donor)
                     try:
                         c = corrupt(seg, kind, sev, seed=seed, donor=donor)

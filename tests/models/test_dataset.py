@@ -41,6 +41,17 @@ def test_transplant_takes_the_limb_from_another_clip_of_the_subject(clips):
     assert np.allclose(np.abs(np.sum(got * want, axis=-1)), 1.0, atol=1e-6)
 
 
+def test_mirrored_segments_take_a_mirrored_limb(clips):
+    """Mirrored (and augmented) segments get their transplanted limb from the mirrored donor."""
+    ex = make_examples([c for c in clips if c.group == "cmu:131"],
+                       ExampleSpec(types=("transplant",), severity=0.5, seed=0, mirror=True, augment=True))
+    bad = [e for e in ex if not e.natural]
+    mirrored = [e for e in bad if "~mirror" in e.segment]
+    assert mirrored and len(mirrored) < len(bad)
+    assert all(e.provenance.donor.endswith("_mirrored") for e in mirrored)
+    assert not any(e.provenance.donor.endswith("_mirrored") for e in bad if e not in mirrored)
+
+
 def test_same_clip_transplants_on_request(clips):
     ex = make_examples([c for c in clips if c.group == "cmu:131"],
                        ExampleSpec(types=("transplant",), severity=0.5, seed=0, transplant_donor="same_clip"))

@@ -173,6 +173,7 @@ ARTIFACT_FEATURES: tuple[tuple[str, int], ...] = (
     ("f_jerk_spike_max_rel", 1),
     ("f_root_jerk_mean", 1),      # root shaking
     ("f_vhf_ratio", 1),           # energy above the band of human movement (noise)
+    ("f_rot_linearity_min", -1),  # joints turning at exactly constant velocity (linear keys)
 )
 
 

@@ -1,0 +1,93 @@
+"""Window features of the discriminator on real capture: joint-rotation invariants (linear keys,
+frozen limbs) and the phase locking of arm and leg swing."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from evalkit.models.corruptions import corrupt
+from evalkit.models.windows import WindowConfig, swing_locking, window_features, window_starts
+from evalkit.motion import load_motion, resample, write_bvh
+
+
+@pytest.fixture(scope="module")
+def walk30(walk_motion):
+    return resample(walk_motion, 30.0)
+
+
+@pytest.fixture(scope="module")
+def long30(bvh_motion):
+    return resample(bvh_motion, 30.0)  # 8.3 s: room for a corrupted interval and untouched capture
+
+
+@pytest.fixture(scope="module")
+def natural_table(walk30):
+    return window_features(walk30)
+
+
+def _inside(table, start_s: float, end_s: float):
+    return table[(table["start_s"] >= start_s) & (table["end_s"] <= end_s)]
+
+
+def test_natural_capture_never_turns_at_constant_velocity(natural_table, long30):
+    assert natural_table["f_rot_linearity_min"].min() > -1.5
+    assert natural_table["f_rot_still_max"].max() < 0.1
+    other = window_features(long30)
+    assert other["f_rot_linearity_min"].min() > -1.5
+
+
+def test_keyframed_limbs_are_exactly_linear_even_after_a_file_round_trip(long30, tmp_path):
+    bad = corrupt(long30, "keyframe", 0.5, seed=3, mode="limbs", limbs=("left_arm",))
+    (a, b), = bad.provenance.intervals
+    table = window_features(bad.motion)
+    inside = _inside(table, a, b)
+    assert len(inside) >= 1
+    # windows where the keyed arm rests (the take ends standing) show no velocity to judge
+    assert (inside["f_rot_linearity_min"] < -4.0).mean() > 0.8
+    # written with 4 decimals of a degree and read back: still far below natural capture
+    path = write_bvh(bad.motion, tmp_path / "keyed.bvh", precision=4)
+    again = window_features(load_motion(path))
+    assert (_inside(again, a, b)["f_rot_linearity_min"] < -2.5).mean() > 0.8
+
+
+def test_low_frame_rate_capture_is_not_taken_for_keys(walk_motion):
+    # 15 frames/s capture is upsampled to the 30 frames/s windows by slerp, which by itself
+    # makes constant-velocity pairs of frames; the signal is computed at the clip's own rate
+    slow = resample(walk_motion, 15.0)
+    table = window_features(slow)
+    assert table["f_rot_linearity_min"].min() > -1.5
+
+
+def test_a_frozen_limb_is_exactly_still(long30):
+    bad = corrupt(long30, "freeze", 1.0, seed=1, mode="limb", limbs=("right_arm",))
+    (a, b), = bad.provenance.intervals
+    table = window_features(bad.motion)
+    assert _inside(table, a, b - 0.1)["f_rot_still_max"].max() > 0.9
+
+
+def test_swing_locking_of_constructed_rhythms():
+    fps = 30.0
+    t = np.arange(int(6 * fps)) / fps
+    stride = 2 * np.pi * 1.0 * t  # 1 Hz gait
+    legs = np.column_stack([np.sin(stride), -np.sin(stride)])  # thighs in anti-phase
+    arms_ok = np.column_stack([-np.sin(stride), np.sin(stride)])  # each arm with the opposite thigh
+    starts, w = window_starts(len(t), WindowConfig())
+    ok = swing_locking(np.column_stack([arms_ok, legs]), starts, w, fps)
+    assert ok["swing_lock_contra"].min() > 0.95
+    assert ok["swing_phase_contra"].min() > 0.95
+    assert ok["swing_lock_ipsi"].min() > 0.95
+    # the right arm at another tempo (1.6 Hz, a run's) keeps no phase with the left thigh
+    other = np.column_stack([arms_ok[:, 0], np.sin(2 * np.pi * 1.6 * t)])
+    bad = swing_locking(np.column_stack([other, legs]), starts, w, fps)
+    assert np.median(bad["swing_lock_contra"]) < 0.5
+    # the same rhythm a quarter cycle late: locked, but not in the natural phase
+    late = np.column_stack([-np.sin(stride - np.pi / 2), np.sin(stride - np.pi / 2)])
+    shifted = swing_locking(np.column_stack([late, legs]), starts, w, fps)
+    assert shifted["swing_lock_contra"].min() > 0.95
+    assert np.abs(shifted["swing_phase_contra"]).max() < 0.2
+
+
+def test_swing_locking_on_real_walking(natural_table):
+    assert natural_table["f_swing_lock_contra"].median() > 0.8
+    assert natural_table["f_swing_phase_contra"].median() > 0.6

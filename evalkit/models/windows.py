@@ -61,6 +61,7 @@ import numpy as np
 import pandas as pd
 from scipy.ndimage import median_filter
 from scipy.signal import savgol_filter
+from scipy.spatial.transform import Rotation
 
 from evalkit.errors import InputError
 from evalkit.models.body import (BONES, FOOT_ROLES, LIMB_ROOTS, ROLE_INDEX, Body, body_of, bone_vectors, heading,
@@ -535,10 +536,7 @@ def rotation_signals(motion: Motion, n_frames: int, fps: float, roles: dict[str,
     roles = roles or find_roles(motion.skeleton, strict=True)
     q = quat.make_continuous(motion.rotations, axis=0)
     r = quat.multiply(quat.inverse(q[:-1]), q[1:])  # (F-1, J, 4) frame-to-frame, local frame
-    r = r * np.where(r[..., 3:] < 0, -1.0, 1.0)
-    sin_half = np.linalg.norm(r[..., :3], axis=-1)
-    angle = 2 * np.arctan2(sin_half, r[..., 3])
-    omega = r[..., :3] * (angle / np.maximum(sin_half, 1e-12))[..., None]  # rad/frame
+    omega = Rotation.from_quat(r.reshape(-1, 4)).as_rotvec().reshape(r.shape[:-1] + (3,))  # rad/frame
     speed = np.linalg.norm(omega, axis=-1)  # (F-1, J)
     floor = moving_rad_s / motion.fps
     fast = np.maximum(speed[1:], speed[:-1])

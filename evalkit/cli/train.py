@@ -74,6 +74,9 @@ def register(sub) -> None:
     check.add_argument("--artifact-check", dest="artifact_check", action="store_true",
                        help="keep the artifact check on (the default)")
     p.set_defaults(artifact_check=True)
+    p.add_argument("--artifact-quantile", type=float, default=0.7, metavar="Q",
+                   help="the artifact check lowers a clip's naturalness only beyond this quantile of "
+                        "natural training clips' artifact scores (0: any excess; default: 0.7)")
     p.add_argument("--transplant-donor", choices=("other_clip", "same_clip"), default="other_clip",
                    help="limb transplants take the limb from another clip of the same subject on the "
                         "same skeleton (other_clip, the default) or from another time of the same clip "
@@ -98,13 +101,16 @@ def _options(args: argparse.Namespace):
         types = ()
     else:
         types = tuple(t.strip() for t in args.types.split(",") if t.strip())
+    if not 0.0 <= args.artifact_quantile < 1.0:
+        raise InputError(f"--artifact-quantile must be in [0, 1), got {args.artifact_quantile}")
     if args.segment <= 0:
         raise InputError(f"--segment must be positive, got {args.segment}")
     return TrainOptions(
         seed=args.seed, types=types, per_type=args.per_type, severity_range=tuple(args.severity),
         mirror=not args.no_mirror, segment_s=args.segment, group_by=args.group_by,
         window=WindowConfig(fps=args.fps, window_s=args.window, hop_s=args.hop),
-        model={"artifact_check": bool(args.artifact_check)}, transplant_donor=args.transplant_donor,
+        model={"artifact_check": bool(args.artifact_check), "artifact_quantile": args.artifact_quantile},
+        transplant_donor=args.transplant_donor,
     )
 
 

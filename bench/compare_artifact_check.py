@@ -10,6 +10,10 @@ and the naturalness of the natural test segments (unseen subjects).
 Needs the real capture in ../shared/data/mocap (falls back to the bundled CMU clips only).
 
     .venv/bin/python bench/compare_artifact_check.py [--folds 3] [--out DIR] [--variants no_check,any_excess,default]
+        [--quantiles 0.5,0.8] [--held-out transplant,foot_skate]
+
+``--quantiles`` adds a variant per ``artifact_quantile`` value (the sweep in
+docs/discriminator.md); ``--held-out`` restricts the leave-one-type-out fits to those types.
 """
 
 from __future__ import annotations
@@ -29,11 +33,24 @@ def main() -> None:
     ap.add_argument("--folds", type=int, default=3)
     ap.add_argument("--out", type=Path, default=None, help="also write metrics_<variant>.csv here")
     ap.add_argument("--variants", default=",".join(VARIANTS), help="comma-separated subset of " + ", ".join(VARIANTS))
+    ap.add_argument("--quantiles", default="", help="comma-separated artifact_quantile values, a variant each")
+    ap.add_argument("--held-out", default="", help="comma-separated corruption types to hold out (default: all)")
     args = ap.parse_args()
     names = [v.strip() for v in args.variants.split(",") if v.strip()]
     unknown = [v for v in names if v not in VARIANTS]
     if unknown:
         ap.error(f"unknown variant(s) {', '.join(unknown)}; choose from {', '.join(VARIANTS)}")
+    variants = {v: VARIANTS[v] for v in names}
+    try:
+        for q in (float(x) for x in args.quantiles.split(",") if x.strip()):
+            variants[f"artifact_quantile={q:g}"] = {"artifact_quantile": q}
+    except ValueError:
+        ap.error(f"--quantiles must be numbers, got {args.quantiles!r}")
+    held_out = tuple(t.strip() for t in args.held_out.split(",") if t.strip())
+    from evalkit.models.corruptions import CORRUPTION_TYPES
+
+    if set(held_out) - set(CORRUPTION_TYPES):
+        ap.error(f"unknown corruption type(s) in --held-out; choose from {', '.join(CORRUPTION_TYPES)}")
 
     import pandas as pd
 
@@ -50,8 +67,12 @@ def main() -> None:
     clips = load_natural(paths, progress=True)
     data = prepare_data(clips, EvalConfig(), baselines=[], progress=True)
     cols, extra = {}, {}
-    for name in names:
-        cfg = EvalConfig(n_splits=args.folds, model=NaturalnessDiscriminator(**VARIANTS[name]))
+    from dataclasses import replace
+
+    base = EvalConfig()
+    train = replace(base.train, types=held_out) if held_out else base.train
+    for name, params in variants.items():
+        cfg = EvalConfig(n_splits=args.folds, model=NaturalnessDiscriminator(**params), train=train)
         scores = cross_validate(data, cfg, baselines=[], progress=True)
         m = metrics_table(scores)
         m = m[m["method"] == DISCRIMINATOR]

@@ -74,9 +74,9 @@ def register(sub) -> None:
     check.add_argument("--artifact-check", dest="artifact_check", action="store_true",
                        help="keep the artifact check on (the default)")
     p.set_defaults(artifact_check=True)
-    p.add_argument("--artifact-quantile", type=float, default=0.7, metavar="Q",
+    p.add_argument("--artifact-quantile", type=float, default=0.0, metavar="Q",
                    help="the artifact check lowers a clip's naturalness only beyond this quantile of "
-                        "natural training clips' artifact scores (0: any excess; default: 0.7)")
+                        "natural training clips' artifact scores (default 0: any excess)")
     p.add_argument("--transplant-donor", choices=("other_clip", "same_clip"), default="other_clip",
                    help="limb transplants take the limb from another clip of the same subject on the "
                         "same skeleton (other_clip, the default) or from another time of the same clip "

@@ -114,9 +114,7 @@ def test_artifact_check_flags_a_type_never_trained_on(clips, table, walk30):
 
     assert "bone_length" not in TYPES
     plain = fit_clone(NaturalnessDiscriminator(**SMALL, artifact_check=False), table)
-    # any excess counts (with 8 training clips the natural clips' own out-of-fold excesses are
-    # large, so the default natural range of 70 % of them would cover this one)
-    checked = fit_clone(NaturalnessDiscriminator(**SMALL, artifact_quantile=0.0), table)
+    checked = fit_clone(NaturalnessDiscriminator(**SMALL), table)  # on by default; any excess counts
     bad = corrupt(walk30, "bone_length", 0.5, seed=3, mode="limb").motion
     natural_windows = window_features(walk30, checked.window)
     bad_windows = window_features(bad, checked.window)

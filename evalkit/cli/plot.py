@@ -15,14 +15,21 @@ def register(sub) -> None:
         description=(
             "Draw a clip's per-frame diagnostics on one time axis: which foot is planted, how fast "
             "planted feet slide, how far the zero-moment point leaves the support polygon, and the "
-            "lowest foot's height (penetration below, floating above the ground)."
+            "lowest foot's height (penetration below, floating above the ground). With --model, also "
+            "how natural each 1-s window looks to a naturalness discriminator, with the least natural "
+            "window shaded."
         ),
-        epilog="Example: evalkit plot evalkit/data/samples/cmu/16_15.amc -o 16_15.png",
+        epilog=("Examples:\n  evalkit plot evalkit/data/samples/cmu/16_15.amc -o 16_15.png\n"
+                "  evalkit plot evalkit/data/samples/cmu/16_15.amc -o 16_15.png --model default"),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("clip", metavar="CLIP", help="a motion file (.bvh or .amc)")
     p.add_argument("-o", "--out", required=True, metavar="OUT", help="output image: .png or .pdf (or .svg)")
     p.add_argument("--keep-pops", action="store_true", help="keep end frames that pop")
     p.add_argument("--dpi", type=int, default=120, help="resolution of PNG output (default: 120)")
+    p.add_argument("--model", metavar="FILE",
+                   help="add a panel of per-window naturalness from a model of 'evalkit train' "
+                        "('default': the shipped model)")
     add_load_options(p)
     p.set_defaults(func=run)
 
@@ -39,6 +46,15 @@ def run(args: argparse.Namespace) -> int:
     if args.keep_pops:
         cfg = replace(cfg, pops=None)
     motion = load_motion(args.clip, **load_kwargs(args))
-    out = plot_timeline(motion, args.out, cfg, dpi=args.dpi)
+    verdict = None
+    if args.model:
+        from evalkit.models.discriminator import score_motion
+        from evalkit.models.training import load_model
+        from evalkit.motion.roles import find_roles
+
+        model, _ = load_model(args.model)
+        roles = find_roles(motion.skeleton, overrides=cfg.roles, strict=True) if cfg.roles else None
+        verdict = score_motion(model, motion, roles, drop_pops=not args.keep_pops)
+    out = plot_timeline(motion, args.out, cfg, dpi=args.dpi, verdict=verdict)
     print(f"wrote {out}", file=sys.stderr)
     return 0

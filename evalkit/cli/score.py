@@ -43,7 +43,9 @@ def register(sub) -> None:
     p.add_argument("--audio", metavar="WAV|DIR",
                    help="audio for beat alignment: one WAV for all clips, or a folder of <clip>.wav")
     p.add_argument("--model", metavar="FILE",
-                   help="add naturalness-model columns (needs evalkit.models.discriminator)")
+                   help="also judge each clip with a naturalness discriminator from 'evalkit train' "
+                        "('default': the shipped model): adds naturalness (calibrated probability "
+                        "that the clip looks natural) and its least natural window")
     g = p.add_argument_group("metric settings (physical units, for a 1.75 m body; scaled by body height)")
     g.add_argument("--ground-level", type=float, default=None, metavar="Y",
                    help="world height (m) of the lowest foot joint when planted; default: estimated per clip")
@@ -87,20 +89,6 @@ def config_from_args(args: argparse.Namespace):
     )
 
 
-def add_model_columns(table, model_path: str):
-    """Call the naturalness model's extension point (issue 4) on the finished table."""
-    from evalkit.errors import ConfigError
-
-    try:
-        from evalkit.models.discriminator import add_model_columns as add
-    except ImportError:
-        raise ConfigError(
-            f"--model {model_path}: evalkit.models.discriminator.add_model_columns is not available "
-            "in this installation"
-        ) from None
-    return add(table, model_path)
-
-
 def run(args: argparse.Namespace) -> int:
     from evalkit.errors import InputError
     from evalkit.features.batch import BatchOptions, score_paths, write_table
@@ -119,7 +107,10 @@ def run(args: argparse.Namespace) -> int:
     table = score_paths(files, opts, jobs=args.jobs, scheduler=args.scheduler, chunk_size=args.chunk_size,
                         progress=not args.quiet)
     if args.model:
-        table = add_model_columns(table, args.model)
+        from evalkit.models.discriminator import add_model_columns
+
+        table = add_model_columns(table, args.model, load_kwargs(args), cfg.roles, drop_pops=not args.keep_pops,
+                                  progress=not args.quiet)
     failed = int((table["error"] != "").sum())
     if args.out:
         write_table(table, args.out)

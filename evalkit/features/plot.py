@@ -12,12 +12,21 @@ from evalkit.motion import Motion
 FORMATS = (".png", ".pdf", ".svg")
 
 
-def plot_timeline(motion: Motion, out: str | os.PathLike, config: ScoreConfig | None = None, dpi: int = 120) -> Path:
+def plot_timeline(motion: Motion, out: str | os.PathLike, config: ScoreConfig | None = None, dpi: int = 120,
+                  verdict=None) -> Path:
     """Draw contacts, skate speed, ZMP distance outside support and foot height over time.
 
     Args:
         motion: the clip.
         out: image path; the format follows the extension (.png, .pdf, .svg).
+        config: metric settings (default :class:`ScoreConfig`).
+        dpi: resolution of PNG output.
+        verdict: a naturalness model's verdict on the clip
+            (:class:`evalkit.models.discriminator.MotionScore`: ``naturalness``,
+            ``worst_start_s``, ``worst_end_s``, ``worst_naturalness`` and a ``windows`` table of
+            ``start_s``, ``end_s``, ``naturalness``, seconds of the clip as given). Adds a panel
+            of each window's probability of looking natural and shades the least natural window
+            on every panel.
 
     Returns:
         the written path (written to a temporary file first, then renamed).
@@ -37,10 +46,15 @@ def plot_timeline(motion: Motion, out: str | os.PathLike, config: ScoreConfig | 
     row = score_analysis(an)
     t = tr["time_s"].to_numpy()
     s = an.body.scale
-    fig, axes = plt.subplots(4, 1, figsize=(11, 7.5), sharex=True, constrained_layout=True)
+    panels = 4 if verdict is None else 5
+    fig, axes = plt.subplots(panels, 1, figsize=(11, 7.5 if verdict is None else 9), sharex=True,
+                             constrained_layout=True)
     title = (f"{motion.name or 'clip'} — {an.motion.n_frames} frames @ {an.motion.fps:g} fps; "
              f"skate {row['skate_distance_per_s'] * 100:.1f} cm/s, skating ratio {row['skating_ratio']:.3f}, "
              f"penetration {row['penetration_mean'] * 1000:.1f} mm, ZMP outside {row['zmp_outside_frac'] * 100:.0f}%")
+    if verdict is not None:
+        title += (f"\nnaturalness {verdict.naturalness:.2f}; least natural window "
+                  f"{verdict.worst_start_s:.2f}–{verdict.worst_end_s:.2f} s ({verdict.worst_naturalness:.2f})")
     fig.suptitle(title, fontsize=9)
 
     ax = axes[0]
@@ -77,9 +91,23 @@ def plot_timeline(motion: Motion, out: str | os.PathLike, config: ScoreConfig | 
     ax.fill_between(t, tol, h, where=h > tol, color="tab:cyan", alpha=0.4, label="floating")
     ax.axhline(0, color="k", lw=0.6)
     ax.set_ylabel("height above\nground (cm)")
-    ax.set_xlabel("time (s)")
     ax.legend(loc="upper right", fontsize=7, ncol=3)
-    ax.set_xlim(t[0], t[-1] if len(t) > 1 else t[0] + 1)
+
+    if verdict is not None:
+        ax = axes[4]
+        w = verdict.windows
+        centre = ((w["start_s"] + w["end_s"]) / 2).to_numpy()
+        ax.plot(centre, w["naturalness"].to_numpy(), color="tab:green", lw=1.2, marker=".", ms=3,
+                label="window (calibrated probability)")
+        ax.axhline(verdict.naturalness, color="tab:green", ls=":", lw=1, label=f"clip {verdict.naturalness:.2f}")
+        ax.axhline(0.5, color="0.5", ls="--", lw=0.6)
+        ax.set_ylim(-0.02, 1.02)
+        ax.set_ylabel("looks natural\n(probability)")
+        ax.legend(loc="lower right", fontsize=7, ncol=2)
+        for a in axes:
+            a.axvspan(verdict.worst_start_s, verdict.worst_end_s, color="tab:red", alpha=0.12, linewidth=0)
+    axes[-1].set_xlabel("time (s)")
+    axes[-1].set_xlim(t[0], t[-1] if len(t) > 1 else t[0] + 1)
 
     from evalkit.atomic import atomic_path
 

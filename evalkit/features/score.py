@@ -1,11 +1,9 @@
 """All metrics of one clip: ``analyse`` → ``score_analysis`` (one row) / ``traces_table``
 (per-frame table). ``score_motion`` does both steps for the common case.
 
-Extension point for naturalness models: ``evalkit score --model FILE`` scores clips with this
-module, then hands the finished table to
-``evalkit.models.discriminator.add_model_columns(table, model_path) -> table`` (see
-``docs/metrics.md``). Models that need per-frame features on windows reuse :func:`analyse` and
-:func:`traces_table` (or the per-frame functions they are built from).
+``evalkit score --model FILE`` scores clips with this module, then hands the finished table to
+:func:`evalkit.models.discriminator.add_model_columns`, which adds the naturalness
+discriminator's verdict (docs/discriminator.md).
 """
 
 from __future__ import annotations

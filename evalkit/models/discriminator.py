@@ -536,8 +536,10 @@ def fit_clone(model: NaturalnessDiscriminator, table: pd.DataFrame) -> Naturalne
                  clips=table["example"].to_numpy())
 
 
-def add_model_columns(table: pd.DataFrame, model_path: str | None = None, load_kwargs: dict | None = None) -> pd.DataFrame:
-    """The ``evalkit score --model MODEL`` extension point: add the discriminator's verdict.
+def add_model_columns(table: pd.DataFrame, model_path: str | None = None, load_kwargs: dict | None = None,
+                      roles: dict[str, str] | None = None, drop_pops: bool = True,
+                      progress: bool = False) -> pd.DataFrame:
+    """Add the discriminator's verdict to a score table (what ``evalkit score --model`` does).
 
     For every row of a score table (columns ``clip``, ``path``, ``error``, ...) the clip is read
     again from ``path`` and scored; the returned copy has ``naturalness`` (calibrated
@@ -552,20 +554,32 @@ def add_model_columns(table: pd.DataFrame, model_path: str | None = None, load_k
         model_path: a model file from ``evalkit train``, or ``None`` / ``"default"`` for the
             shipped default model.
         load_kwargs: keyword arguments of :func:`evalkit.motion.load_motion` (units, up axis).
+        roles: ``{role: joint name}`` overrides for unusual rigs (as ``evalkit score --roles``).
+        drop_pops: judge the frames the other metrics judge (see :func:`score_motion`).
+        progress: show a progress bar.
     """
     from evalkit.errors import EvalkitError
     from evalkit.models.training import load_model
     from evalkit.motion import load_motion
 
+    from evalkit.motion.roles import find_roles
+
     model, _ = load_model(model_path)
     out = table.copy()
     cols = {"naturalness": [], "worst_window_start_s": [], "worst_window_end_s": [], "worst_window_naturalness": []}
     errors = list(out["error"]) if "error" in out.columns else [""] * len(out)
-    for i, (_, row) in enumerate(out.iterrows()):
+    rows = enumerate(out.iterrows())
+    if progress:
+        from tqdm import tqdm
+
+        rows = tqdm(rows, total=len(out), desc="naturalness", unit="clip")
+    for i, (_, row) in rows:
         vals = [np.nan] * 4
         if not errors[i]:
             try:
-                s = score_motion(model, load_motion(row["path"], **(load_kwargs or {})))
+                motion = load_motion(row["path"], **(load_kwargs or {}))
+                found = find_roles(motion.skeleton, overrides=roles, strict=True) if roles else None
+                s = score_motion(model, motion, found, drop_pops=drop_pops)
                 vals = [s.naturalness, s.worst_start_s, s.worst_end_s, s.worst_naturalness]
             except EvalkitError as exc:
                 errors[i] = f"naturalness: {exc}"

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import sys
-import types
 
 import numpy as np
 import pandas as pd
@@ -109,24 +107,6 @@ def test_reference_and_audio_columns(cmu_dir, tmp_path):
     assert 0 <= row["hellinger_jerk"] <= 1
 
 
-def test_model_hook_adds_columns(cmu_dir, tmp_path, monkeypatch):
-    """The naturalness model is another engineer's module; a stand-in checks the hook contract:
-    ``add_model_columns(table, model_path) -> table``."""
-    calls = {}
-
-    def add_model_columns(table, model_path):
-        calls["args"] = (list(table["clip"]), model_path)
-        return table.assign(naturalness=0.5)
-
-    fake = types.ModuleType("evalkit.models.discriminator")
-    fake.add_model_columns = add_model_columns
-    monkeypatch.setitem(sys.modules, "evalkit.models.discriminator", fake)
-    out = tmp_path / "s.csv"
-    assert main(["score", str(cmu_dir / "16_15.amc"), "-o", str(out), "--model", "m.joblib", "-q"]) == 0
-    assert calls["args"] == (["16_15"], "m.joblib")
-    assert "naturalness" in pd.read_csv(out).columns
-
-
 def test_score_help_explains_options(capsys):
     with pytest.raises(SystemExit):
         main(["score", "--help"])
@@ -145,3 +125,57 @@ def test_plot_png_and_pdf(cmu_dir, tmp_path, capsys):
     assert main(["plot", str(cmu_dir / "09_06-run.amc"), "-o", str(tmp_path / "t.gif")]) == 2
     assert "t.gif" in capsys.readouterr().err
     assert not list(tmp_path.glob(".*"))  # no temporary files left behind
+
+
+def _png_size(path) -> tuple[int, int]:
+    head = path.read_bytes()[:24]
+    return int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big")
+
+
+def test_plot_with_model_adds_a_naturalness_panel(cmu_dir, tmp_path, capsys):
+    plain, judged = tmp_path / "plain.png", tmp_path / "judged.png"
+    clip = str(cmu_dir / "16_15.amc")
+    assert main(["plot", clip, "-o", str(plain)]) == 0
+    assert main(["plot", clip, "-o", str(judged), "--model", "default"]) == 0
+    (w0, h0), (w1, h1) = _png_size(plain), _png_size(judged)
+    assert w1 == w0 and h1 > h0  # one more panel, same width
+    assert main(["plot", clip, "-o", str(tmp_path / "x.png"), "--model", str(tmp_path / "none.joblib")]) == 2
+    err = capsys.readouterr().err
+    assert "none.joblib" in err and "Traceback" not in err
+
+
+def test_plot_timeline_shades_the_verdicts_worst_window(cmu_dir, tmp_path, monkeypatch):
+    import matplotlib.figure
+
+    from evalkit.features.plot import plot_timeline
+    from evalkit.models.discriminator import score_motion
+    from evalkit.models.training import load_model
+    from evalkit.motion import load_motion
+
+    motion = load_motion(cmu_dir / "16_15.amc")
+    verdict = score_motion(load_model("default")[0], motion)
+    saved = []
+    orig = matplotlib.figure.Figure.savefig
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", lambda fig, *a, **k: (saved.append(fig), orig(fig, *a, **k)))
+    plot_timeline(motion, tmp_path / "t.png", verdict=verdict)
+    axes = saved[0].axes
+    assert len(axes) == 5
+    for ax in axes:  # the least natural window is shaded on every panel
+        (span,) = ax.patches
+        assert np.isclose(span.get_x(), verdict.worst_start_s)
+        assert np.isclose(span.get_x() + span.get_width(), verdict.worst_end_s)
+    assert np.allclose(axes[4].lines[0].get_ydata(), verdict.windows["naturalness"])
+
+
+def test_score_model_reads_clips_with_the_same_roles(cmu_dir, tmp_path):
+    """A rig that needs --roles gets the naturalness columns too (the model reads the clip with
+    the same role map as the metrics)."""
+    text = (cmu_dir / "131_03.bvh").read_text()
+    odd = tmp_path / "odd.bvh"
+    odd.write_text(text.replace("JOINT LeftKnee", "JOINT Shin_A").replace("JOINT RightKnee", "JOINT Shin_B"))
+    roles = tmp_path / "roles.yaml"
+    roles.write_text("roles:\n  left_knee: Shin_A\n  right_knee: Shin_B\n")
+    out = tmp_path / "s.csv"
+    assert main(["score", str(odd), "-o", str(out), "-q", "--model", "default", "--roles", str(roles)]) == 0
+    row = pd.read_csv(out, keep_default_na=False).iloc[0]
+    assert row["error"] == "" and 0 <= float(row["naturalness"]) <= 1

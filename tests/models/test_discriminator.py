@@ -150,6 +150,24 @@ def test_artifact_check_spares_the_natural_range(table, walk30):
         fit_clone(NaturalnessDiscriminator(**SMALL, artifact_quantile=1.0), table)
 
 
+def test_artifact_range_sets_the_checks_quantile(table):
+    """``artifact_range`` is the natural-window quantile that bounds each invariant: a lower one
+    gives a narrower range (smaller spans), so more natural windows exceed it."""
+    spans, shares = [], []
+    for q in (0.95, 0.99):
+        m = fit_clone(NaturalnessDiscriminator(**SMALL, artifact_range=q), table)
+        assert m.artifact_.q == q
+        spans.append(m.artifact_.span_)
+        nat = table[table["label"] == 1]
+        shares.append(float((m.artifact_.score_windows(nat) > 0).mean()))
+    finite = np.isfinite(spans[0]) & np.isfinite(spans[1])
+    assert (spans[0][finite] <= spans[1][finite]).all() and (spans[0][finite] < spans[1][finite]).any()
+    assert shares[0] > shares[1]
+    for bad in (0.5, 1.0):
+        with pytest.raises(InputError, match="artifact_range"):
+            fit_clone(NaturalnessDiscriminator(**SMALL, artifact_range=bad), table)
+
+
 def test_a_reference_pose_at_frame_0_is_not_judged(model, walk30):
     """Exporters often put a bind pose at frame 0; ``evalkit score`` drops such end pops for
     every metric, and the discriminator judges the same frames (times stay in the file's)."""

@@ -10,10 +10,11 @@ and the naturalness of the natural test segments (unseen subjects).
 Needs the real capture in ../shared/data/mocap (falls back to the bundled CMU clips only).
 
     .venv/bin/python bench/compare_artifact_check.py [--folds 3] [--out DIR] [--variants no_check,default,natural_range]
-        [--quantiles 0.5,0.8] [--held-out transplant,foot_skate]
+        [--quantiles 0.5,0.8] [--ranges 0.97,0.99] [--held-out transplant,foot_skate]
 
-``--quantiles`` adds a variant per ``artifact_quantile`` value (the sweep in
-docs/discriminator.md); ``--held-out`` restricts the leave-one-type-out fits to those types.
+``--quantiles`` adds a variant per ``artifact_quantile`` value and ``--ranges`` one per
+``artifact_range`` value (the sweeps in docs/discriminator.md); ``--held-out`` restricts the
+leave-one-type-out fits to those types.
 """
 
 from __future__ import annotations
@@ -23,8 +24,9 @@ import time
 from pathlib import Path
 
 
-#: model options compared: no artifact check, the default (the check, any excess lowering the
-#: score) and the check lowering it only beyond 70 % of the natural training clips' excess
+#: model options compared: no artifact check, the default (the check, any excess beyond the
+#: natural windows' 98th percentile lowering the score) and the check lowering it only beyond
+#: 70 % of the natural training clips' excess
 VARIANTS = {"no_check": {"artifact_check": False}, "default": {}, "natural_range": {"artifact_quantile": 0.7}}
 
 
@@ -34,6 +36,7 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=None, help="also write metrics_<variant>.csv here")
     ap.add_argument("--variants", default=",".join(VARIANTS), help="comma-separated subset of " + ", ".join(VARIANTS))
     ap.add_argument("--quantiles", default="", help="comma-separated artifact_quantile values, a variant each")
+    ap.add_argument("--ranges", default="", help="comma-separated artifact_range values, a variant each")
     ap.add_argument("--held-out", default="", help="comma-separated corruption types to hold out (default: all)")
     args = ap.parse_args()
     names = [v.strip() for v in args.variants.split(",") if v.strip()]
@@ -46,6 +49,11 @@ def main() -> None:
             variants[f"artifact_quantile={q:g}"] = {"artifact_quantile": q}
     except ValueError:
         ap.error(f"--quantiles must be numbers, got {args.quantiles!r}")
+    try:
+        for q in (float(x) for x in args.ranges.split(",") if x.strip()):
+            variants[f"artifact_range={q:g}"] = {"artifact_range": q}
+    except ValueError:
+        ap.error(f"--ranges must be numbers, got {args.ranges!r}")
     held_out = tuple(t.strip() for t in args.held_out.split(",") if t.strip())
     from evalkit.models.corruptions import CORRUPTION_TYPES
 

@@ -86,9 +86,13 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=None, help="also write scores_<folder>.csv here")
     args = ap.parse_args()
 
+    from evalkit.errors import EvalkitError
     from evalkit.models.training import load_model
 
-    models = {m: load_model(m)[0] for m in (s.strip() for s in args.models.split(",")) if m}
+    try:
+        models = {m: load_model(m)[0] for m in (s.strip() for s in args.models.split(",")) if m}
+    except EvalkitError as e:
+        ap.error(str(e))
     for d in args.dirs:
         if not d.is_dir():
             ap.error(f"{d} is not a folder (the Bandai Namco capture is read from ../shared/data)")

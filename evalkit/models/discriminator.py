@@ -178,6 +178,17 @@ ARTIFACT_FEATURES: tuple[tuple[str, int], ...] = (
 )
 
 
+#: Slowest deliberate human movement the rotation-linearity invariant accepts as natural (Hz). A
+#: joint moving smoothly at ``f`` Hz, sampled at ``fps``, changes its angular velocity by about
+#: ``2π f / fps`` of itself per frame (``log10``: -1.20 at 0.3 Hz and 30 frames/s); key
+#: interpolation reads -2 and below even after a 2-decimal text file. Walks and runs never move
+#: that slowly, so trained on them alone the invariant's natural range (about -0.9) took slow,
+#: smooth bows and greetings (-1.0 to -1.25 in the Bandai Namco gesture takes) for keyframing.
+#: 0.2 Hz (-1.38) scored those the same and caught keyed windows less well (3 folds: keyframe
+#: seen 0.995 vs 0.997; docs/discriminator.md).
+SLOWEST_MOVEMENT_HZ = 0.3
+
+
 class ArtifactCheck(BaseEstimator):
     """Type-agnostic artifact score: how far a window exceeds natural capture on invariants.
 
@@ -186,13 +197,21 @@ class ArtifactCheck(BaseEstimator):
     that quantile, in units of (quantile − median), over the features; 0 when every feature is
     within the natural range. It knows nothing about corruption types, so it also flags
     artifacts of kinds never seen in training (that is its purpose; see docs/discriminator.md).
+    The natural range of ``f_rot_linearity_min`` reaches at least the value of smooth movement
+    at :data:`SLOWEST_MOVEMENT_HZ`, whatever the training data.
 
     Args:
         q: upper quantile of the natural windows that bounds the natural range.
+        fps: frame rate the window features were computed at (frames/s).
     """
 
-    def __init__(self, q: float = 0.99):
+    def __init__(self, q: float = 0.99, fps: float = 30.0):
         self.q = q
+        self.fps = fps
+
+    def __setstate__(self, state):
+        state.setdefault("fps", 30.0)  # checks saved before the parameter existed
+        super().__setstate__(state)
 
     def _values(self, X: pd.DataFrame) -> np.ndarray:
         return np.column_stack([sign * X[c].to_numpy(dtype=np.float64) for c, sign in self.features_])
@@ -208,6 +227,10 @@ class ArtifactCheck(BaseEstimator):
             warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns (no flight, etc.)
             self.median_ = np.nanmedian(V, axis=0)
             high = np.nanquantile(V, self.q, axis=0)
+        slow = -np.log10(2 * np.pi * SLOWEST_MOVEMENT_HZ / self.fps)  # sign applied: -rot_linearity
+        for i, f in enumerate(self.features_):
+            if f == ("f_rot_linearity_min", -1) and np.isfinite(high[i]):
+                high[i] = max(high[i], slow)
         span = high - self.median_
         self.span_ = np.where(np.isfinite(span) & (span > 0), span, np.inf)
         return self
@@ -392,7 +415,7 @@ class NaturalnessDiscriminator(ClassifierMixin, BaseEstimator):
             inner = self._fit_inner(X.iloc[tr], y[tr], _balanced_weights(y[tr]))
             oof[te] = self._raw(inner, X.iloc[te], self._design)
             if self.artifact_check:
-                art[te] = ArtifactCheck(self.artifact_range).fit(X.iloc[tr], y[tr]).score_windows(X.iloc[te])
+                art[te] = ArtifactCheck(self.artifact_range, self.window.fps).fit(X.iloc[tr], y[tr]).score_windows(X.iloc[te])
         self.calibrator_ = LogisticRegression(C=1e4).fit(oof[lab, None], y[lab], sample_weight=_balanced_weights(y[lab]))
         p_oof = self.calibrator_.predict_proba(oof[:, None])[:, 1]
 
@@ -409,7 +432,7 @@ class NaturalnessDiscriminator(ClassifierMixin, BaseEstimator):
             a = pd.Series(art).groupby(clips, sort=False).max().loc[ids].to_numpy()[:, None]
             self.artifact_model_ = LogisticRegression(C=1.0).fit(a[keep], cy[keep], sample_weight=_balanced_weights(cy[keep]))
             self.artifact_ref_ = float(np.quantile(a[cy == 1, 0], self.artifact_quantile)) if self.artifact_quantile > 0 else 0.0
-            self.artifact_ = ArtifactCheck(self.artifact_range).fit(X[lab], y[lab])
+            self.artifact_ = ArtifactCheck(self.artifact_range, self.window.fps).fit(X[lab], y[lab])
 
         self.inner_ = self._fit_inner(X[lab], y[lab], _balanced_weights(y[lab]))
         self.n_features_in_ = len(self.feature_columns_) + len(self.pose_columns_)

@@ -120,6 +120,12 @@ class WindowConfig:
             foot-skate speed, penetration, floating, full-body ZMP outside the support polygon,
             ballistic error in flight, on 6 Hz low-passed positions with a level floor) to the
             windows' features.
+        still_speed: RMS speed per body point (body heights/s, after the window's mean velocity
+            is removed) below which a window counts as nearly still for the spectral shares
+            ``hf_ratio`` and ``vhf_ratio``: their denominator is at least the energy of this
+            speed, so the few millimetres of capture noise in a still pose are not read as a
+            high-frequency share of almost nothing (0.1 H/s: standing gestures of the Bandai
+            Namco set read 0.03 at most, as natural walks; jittered clips 0.4 and more).
     """
 
     fps: float = 30.0
@@ -130,9 +136,10 @@ class WindowConfig:
     contact_height: float = 0.015
     skate_speed: float = 0.1
     scoring_features: bool = True
+    still_speed: float = 0.1
 
     def __post_init__(self) -> None:
-        for name in ("fps", "window_s", "hop_s", "min_clip_s", "contact_height", "skate_speed"):
+        for name in ("fps", "window_s", "hop_s", "min_clip_s", "contact_height", "skate_speed", "still_speed"):
             v = getattr(self, name)
             if not (np.isfinite(v) and v > 0):
                 raise InputError(f"window config: {name} must be positive, got {v}")
@@ -735,8 +742,11 @@ def window_features(motion: Motion | Body, config: WindowConfig = WindowConfig()
         vel = vel - vel.mean(1, keepdims=True)
         spec = np.abs(np.fft.rfft(vel, axis=1)) ** 2
         freqs = np.fft.rfftfreq(w, 1.0 / fps)
-        total = spec.sum(axis=(1, 2, 3)) + 1e-9
-        cols["hf_ratio"] = spec[:, freqs > 6.0].sum(axis=(1, 2, 3)) / total
+        # Parseval: a window whose points move at RMS speed v has rfft energy ~ w^2 * points * v^2 / 2
+        floor = 0.5 * w * w * vel.shape[2] * config.still_speed ** 2
+        energy = spec.sum(axis=(1, 2, 3))
+        total = np.maximum(energy, floor) + 1e-9
+        cols["hf_ratio"] = spec[:, freqs > 6.0].sum(axis=(1, 2, 3)) / (energy + 1e-9)
         cols["vhf_ratio"] = spec[:, freqs > 10.0].sum(axis=(1, 2, 3)) / total
         # coordination in the heading frame (forward = +Z)
         yaw = np.unwrap(heading(body.positions))

@@ -130,6 +130,42 @@ def test_artifact_check_flags_a_type_never_trained_on(clips, table, walk30):
     assert p_nat_checked / p_nat > 0.95 and p_bad_checked / p_bad < 0.8
 
 
+def _played_slower(m, k: float):
+    """The clip played ``k`` times slower, rotations by a C2 rotation spline (no constant-velocity
+    stretches, unlike slerp), root by a cubic spline: the same movement, smooth and slow."""
+    from dataclasses import replace
+
+    from scipy.interpolate import CubicSpline
+    from scipy.spatial.transform import Rotation, RotationSpline
+
+    t = np.arange(m.n_frames) / m.fps
+    tn = np.arange(0, t[-1], 1 / (m.fps * k))
+    rot = np.stack([RotationSpline(t, Rotation.from_quat(m.rotations[:, j]))(tn).as_quat()
+                    for j in range(m.n_joints)], axis=1)
+    return replace(m, rotations=rot, translations=CubicSpline(t, m.translations, axis=0)(tn))
+
+
+def test_artifact_check_takes_slow_smooth_movement_for_natural(table, walk30, monkeypatch):
+    """Joints of slow, smooth movement change their angular velocity little from frame to frame
+    (a walk played 3x slower: 0.3 Hz strides), less than any walk or run of the training clips;
+    the linear-keys invariant accepts it down to ``SLOWEST_MOVEMENT_HZ`` and still flags keys."""
+    import evalkit.models.discriminator as D
+
+    slow = window_features(_played_slower(walk30, 3.0))
+    assert slow["f_rot_linearity_min"].median() < table.loc[table["label"] == 1, "f_rot_linearity_min"].quantile(0.02)
+    keyed = corrupt(walk30, "keyframe", 0.5, seed=3, mode="limbs", limbs=("left_arm",))
+    (a, b), = keyed.provenance.intervals
+    kw = window_features(keyed.motion)
+    kw = kw[(kw["start_s"] >= a) & (kw["end_s"] <= b)]
+    check = D.ArtifactCheck(0.98).fit(table, table["label"].to_numpy())
+    assert (check.score_windows(slow) == 0).mean() > 0.9
+    assert check.score_windows(kw).min() > 1.0
+    # without the floor, the range learnt from the training clips alone takes it for keys
+    monkeypatch.setattr(D, "SLOWEST_MOVEMENT_HZ", 100.0)
+    bare = D.ArtifactCheck(0.98).fit(table, table["label"].to_numpy())
+    assert (bare.score_windows(slow) > 0).mean() > 0.5
+
+
 def test_artifact_check_spares_the_natural_range(table, walk30):
     """The factor is 1 up to ``artifact_quantile`` of the natural training clips' out-of-fold
     artifact scores and falls beyond it; a wider natural range never lowers a score."""
@@ -229,12 +265,14 @@ def test_default_model_ships_and_scores(cmu_dir, walk30):
 def test_default_model_scores_unseen_rigs_as_natural_on_average(folder):
     # real unedited capture from a rig (and performers) the shipped model never saw: walks and
     # runs in styles, and standing gestures (the model scored these 0.40 on average before
-    # dance and martial arts were added to its training clips)
+    # dance and martial arts were added to its training clips, and 31 % of them below 0.5
+    # before slow smooth movement and a still pose's capture noise stopped reading as artifacts)
     model, _ = load_model("default")
     files = sorted(shared_data(*folder).glob("*.bvh"))
     assert len(files) >= 20
     scores = np.array([score_motion(model, load_motion(f)).naturalness for f in files])
     assert scores.mean() > 0.6 and np.median(scores) > 0.6, (folder, scores.round(2))
+    assert (scores > 0.5).mean() >= 0.8, (folder, scores.round(2))
 
 
 def test_train_function_metadata(cmu_dir, tmp_path):

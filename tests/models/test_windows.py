@@ -8,6 +8,8 @@ import pytest
 
 from evalkit.models.corruptions import corrupt
 from evalkit.models.windows import WindowConfig, swing_locking, window_features, window_starts
+from dataclasses import replace
+
 from evalkit.motion import load_motion, resample, write_bvh
 
 
@@ -91,3 +93,22 @@ def test_swing_locking_of_constructed_rhythms():
 def test_swing_locking_on_real_walking(natural_table):
     assert natural_table["f_swing_lock_contra"].median() > 0.8
     assert natural_table["f_swing_phase_contra"].median() > 0.6
+
+
+def test_capture_noise_in_a_still_pose_is_not_read_as_jitter(long30):
+    # a real pose held for 8 s with sub-millimetre noise (what a marker system records of a
+    # person standing still): almost all of its tiny velocity energy is above 10 Hz, but that is
+    # a share of almost nothing; the share is taken against the energy of a body moving at
+    # ``still_speed`` at least, so it stays as low as in natural walking ...
+    held = replace(long30, rotations=np.repeat(long30.rotations[:1], long30.n_frames, axis=0),
+                   translations=np.repeat(long30.translations[:1], long30.n_frames, axis=0))
+    still = corrupt(held, "jitter", 0.002, seed=2, mode="clip").motion  # 0.008 degrees per joint
+    walk_vhf = window_features(long30)["f_vhf_ratio"]
+    assert window_features(still)["f_vhf_ratio"].max() < walk_vhf.max()
+    # ... which it is not without the floor (the ratio of noise to itself)
+    raw = window_features(still, WindowConfig(still_speed=1e-9))["f_vhf_ratio"]
+    assert raw.min() > 0.2
+    # real jitter on the same still pose and on the walk is still far above natural
+    for clip in (held, long30):
+        bad = corrupt(clip, "jitter", 0.5, seed=2, mode="clip").motion
+        assert window_features(bad)["f_vhf_ratio"].min() > 3 * walk_vhf.max()

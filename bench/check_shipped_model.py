@@ -4,7 +4,7 @@ Not a speed benchmark: the check behind the README's figures for the *shipped* m
 on the bundled CMU clips only), which the cross-validation cannot give, because the shipped
 model's training set is fixed. For each folder of unseen capture it prints, per model:
 
-* the naturalness of the unedited clips (mean, median, share > 0.5);
+* the naturalness of the unedited clips (mean, median, share > 0.5) and the lowest ones;
 * ROC AUC of unedited clips against the same clips corrupted at severity 0.5, per corruption
   type (one corrupted version per clip and type, seeded; ``transition`` and ``transplant`` take
   their material from another clip of the folder on the same skeleton, as in training).
@@ -84,6 +84,7 @@ def main() -> None:
     ap.add_argument("--dirs", nargs="+", type=Path, default=list(DEFAULT_DIRS), help="folders of unseen capture")
     ap.add_argument("--severity", type=float, default=0.5)
     ap.add_argument("--out", type=Path, default=None, help="also write scores_<folder>.csv here")
+    ap.add_argument("--lowest", type=int, default=3, help="unedited clips to list with the lowest naturalness")
     args = ap.parse_args()
 
     from evalkit.errors import EvalkitError
@@ -100,6 +101,10 @@ def main() -> None:
         print(f"\n== {d} ==")
         nat = summary[summary["corruption"] == "none"].set_index("model")[["n", "mean", "median", "share_gt_0.5"]]
         print("unedited clips:\n" + nat.round(3).to_string())
+        plain = scores[scores["corruption"] == "none"]
+        for name, s in plain.groupby("model", sort=False):
+            low = s.nsmallest(args.lowest, "naturalness")
+            print(f"lowest ({name}): " + ", ".join(f"{c} {v:.2f}" for c, v in zip(low["clip"], low["naturalness"])))
         auc = summary[summary["corruption"] != "none"].pivot(index="corruption", columns="model", values="roc_auc")
         print("ROC AUC, unedited vs corrupted at severity %g:\n%s" % (args.severity, auc[list(models)].round(3).to_string()))
         if args.out:

@@ -121,11 +121,13 @@ class WindowConfig:
             ballistic error in flight, on 6 Hz low-passed positions with a level floor) to the
             windows' features.
         still_speed: RMS speed per body point (body heights/s, after the window's mean velocity
-            is removed) below which a window counts as nearly still for the spectral shares
-            ``hf_ratio`` and ``vhf_ratio``: their denominator is at least the energy of this
+            is removed) below which a window counts as nearly still for the spectral share
+            ``vhf_ratio`` (energy above 10 Hz): its denominator is at least the energy of this
             speed, so the few millimetres of capture noise in a still pose are not read as a
             high-frequency share of almost nothing (0.1 H/s: standing gestures of the Bandai
-            Namco set read 0.03 at most, as natural walks; jittered clips 0.4 and more).
+            Namco set read 0.08 at most, natural CMU capture up to 0.12; jittered clips 0.4 and
+            more). ``hf_ratio`` (above 6 Hz, a feature of the trees only) keeps the window's own
+            energy: floored too, it lowered natural locomotion scores (docs/discriminator.md).
     """
 
     fps: float = 30.0
@@ -532,7 +534,8 @@ def rotation_signals(motion: Motion, n_frames: int, fps: float, roles: dict[str,
       ``ω_t`` is the joint's local rotation from frame ``t`` to ``t + 1`` as a rotation vector
       (radians per frame). A joint slerped between keys turns at exactly constant velocity
       (≈ -6; about -4 after a round trip through a text file), natural capture at 30 frames/s
-      never for long (window medians -0.3 to -0.8 on the bundled and shared capture).
+      never for long (window medians -0.3 to -0.8 in walks and runs; slow, smooth gestures
+      reach -1.25, about ``log10(2π f / fps)`` for movement at ``f`` Hz).
     * ``rot_still``: 1 where every joint of the limb that moves in the clip (90th percentile
       faster than ``moving_rad_s``) turns by less than 1e-6 rad in the frame (a frozen limb), else 0.
 

@@ -125,7 +125,7 @@ class WindowConfig:
             ``vhf_ratio`` (energy above 10 Hz): its denominator is at least the energy of this
             speed, so the few millimetres of capture noise in a still pose are not read as a
             high-frequency share of almost nothing (0.1 H/s: standing gestures of the Bandai
-            Namco set read 0.08 at most, natural CMU capture up to 0.12; jittered clips 0.4 and
+            Namco set read 0.08 at most, natural CMU capture up to 0.12; clips jittered at severity 0.5: 0.4 and
             more). ``hf_ratio`` (above 6 Hz, a feature of the trees only) keeps the window's own
             energy: floored too, it lowered natural locomotion scores (docs/discriminator.md).
     """

@@ -86,6 +86,8 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=None, help="also write scores_<folder>.csv here")
     ap.add_argument("--lowest", type=int, default=3, help="unedited clips to list with the lowest naturalness")
     args = ap.parse_args()
+    if args.lowest < 0:
+        ap.error(f"--lowest must be 0 or more, got {args.lowest}")
 
     from evalkit.errors import EvalkitError
     from evalkit.models.training import load_model

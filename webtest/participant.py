@@ -30,6 +30,8 @@ bp = Blueprint("participant", __name__)
 
 STOPPED = ("declined", "screened_out", "expired", "full")
 MAX_TEXT = 200
+#: Largest trial position a URL may name: positions are INTEGER columns (32-bit on PostgreSQL).
+MAX_POSITION = 2**31 - 1
 
 
 def _key() -> str:
@@ -72,6 +74,17 @@ def _stage_guard(s: Session, stage: str):
     if p.stage != stage or p.status != "active" or (stage != "consent" and not holds_cell(s, p)):
         return None, redirect(_where(s, p))
     return p, None
+
+
+@bp.url_value_preprocessor
+def _check_position(_endpoint, values) -> None:
+    """A trial number no trial can have is a 404 (not an overflow in the database driver).
+
+    Checked here rather than with ``int(max=...)`` in the rules: a converter that rejects a value
+    makes werkzeug answer 405 for the other method of the same path instead of 404.
+    """
+    if values and isinstance(values.get("n"), int) and values["n"] > MAX_POSITION:
+        abort(404)
 
 
 @bp.get("/healthz")

@@ -176,6 +176,19 @@ def test_stimulus_routes_serve_own_trial_sides(app):
     assert app.test_client().get("/trial/1/stimulus/left").status_code == 404  # nobody
 
 
+@pytest.mark.parametrize("n", ["99999999999999999999999", str(2**63), str(2**31)])
+def test_huge_trial_numbers_are_not_found(app, n):
+    c = app.test_client()
+    p = Participant(c)
+    p.to_trials({})
+    p.show(1)
+    for path in (f"/trial/{n}", f"/trial/{n}/stimulus/left", f"/trial/{n}/audio/right"):
+        assert c.get(path).status_code == 404, path
+    r = c.post(f"/trial/{n}", json={"answer": 1}, headers={"X-CSRFToken": p.token})
+    assert r.status_code == 404 and r.get_json()["ok"] is False
+    assert p.answer(1, 1).status_code == 200  # the participant is unaffected
+
+
 def test_motion_audio_route(make_study, app_factory):
     from tests.webtest.helpers import BASE_STUDY
 

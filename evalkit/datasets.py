@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import os
 import urllib.error
+import urllib.parse
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +21,7 @@ from typing import Callable
 
 import yaml
 
-from evalkit.errors import ConfigError, EvalkitError
+from evalkit.errors import ConfigError, EvalkitError, InputError
 
 REGISTRY_PATH = Path(__file__).with_name("datasets.yaml")
 CHUNK = 1 << 16
@@ -55,9 +56,15 @@ def load_registry(path: str | os.PathLike | None = None) -> dict[str, Dataset]:
     """Datasets by name from a registry YAML (default: the one shipped with evalkit)."""
     path = Path(path) if path else REGISTRY_PATH
     try:
-        data = yaml.safe_load(path.read_text())
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ConfigError(f"{path}: registry file not found") from None
+    except IsADirectoryError:
+        raise ConfigError(f"{path}: is a folder, expected a registry YAML file") from None
+    except UnicodeDecodeError as exc:
+        line = path.read_bytes()[: exc.start].count(b"\n") + 1
+        raise ConfigError(f"{path}, line {line}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x}); "
+                          "save the registry as UTF-8") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         raise ConfigError(f"{path}{f', line {mark.line + 1}' if mark else ''}: not valid YAML") from None
@@ -70,12 +77,17 @@ def load_registry(path: str | os.PathLike | None = None) -> dict[str, Dataset]:
             raise ConfigError(f"{where}: expected keys description, licence, base_url and a non-empty 'files' list")
         files = []
         for k, f in enumerate(d["files"]):
-            missing = [key for key in ("url", "path", "size", "sha256") if key not in (f or {})]
+            if not isinstance(f, dict):
+                raise ConfigError(f"{where}.files[{k}]: expected a mapping with url, path, size and sha256")
+            missing = [key for key in ("url", "path", "size", "sha256") if key not in f]
             if missing:
                 raise ConfigError(f"{where}.files[{k}]: missing {', '.join(missing)}")
             if Path(f["path"]).is_absolute() or ".." in Path(f["path"]).parts:
                 raise ConfigError(f"{where}.files[{k}].path: must be a relative path inside the dataset folder")
-            files.append(RemoteFile(str(f["url"]), str(f["path"]), int(f["size"]), str(f["sha256"]).lower()))
+            size = f["size"]
+            if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+                raise ConfigError(f"{where}.files[{k}].size: expected a whole number of bytes, found {size!r}")
+            files.append(RemoteFile(str(f["url"]), str(f["path"]), size, str(f["sha256"]).lower()))
         out[name] = Dataset(name, str(d.get("description", "")), str(d.get("licence", "")),
                             str(d.get("base_url", "")), tuple(files))
     return out
@@ -148,6 +160,13 @@ def fetch(dataset: Dataset, dest: str | os.PathLike, mirror: str | None = None,
     """Fetch every file of ``dataset`` into ``dest``; returns ``{path: status}``."""
     dest = Path(dest)
     base = mirror or dataset.base_url
+    scheme = urllib.parse.urlsplit(base).scheme.lower()
+    if scheme not in ("http", "https", "ftp", "file"):
+        what = "--mirror" if mirror else f"base_url of {dataset.name!r}"
+        raise InputError(f"{what} {base!r} is not a URL; expected http://, https://, ftp:// or file://")
+    blocker = next((p for p in (dest, *dest.parents) if p.exists() and not p.is_dir()), None)
+    if blocker is not None:
+        raise InputError(f"{blocker}: is a file, expected a folder to download into")
     results = {}
     for f in dataset.files:
         results[f.path] = download_file(_join(base, f.url), dest / f.path, f.size, f.sha256, progress=progress)

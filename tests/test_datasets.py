@@ -131,3 +131,26 @@ def test_cli_fetch_list_and_errors(server, tmp_path, capsys):
     bad.write_text("tiny: {files: [{url: a}]}\n")
     assert main(["data", "list", "--registry", str(bad)]) == 2
     assert "missing path, size, sha256" in capsys.readouterr().err
+
+
+def test_cli_bad_registry_dest_and_mirror_are_one_line_errors(tmp_path, capsys):
+    reg = tmp_path / "reg.yaml"
+    reg.write_bytes(b"tiny:\n  description: caf\xe9\n")
+    assert main(["data", "list", "--registry", str(reg)]) == 2
+    assert "reg.yaml, line 2: not UTF-8" in capsys.readouterr().err
+    entry = {"description": "t", "licence": "CC0", "base_url": "http://127.0.0.1:9/",
+             "files": [{"url": "a.txt", "path": "a.txt", "size": "abc", "sha256": "0" * 64}]}
+    reg.write_text(yaml.safe_dump({"tiny": entry}))
+    assert main(["data", "list", "--registry", str(reg)]) == 2
+    assert "tiny.files[0].size: expected a whole number of bytes, found 'abc'" in capsys.readouterr().err
+    entry["files"][0]["size"] = 5
+    reg.write_text(yaml.safe_dump({"tiny": entry}))
+    afile = tmp_path / "clip.bvh"
+    afile.write_text("mine\n")
+    assert main(["data", "fetch", "tiny", "--registry", str(reg), "--dest", str(afile)]) == 2
+    assert "clip.bvh: is a file, expected a folder" in capsys.readouterr().err
+    assert afile.read_text() == "mine\n"
+    assert main(["data", "fetch", "tiny", "--registry", str(reg), "--dest", str(tmp_path / "d"),
+                 "--mirror", "notaurl"]) == 2
+    assert "--mirror 'notaurl' is not a URL" in capsys.readouterr().err
+    assert not (tmp_path / "d").exists()

@@ -14,7 +14,9 @@ def register(sub) -> None:
                        description="List and fetch public datasets (CMU motion capture subsets) with "
                                    "SHA-256 checksums and resumable downloads.")
     dsub = p.add_subparsers(dest="data_command", metavar="ACTION")
-    lp = dsub.add_parser("list", help="list the datasets that can be fetched")
+    lp = dsub.add_parser("list", help="list the datasets that can be fetched",
+                         description="List the datasets of the registry: name, download size and what "
+                                     "they hold.")
     lp.add_argument("--registry", help="a registry YAML instead of the built-in one")
     lp.set_defaults(func=run_list)
     fp = dsub.add_parser("fetch", help="download a dataset (resumes interrupted downloads)",

@@ -122,8 +122,10 @@ def find_roles(
         if role not in ROLE_NAMES:
             raise ConfigError(f"roles: unknown role {role!r}; roles are: {', '.join(ROLE_NAMES)}")
         if joint not in names:
+            source = getattr(overrides, "source", None)
             raise ConfigError(
-                f"roles.{role}: no joint named {joint!r} in this skeleton; joints are: {', '.join(names)}"
+                f"{source + ': ' if source else ''}roles.{role}: no joint named {joint!r} in this skeleton; "
+                f"joints are: {', '.join(names)}"
             )
         roles[role] = names.index(joint)
 
@@ -180,18 +182,34 @@ def load_role_map(path: str | Path) -> dict[str, str]:
     """Read ``{role: joint name}`` from a YAML file (top-level ``roles:`` key or a plain map)."""
     path = Path(path)
     try:
-        data = yaml.safe_load(path.read_text())
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ConfigError(f"{path}: role map file not found") from None
+    except IsADirectoryError:
+        raise ConfigError(f"{path}: is a folder, expected a role map YAML file") from None
+    except UnicodeDecodeError as exc:
+        line = path.read_bytes()[: exc.start].count(b"\n") + 1
+        raise ConfigError(f"{path}, line {line}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x}); "
+                          "save the role map as UTF-8") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = f", line {mark.line + 1}" if mark else ""
         raise ConfigError(f"{path}{line}: not valid YAML ({getattr(exc, 'problem', exc)})") from None
     if isinstance(data, dict) and "roles" in data:
         data = data["roles"]
-    if not isinstance(data, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in data.items()):
+    if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping 'roles: {{role: joint name}}'")
-    for k in data:
+    for k, v in data.items():
         if k not in ROLE_NAMES:
             raise ConfigError(f"{path}: roles.{k}: unknown role; roles are: {', '.join(ROLE_NAMES)}")
-    return dict(data)
+        if not isinstance(v, str):
+            raise ConfigError(f"{path}: roles.{k}: expected a joint name, found {v!r}")
+    return RoleMap(data, source=str(path))
+
+
+class RoleMap(dict):
+    """``{role: joint name}`` that remembers the file it was read from (named in errors)."""
+
+    def __init__(self, data=(), source: str | None = None):
+        super().__init__(data)
+        self.source = source

@@ -144,3 +144,20 @@ def test_yaml_override(tmp_path):
     f.write_text("roles: [unclosed\n")
     with pytest.raises(ConfigError, match="line"):
         load_role_map(f)
+
+
+def test_role_map_errors_name_the_file_line_and_key(tmp_path, cmu_dir):
+    from evalkit.cli import main
+
+    f = tmp_path / "roles.yaml"
+    f.write_bytes(b"roles:\n  left_ankle: Le\xfftFoot\n")
+    with pytest.raises(ConfigError, match=r"roles.yaml, line 2: not UTF-8"):
+        load_role_map(f)
+    assert main(["info", str(cmu_dir / "131_01.bvh"), "--roles", str(f)]) == 2
+    f.write_text("roles:\n  left_ankle: 5\n")
+    with pytest.raises(ConfigError, match=r"roles.yaml: roles.left_ankle: expected a joint name, found 5"):
+        load_role_map(f)
+    f.write_text("roles:\n  head: Nope\n")
+    sk = chain_skeleton([("Base", None), ("Mid", "Base"), ("Tip", "Mid")])
+    with pytest.raises(ConfigError, match=r"roles.yaml: roles.head: no joint named 'Nope'"):
+        find_roles(sk, overrides=load_role_map(f))

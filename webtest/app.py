@@ -13,7 +13,8 @@ from flask_wtf.csrf import CSRFError, CSRFProtect
 from markupsafe import Markup
 from markdown_it import MarkdownIt
 
-from webtest.config import WebtestConfig, cache_dir, ensure_secret_key
+from evalkit.errors import ConfigError
+from webtest.config import HASH_FIX, WebtestConfig, cache_dir, ensure_secret_key, is_password_hash
 from webtest.db import Database, default_url, ensure_cells, init_schema
 from webtest.design import balance_report, build_cells, cells_to_json, design_hash
 from webtest.stimuli import PreparedStimulus, prepare_stimuli
@@ -107,6 +108,9 @@ def create_app(study_dir: str | Path | None = None, config: WebtestConfig | None
         from dataclasses import replace
 
         config = replace(config, **overrides)
+    if config.admin_password_hash is not None and not is_password_hash(config.admin_password_hash):
+        raise ConfigError(f"the admin password hash (EVALKIT_ADMIN_PASSWORD_HASH or admin_password_hash) "
+                          f"is not a password hash; fix: {HASH_FIX}")
     prepared = prepare_study(config.study_dir)
     study = prepared.study
     db = Database(config.database_url or default_url(study.root))

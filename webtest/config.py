@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import secrets
 from dataclasses import dataclass, replace
@@ -15,6 +16,7 @@ ENV_SECRET_KEY = "EVALKIT_SECRET_KEY"
 ENV_ADMIN_HASH = "EVALKIT_ADMIN_PASSWORD_HASH"
 ENV_SECURE_COOKIES = "EVALKIT_SECURE_COOKIES"
 CACHE_DIR = ".webtest"
+HASH_FIX = "run 'evalkit serve --hash-password' and paste its output; never put the password itself here"
 
 
 @dataclass(frozen=True)
@@ -49,17 +51,41 @@ class WebtestConfig:
         sd = study_dir or os.environ.get(ENV_STUDY)
         if not sd:
             raise ConfigError(f"no study folder given; fix: pass STUDY_DIR or set {ENV_STUDY}")
+        env_hash = os.environ.get(ENV_ADMIN_HASH) or None
+        if env_hash is not None and not is_password_hash(env_hash):
+            raise ConfigError(f"{ENV_ADMIN_HASH} is not a password hash; fix: {HASH_FIX}")
         cfg = cls(
             study_dir=Path(sd),
             database_url=os.environ.get(ENV_DATABASE_URL) or None,
             secret_key=os.environ.get(ENV_SECRET_KEY) or None,
-            admin_password_hash=os.environ.get(ENV_ADMIN_HASH) or None,
+            admin_password_hash=env_hash,
             secure_cookies=os.environ.get(ENV_SECURE_COOKIES, "").lower() in ("1", "true", "yes"),
         )
         overrides = {k: v for k, v in overrides.items() if v is not None}
         if "study_dir" in overrides:
             overrides["study_dir"] = Path(overrides["study_dir"])
         return replace(cfg, **overrides)
+
+
+def is_password_hash(value: str) -> bool:
+    """Whether ``value`` looks like a werkzeug password hash (``method$salt$hash``, as made by
+    ``evalkit serve --hash-password``) that werkzeug can check, rather than a password."""
+    parts = value.split("$", 2)
+    if len(parts) != 3 or not all(parts):
+        return False
+    method, *args = parts[0].split(":")
+    if method == "scrypt":
+        if not args:
+            return True
+        if len(args) != 3 or not all(a.isdigit() and int(a) > 0 for a in args):
+            return False
+        n = int(args[0])
+        return n > 1 and n & (n - 1) == 0  # scrypt's cost must be a power of two
+    if method == "pbkdf2":
+        if len(args) > 2 or (args and args[0] not in hashlib.algorithms_available):
+            return False
+        return len(args) < 2 or (args[1].isdigit() and int(args[1]) > 0)
+    return False
 
 
 def cache_dir(study_root: Path) -> Path:

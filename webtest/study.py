@@ -16,6 +16,7 @@ from typing import Any, Iterable, Mapping
 import yaml
 
 from evalkit.errors import ConfigError
+from webtest.config import HASH_FIX, is_password_hash
 from webtest.scales import DEFAULT_SCALE, SCALES, Scale
 from webtest.strings import EN
 
@@ -301,9 +302,8 @@ def validate_study(data: Any, path: Path, lines: Mapping[tuple, int] | None = No
     adm = c.mapping(top.get("admin", {}), ("admin",), allowed=("password_hash",))
     if adm is not None:
         admin_hash = c.string(adm, ("admin", "password_hash"), default=None)
-        if admin_hash and ":" not in admin_hash:
-            c.error(("admin", "password_hash"), "is not a password hash",
-                    "run 'evalkit serve --hash-password' and paste its output; never put the password itself here")
+        if admin_hash and not is_password_hash(admin_hash):
+            c.error(("admin", "password_hash"), "is not a password hash", HASH_FIX)
 
     c.raise_if_any()
     return Study(

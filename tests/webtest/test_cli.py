@@ -43,6 +43,32 @@ def test_serve_reports_study_errors_in_one_line_without_traceback(make_study, ca
     assert "needs STUDY_DIR" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("value", ["letmein123", "pass:word", "x$y$z", "scrypt:3:8:1$salt$abc"])
+def test_serve_refuses_a_plain_password_in_the_environment(make_study, capsys, monkeypatch, value):
+    monkeypatch.setenv("EVALKIT_ADMIN_PASSWORD_HASH", value)
+    assert main(["serve", str(make_study()), "--check"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("evalkit: error: EVALKIT_ADMIN_PASSWORD_HASH is not a password hash; "
+                          "fix: run 'evalkit serve --hash-password'")
+    assert len(err.strip().splitlines()) == 1 and value not in err and "Traceback" not in err
+
+
+def test_serve_accepts_a_real_hash_in_the_environment(make_study, capsys, monkeypatch):
+    from werkzeug.security import generate_password_hash
+
+    monkeypatch.setenv("EVALKIT_ADMIN_PASSWORD_HASH", generate_password_hash("s3cret-pass"))
+    assert main(["serve", str(make_study()), "--check"]) == 0
+    assert "study 'mini'" in capsys.readouterr().out
+
+
+def test_create_app_refuses_a_plain_password(make_study):
+    from evalkit.errors import ConfigError
+    from webtest import create_app
+
+    with pytest.raises(ConfigError, match=r"is not a password hash; fix: run 'evalkit serve --hash-password'"):
+        create_app(make_study(), testing=True, admin_password_hash="letmein123")
+
+
 def test_serve_hash_password_from_stdin():
     from werkzeug.security import check_password_hash
 

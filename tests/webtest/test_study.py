@@ -91,6 +91,7 @@ CASES = [
     ("prolific-no-code", {"crowdsourcing": {"platform": "prolific"}}, "crowdsourcing.completion_code", "need a completion code"),
     ("timeout", {"assignment": {"timeout_minutes": 0}}, "assignment.timeout_minutes", "below the minimum"),
     ("admin-plain-password", {"admin": {"password_hash": "hunter2"}}, "admin.password_hash", "is not a password hash"),
+    ("admin-colon-password", {"admin": {"password_hash": "pass:word"}}, "admin.password_hash", "is not a password hash"),
     ("section-not-mapping", {"playback": ["must_end"]}, "playback", "must be a mapping"),
 ]
 

@@ -25,7 +25,7 @@ import pandas as pd
 
 from evalkit.errors import FileFormatError, InputError
 from reports.io import is_database_url, read_csv_table, read_ratings_db
-from reports.table import validate_ratings
+from reports.table import RATING_KEY, check_duplicates, validate_ratings
 
 FORMATS = ("long", "genea", "webmushra", "p808", "mushra-lists", "scores")
 GENEA_COLUMNS = ("user", "input_code", "model_a", "model_b", "winner")
@@ -68,6 +68,8 @@ def from_genea_battles(df: pd.DataFrame, path: str | None = None) -> pd.DataFram
     gets the flag ``strength_missing``. The battles file records no screen side.
     """
     _need(df, GENEA_COLUMNS, path, "GENEA battles")
+    # Battles have no trial or time column: only an exact copy of a row is known to be a repeat.
+    check_duplicates(df, list(df.columns), path, _csv_lines(df))
     winner = df["winner"].fillna("").astype(str).str.strip().str.lower()
     bad = ~winner.isin(["model_a", "model_b", "tie"])
     if bad.any():
@@ -93,7 +95,13 @@ def from_genea_battles(df: pd.DataFrame, path: str | None = None) -> pd.DataFram
         "response_time_s": np.nan, "flags": flags,
     })
     out["trial"] = out.groupby("participant", sort=False).cumcount() + 1
-    return validate_ratings(out, path)
+    return validate_ratings(out, path, names={"participant": "user", "item": "input_code",
+                                              "system_a": "model_a", "system_b": "model_b"})
+
+
+def _csv_lines(df: pd.DataFrame) -> list[int]:
+    """Line of each row of a CSV read with one header line."""
+    return [i + 2 for i in range(len(df))]
 
 
 def _webmushra_participant(df: pd.DataFrame, first_data_col: str, path) -> pd.Series:
@@ -130,7 +138,9 @@ def from_webmushra(df: pd.DataFrame, path: str | None = None) -> pd.DataFrame:
             "response_time_s": pd.to_numeric(df.get("rating_time"), errors="coerce") / 1000.0,
             "flags": "",
         })
-        return validate_ratings(out, path)
+        return validate_ratings(out, path, names={"trial": "trial_id", "item": "trial_id",
+                                                  "system_a": "rating_stimulus",
+                                                  "score": "rating_score"})
     _need(df, ("trial_id", "choice_reference", "choice_non_reference", "choice_answer"), path,
           "webMUSHRA paired comparison")
     ans = df["choice_answer"].fillna("").astype(str).str.strip().str.lower()
@@ -153,7 +163,10 @@ def from_webmushra(df: pd.DataFrame, path: str | None = None) -> pd.DataFrame:
     out = out[keep.to_numpy()]
     if out.empty:
         raise FileFormatError(path, None, "no answered paired comparisons (all 'unknown')")
-    res = validate_ratings(out, path)
+    res = validate_ratings(out, path, lines=np.flatnonzero(keep.to_numpy()) + 2,
+                           names={"trial": "trial_id", "item": "trial_id",
+                                  "system_a": "choice_reference", "system_b": "choice_non_reference",
+                                  "score": "choice_answer"})
     res.attrs["notes"] = [f"{int((~keep).sum())} unanswered ('unknown') paired comparison(s) dropped"] \
         if (~keep).any() else []
     return res
@@ -186,6 +199,8 @@ def from_p808(df: pd.DataFrame, path: str | None = None, *, condition_column: st
         item = df["file"].fillna("").astype(str).str.rsplit("/", n=1).str[-1]
     else:
         raise FileFormatError(path, 1, "P.808 file has neither 'short_file_name' nor 'file'")
+    # Per-vote files have no trial column: only an exact copy of a row is known to be a repeat.
+    check_duplicates(df, list(df.columns), path, _csv_lines(df))
     pairwise = scale in ("ccr7", "cmos7")
     out = pd.DataFrame({
         "participant": df["workerid"], "item": item, "system_a": df[cond_col],
@@ -194,7 +209,8 @@ def from_p808(df: pd.DataFrame, path: str | None = None, *, condition_column: st
         "response_time_s": np.nan, "flags": "",
     })
     out["trial"] = out.groupby("participant", sort=False).cumcount() + 1
-    return validate_ratings(out, path)
+    return validate_ratings(out, path, names={"participant": "workerid", "system_a": cond_col,
+                                              "score": "vote"})
 
 
 def from_mushra_lists(df: pd.DataFrame, path: str | None = None) -> pd.DataFrame:
@@ -204,7 +220,7 @@ def from_mushra_lists(df: pd.DataFrame, path: str | None = None) -> pd.DataFrame
     ``condition``, scale ``mushra``. The lists of a row must have the same length.
     """
     _need(df, ("signal", "condition", "ratings", "participant_ids"), path, "MUSHRA rating lists")
-    rows = []
+    rows, lines = [], []
     for i, r in enumerate(df.itertuples(index=False)):
         try:
             ratings = json.loads(r.ratings)
@@ -217,13 +233,15 @@ def from_mushra_lists(df: pd.DataFrame, path: str | None = None) -> pd.DataFrame
                                                "JSON lists of the same length")
         for p, v in zip(pids, ratings):
             rows.append((str(p), r.signal, r.condition, v))
+            lines.append(i + 2)
     out = pd.DataFrame(rows, columns=["participant", "item", "system_a", "score"])
     out["raw_answer"] = out["score"].astype(str)
     out["scale"] = "mushra"
     out["trial"] = out["item"]
-    res = validate_ratings(out, path)
-    # Errors in the expanded table refer to expanded rows; they were checked per source row above.
-    return res
+    # Errors in the expanded table name the source row the rating came from.
+    return validate_ratings(out, path, lines=lines,
+                            names={"participant": "participant_ids", "item": "signal",
+                                   "trial": "signal", "system_a": "condition", "score": "ratings"})
 
 
 IMPORTERS = {
@@ -281,6 +299,17 @@ def combine_ratings(frames: list[pd.DataFrame]) -> pd.DataFrame:
     if not frames:
         raise InputError("no ratings given")
     out = pd.concat(frames, ignore_index=True)
+    if len(frames) > 1:
+        src = np.concatenate([[k] * len(f) for k, f in enumerate(frames)])
+        key = out[list(RATING_KEY)].astype(str)
+        dup = key.duplicated(keep="first").to_numpy()
+        if dup.any():
+            i = int(np.flatnonzero(dup)[0])
+            j = int(np.flatnonzero((key == key.iloc[i]).all(axis=1).to_numpy())[0])
+            name = [f.attrs.get("source", f"table {k + 1}") for k, f in enumerate(frames)]
+            shown = ", ".join(f"{c}={key.iloc[i][c]!r}" for c in RATING_KEY)
+            raise InputError(f"duplicate rating: {shown} is in both {name[src[j]]} and "
+                             f"{name[src[i]]}; each answer must be given once (the same file twice?)")
     notes = [n for f in frames for n in f.attrs.get("notes", [])]
     out.attrs["notes"] = notes
     out.attrs["sources"] = [f.attrs.get("source", "<table>") for f in frames]

@@ -37,6 +37,9 @@ RATINGS_COLUMNS = (
 )
 #: Columns a CSV must have; the others are filled with neutral defaults when absent.
 REQUIRED_COLUMNS = ("participant", "item", "system_a", "score", "scale")
+#: Columns that identify one answer: a participant rates a stimulus (or pair) shown on a side
+#: once per trial. Two rows with the same key are the same answer counted twice.
+RATING_KEY = ("participant", "trial", "item", "system_a", "system_b", "side_shown")
 
 
 @dataclass(frozen=True)
@@ -96,13 +99,36 @@ def _blank(series: pd.Series) -> pd.Series:
     return series.isna() | (series.astype(str).str.strip() == "")
 
 
-def validate_ratings(df: pd.DataFrame, source: str | None = None, *, line_offset: int = 2) -> pd.DataFrame:
+def check_duplicates(df: pd.DataFrame, key, source: str | None, lines) -> None:
+    """Raise :class:`FileFormatError` at the first row whose ``key`` columns repeat an earlier row.
+
+    ``lines[i]`` is the source line of row ``i``; the message names both lines and the key.
+    """
+    key = list(key)
+    k = df[key].astype(object).where(df[key].notna(), "").astype(str).apply(lambda c: c.str.strip())
+    dup = k.duplicated(keep="first").to_numpy()
+    if not dup.any():
+        return
+    i = int(np.flatnonzero(dup)[0])
+    same = (k == k.iloc[i]).all(axis=1).to_numpy()
+    j = int(np.flatnonzero(same)[0])
+    shown = ", ".join(f"{c}={k.iloc[i][c]!r}" for c in key)
+    where = "earlier in the same line" if lines[i] == lines[j] else f"line {lines[j]}"
+    raise FileFormatError(source, int(lines[i]), f"duplicate rating: {shown} already given at {where}; "
+                                                 "each answer must appear once (remove the copy)")
+
+
+def validate_ratings(df: pd.DataFrame, source: str | None = None, *, line_offset: int = 2,
+                     lines=None, names=None) -> pd.DataFrame:
     """Check and normalise a long-format ratings table; return a new DataFrame.
 
     ``source`` names the file (or table) in error messages; row ``i`` (0-based) of ``df`` is
-    reported as line ``i + line_offset`` (2 = a CSV with one header line). Missing optional
-    columns are filled (``trial`` = order within participant, ``raw_answer`` = score, others
-    empty). Raises :class:`FileFormatError` naming the row and column of the first problem.
+    reported as line ``lines[i]`` when given, else ``i + line_offset`` (2 = a CSV with one header
+    line). Missing optional columns are filled (``trial`` = order within participant,
+    ``raw_answer`` = score, others empty). Raises :class:`FileFormatError` naming the row and
+    column of the first problem (``names`` maps a column to the source file's own name for it,
+    e.g. ``{"score": "rating_score"}``). Two rows with the same :data:`RATING_KEY` (or, without a
+    ``trial``, two identical rows) are an error naming both lines.
     """
     missing = [c for c in REQUIRED_COLUMNS if c not in df.columns]
     if missing:
@@ -113,8 +139,12 @@ def validate_ratings(df: pd.DataFrame, source: str | None = None, *, line_offset
     if len(out) == 0:
         raise FileFormatError(source, None, "no ratings (the table is empty)")
 
+    lines = list(lines) if lines is not None else [i + line_offset for i in range(len(out))]
+
+    names = names or {}
+
     def fail(i: int, col: str, msg: str):
-        raise FileFormatError(source, int(i) + line_offset, f"column {col!r}: {msg}")
+        raise FileFormatError(source, int(lines[int(i)]), f"column {names.get(col, col)!r}: {msg}")
 
     for col in ("participant", "item", "system_a", "scale"):
         bad = _blank(out[col])
@@ -130,7 +160,9 @@ def validate_ratings(df: pd.DataFrame, source: str | None = None, *, line_offset
     bad = score.isna()
     if bad.any():
         i = np.flatnonzero(bad)[0]
-        fail(i, "score", f"expected a number, got {df['score'].iloc[i]!r}")
+        got = df["score"].iloc[i]
+        fail(i, "score", "is empty (expected a number)" if _blank(df["score"]).iloc[i]
+             else f"expected a number, got {got!r}")
     out["score"] = score.astype(float)
 
     if "system_b" not in out.columns:
@@ -187,10 +219,18 @@ def validate_ratings(df: pd.DataFrame, source: str | None = None, *, line_offset
     if "flags" not in out.columns:
         out["flags"] = ""
     out["flags"] = out["flags"].where(~_blank(out["flags"]), "").astype(str).str.strip()
+    known = ~_blank(out["trial"]) if "trial" in out.columns else pd.Series(False, index=out.index)
     if "trial" not in out.columns:
         out["trial"] = out.groupby("participant", sort=False).cumcount() + 1
-    out["trial"] = out["trial"].where(~out["trial"].isna(), "").astype(str)
-    return out[list(RATINGS_COLUMNS)]
+    out["trial"] = out["trial"].where(~out["trial"].isna(), "").astype(str).str.strip()
+    out = out[list(RATINGS_COLUMNS)]
+    # With a trial, the key identifies an answer; without one, only an exact copy of a row is
+    # known to be the same answer twice.
+    for rows, key in ((known, RATING_KEY), (~known, [c for c in RATINGS_COLUMNS if c != "trial"])):
+        idx = np.flatnonzero(rows.to_numpy())
+        if len(idx) > 1:
+            check_duplicates(out.iloc[idx].reset_index(drop=True), key, source, [lines[i] for i in idx])
+    return out
 
 
 def has_flag(flags: pd.Series, token: str) -> pd.Series:

@@ -71,3 +71,24 @@ def test_cli_help_explains(capsys):
     out = capsys.readouterr().out
     for word in ("Bradley", "ratings_long", "--seed", "--hidden-reference", "booktabs"):
         assert word in out
+
+
+def test_cli_duplicated_row_is_an_error_not_counted_twice(tmp_path, capsys):
+    ratings, _ = simulate_pairwise(40, 3, 4, scale="cmos7", seed=1)
+    path = tmp_path / "dup.csv"
+    ratings.to_csv(path, index=False)
+    lines = path.read_text().splitlines()
+    path.write_text("\n".join(lines + [lines[4]]) + "\n")  # line 5 again, as line 42
+    out = tmp_path / "r"
+    assert main(["report", str(path), "--out", str(out), "--n-boot", "10", "--bt-boot", "10",
+                 "--no-robustness"]) == 2
+    err = capsys.readouterr().err
+    assert f"{path}, line 42: duplicate rating" in err and "already given at line 5" in err
+    assert not (out / "ratings_analysed.csv").exists()
+
+
+def test_cli_empty_score_cell_says_empty(tmp_path, capsys):
+    bad = tmp_path / "bad.csv"
+    bad.write_text("participant,item,system_a,system_b,score,scale\np,i,A,B,1,cmos5\np,j,A,B,,cmos5\n")
+    assert main(["report", str(bad), "--out", str(tmp_path / "o")]) == 2
+    assert f"{bad}, line 3: column 'score': is empty (expected a number)" in capsys.readouterr().err

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from evalkit.errors import FileFormatError
+from evalkit.errors import FileFormatError, InputError
 from reports.importers import combine_ratings, detect_format, load_input
 from tests.conftest import shared_data
 from tests.reports.helpers import DATA, EXCERPT
@@ -106,3 +106,70 @@ def test_combine_keeps_notes():
     both = combine_ratings([a, b])
     assert len(both) == len(a) + len(b) and both.attrs["notes"] == a.attrs["notes"]
     assert np.isfinite(both["score"]).all()
+
+
+# ---------------------------------------------------------------- one answer, counted once
+
+
+def test_long_duplicate_row_names_both_lines(tmp_path):
+    p = tmp_path / "dup.csv"
+    p.write_text("participant,trial,item,system_a,system_b,score,scale\n"
+                 "p1,1,i1,A,B,1,cmos5\np1,2,i2,A,B,-1,cmos5\np1,1,i1,A,B,1,cmos5\n")
+    with pytest.raises(FileFormatError, match=r"dup\.csv, line 4: duplicate rating: participant='p1', "
+                                              r"trial='1', item='i1', system_a='A', system_b='B'.* "
+                                              r"already given at line 2"):
+        load_input(p)
+
+
+def test_long_same_trial_other_stimulus_is_not_a_duplicate(tmp_path):
+    # a MUSHRA page: one trial, several systems rated; and two answers without a trial
+    p = tmp_path / "m.csv"
+    p.write_text("participant,trial,item,system_a,score,scale\n"
+                 "p1,1,i1,A,80,mushra\np1,1,i1,B,40,mushra\np1,,i2,A,70,mushra\np1,,i2,A,75,mushra\n")
+    _, df = load_input(p)
+    assert len(df) == 4
+    p.write_text(p.read_text() + "p1,,i2,A,75,mushra\n")
+    with pytest.raises(FileFormatError, match=r"line 6: duplicate rating: .*already given at line 5"):
+        load_input(p)
+
+
+def test_genea_duplicate_battle_row(tmp_path):
+    p = tmp_path / "b.csv"
+    p.write_text("user,input_code,model_a,model_b,winner,is_strong\nu,c,A,B,model_a,True\n"
+                 "u,c,A,B,model_b,False\nu,c,A,B,model_a,True\n")
+    with pytest.raises(FileFormatError, match=r"b\.csv, line 4: duplicate rating: user='u'.* "
+                                              r"already given at line 2"):
+        load_input(p)
+
+
+def test_webmushra_pc_duplicate_lines_count_dropped_rows(tmp_path):
+    p = tmp_path / "paired_comparison.csv"
+    p.write_text("session_test_id,session_uuid,trial_id,choice_reference,choice_non_reference,choice_answer\n"
+                 "t,s1,ab1,reference,C1,unknown\nt,s1,ab2,reference,C2,correct\n"
+                 "t,s1,ab2,reference,C2,correct\n")
+    with pytest.raises(FileFormatError, match=r"line 4: duplicate rating: .*already given at line 3"):
+        load_input(p)
+
+
+def test_mushra_lists_participant_twice_in_a_row(tmp_path):
+    p = tmp_path / "m.csv"
+    p.write_text('signal,condition,ratings,participant_ids\ns,c,"[1, 2]","[7, 8]"\n'
+                 's,d,"[1, 2, 3]","[7, 8, 7]"\n')
+    with pytest.raises(FileFormatError, match=r"line 3: duplicate rating: participant='7'.*"
+                                              r"earlier in the same line"):
+        load_input(p)
+
+
+def test_combine_rejects_the_same_file_twice(tmp_path):
+    _, a = load_input(DATA / "webmushra_pc_constructed.csv")
+    _, b = load_input(DATA / "webmushra_pc_constructed.csv")
+    with pytest.raises(InputError, match=r"duplicate rating: .* is in both .*webmushra_pc_constructed"):
+        combine_ratings([a, b])
+
+
+def test_webmushra_error_names_the_files_own_column(tmp_path):
+    p = tmp_path / "mushra.csv"
+    p.write_text("session_test_id,session_uuid,trial_id,rating_stimulus,rating_score,rating_time\n"
+                 "t,s1,tr1,reference,100,1000\nt,s1,tr1,C1,150,1000\n")
+    with pytest.raises(FileFormatError, match=r"mushra\.csv, line 3: column 'rating_score': 150 is not"):
+        load_input(p)

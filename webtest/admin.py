@@ -3,19 +3,29 @@
 Login checks a werkzeug password hash from the server configuration
 (``EVALKIT_ADMIN_PASSWORD_HASH``) or the study file (``admin.password_hash``); without one the
 admin pages are disabled. The logged-in state lives in the signed session cookie.
+
+Wrong passwords are rate-limited per client address: after ``login_max_failures`` of them within
+``login_window_s`` seconds (:class:`webtest.config.WebtestConfig`), every login attempt from that
+address gets HTTP 429 with ``Retry-After`` until the window has passed, without the password being
+checked. The failures are rows in ``wt_login_failures``, so every gunicorn worker sees them.
 """
 
 from __future__ import annotations
 
 import functools
 import io
+import math
+import time
 
 from flask import Blueprint, Response, redirect, render_template, request, session, url_for
+from sqlalchemy import delete, select
+from sqlalchemy.orm import Session
 from werkzeug.security import check_password_hash
 
-from webtest.app import state
+from webtest.app import StudyState, state
 from webtest.design import balance_report
 from webtest.export import cells_table, cmos_summary, mos_summary, participants_table, ratings_long
+from webtest.models import LoginFailure
 
 bp = Blueprint("admin", __name__)
 
@@ -36,27 +46,65 @@ def login_required(view):
     return wrapped
 
 
+def _client_address() -> str:
+    return (request.remote_addr or "unknown")[:64]
+
+
+def lockout_seconds(s: Session, st: StudyState, address: str, now: float) -> float:
+    """Seconds until ``address`` may try a password again (0 when it may now)."""
+    cfg = st.config
+    recent = s.execute(
+        select(LoginFailure.at).where(LoginFailure.study_id == st.study.id, LoginFailure.address == address,
+                                      LoginFailure.at > now - cfg.login_window_s)
+        .order_by(LoginFailure.at.desc()).limit(cfg.login_max_failures)).scalars().all()
+    if len(recent) < cfg.login_max_failures:
+        return 0.0
+    return max(0.0, recent[-1] + cfg.login_window_s - now)
+
+
+def _record_failure(s: Session, st: StudyState, address: str, now: float) -> None:
+    s.execute(delete(LoginFailure).where(LoginFailure.study_id == st.study.id,
+                                         LoginFailure.at <= now - st.config.login_window_s))
+    s.add(LoginFailure(study_id=st.study.id, address=address, at=now))
+    s.commit()
+
+
+def _wait_text(seconds: float) -> str:
+    return f"{math.ceil(seconds)} s" if seconds < 120 else f"{math.ceil(seconds / 60)} min"
+
+
 @bp.route("/login", methods=["GET", "POST"])
 def login():
     st = state()
     if st.admin_password_hash is None:
         return render_template("message.html", title=st.t("admin.title"), message=st.t("admin.disabled")), 403
-    error = None
     if request.method == "POST":
-        password = request.form.get("password", "")
-        if password and check_password_hash(st.admin_password_hash, password):
-            keep = {k: v for k, v in session.items() if k.startswith("p:")}
-            session.clear()  # a fresh session on login (no fixation)
-            session.update(keep)
-            session.permanent = True
-            session[_key()] = True
-            nxt = request.args.get("next", "")
-            # only local admin paths, never an absolute or scheme-relative URL
-            if not (nxt.startswith(url_for(".dashboard")) and not nxt.startswith("//")):
-                nxt = url_for(".dashboard")
-            return redirect(nxt)
-        error = st.t("admin.bad_password")
-    return render_template("admin/login.html", error=error), (401 if error else 200)
+        address, now = _client_address(), time.time()
+        with st.db.session() as s:
+            wait = lockout_seconds(s, st, address, now)
+            if wait > 0:
+                resp = Response(render_template("admin/login.html", error=st.t("admin.locked", wait=_wait_text(wait))),
+                                status=429)
+                resp.headers["Retry-After"] = str(math.ceil(wait))
+                return resp
+            password = request.form.get("password", "")
+            if not (password and check_password_hash(st.admin_password_hash, password)):
+                _record_failure(s, st, address, now)
+                return render_template("admin/login.html", error=st.t("admin.bad_password")), 401
+            s.execute(delete(LoginFailure).where(LoginFailure.study_id == st.study.id,
+                                                 LoginFailure.address == address))
+            s.commit()
+        keep = {k: v for k, v in session.items() if k.startswith("p:")}
+        session.clear()  # a fresh session on login (no fixation)
+        session.update(keep)
+        session.permanent = True
+        session[_key()] = True
+        nxt = request.args.get("next", "")
+        # only local admin paths, never an absolute or scheme-relative URL
+        if not (nxt.startswith(url_for(".dashboard")) and not nxt.startswith("//")):
+            nxt = url_for(".dashboard")
+        return redirect(nxt)
+    return render_template("admin/login.html", error=None)
 
 
 @bp.post("/logout")

@@ -15,6 +15,8 @@ ENV_DATABASE_URL = "EVALKIT_DATABASE_URL"
 ENV_SECRET_KEY = "EVALKIT_SECRET_KEY"
 ENV_ADMIN_HASH = "EVALKIT_ADMIN_PASSWORD_HASH"
 ENV_SECURE_COOKIES = "EVALKIT_SECURE_COOKIES"
+ENV_LOGIN_MAX_FAILURES = "EVALKIT_ADMIN_MAX_FAILURES"
+ENV_LOGIN_WINDOW_MINUTES = "EVALKIT_ADMIN_LOCKOUT_MINUTES"
 CACHE_DIR = ".webtest"
 HASH_FIX = "run 'evalkit serve --hash-password' and paste its output; never put the password itself here"
 
@@ -33,6 +35,9 @@ class WebtestConfig:
         max_content_length: largest request body accepted, bytes.
         secure_cookies: send cookies over HTTPS only (set behind a TLS proxy).
         session_days: how long a participant can come back and resume, days.
+        login_max_failures: wrong admin passwords one client address may send within
+            ``login_window_s``; further attempts get HTTP 429 until the oldest of them is that old.
+        login_window_s: the admin login rate-limit window, seconds.
         testing: Flask testing mode (tests only).
     """
 
@@ -43,7 +48,18 @@ class WebtestConfig:
     max_content_length: int = 64 * 1024
     secure_cookies: bool = False
     session_days: int = 30
+    login_max_failures: int = 10
+    login_window_s: float = 15 * 60.0
     testing: bool = False
+
+    def __post_init__(self):
+        if isinstance(self.login_max_failures, bool) or not isinstance(self.login_max_failures, int) \
+                or self.login_max_failures < 1:
+            raise ConfigError(f"login_max_failures must be a whole number of at least 1, got "
+                              f"{self.login_max_failures!r}; fix: use e.g. 10 ({ENV_LOGIN_MAX_FAILURES})")
+        if not isinstance(self.login_window_s, (int, float)) or not 0 < self.login_window_s < float("inf"):
+            raise ConfigError(f"login_window_s must be a positive number of seconds, got {self.login_window_s!r}; "
+                              f"fix: use e.g. 900 ({ENV_LOGIN_WINDOW_MINUTES} gives it in minutes)")
 
     @classmethod
     def from_env(cls, study_dir: str | os.PathLike | None = None, **overrides) -> "WebtestConfig":
@@ -60,11 +76,28 @@ class WebtestConfig:
             secret_key=os.environ.get(ENV_SECRET_KEY) or None,
             admin_password_hash=env_hash,
             secure_cookies=os.environ.get(ENV_SECURE_COOKIES, "").lower() in ("1", "true", "yes"),
+            login_max_failures=_env_number(ENV_LOGIN_MAX_FAILURES, int, 10, "a whole number of at least 1", "10"),
+            login_window_s=60.0 * _env_number(ENV_LOGIN_WINDOW_MINUTES, float, 15.0, "a positive number of minutes",
+                                              "15"),
         )
         overrides = {k: v for k, v in overrides.items() if v is not None}
         if "study_dir" in overrides:
             overrides["study_dir"] = Path(overrides["study_dir"])
         return replace(cfg, **overrides)
+
+
+def _env_number(name: str, kind: type, default, what: str, example: str):
+    """The positive number in environment variable ``name`` (``default`` when unset or empty)."""
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = kind(raw)
+    except ValueError:
+        value = None
+    if value is None or not 0 < value < float("inf"):
+        raise ConfigError(f"{name}={raw!r} is not {what}; fix: set it to e.g. {example}, or unset it for the default")
+    return value
 
 
 def is_password_hash(value: str) -> bool:

@@ -3,8 +3,10 @@
 ``wt_cells`` holds the design; ``wt_assignments`` logs every hand-out of a cell (unique per cell
 and generation, so a cell can never be handed out twice by the same claim);
 ``wt_trials`` is a participant's own copy of their cell's trial list; ``wt_answers`` has at most
-one row per trial (idempotent on participant and trial). The view ``ratings_long`` (created by
-:func:`webtest.db.init_schema`) is the long-format export that ``reports`` reads.
+one row per trial (idempotent on participant and trial); ``wt_login_failures`` keeps wrong
+admin passwords per client address (the login rate limit, shared by every worker). The view
+``ratings_long`` (created by :func:`webtest.db.init_schema`) is the long-format export that
+``reports`` reads.
 """
 
 from __future__ import annotations
@@ -131,3 +133,15 @@ class Answer(Base):
     client_time_s: Mapped[float | None] = mapped_column(Float, nullable=True)
     events_json: Mapped[str] = mapped_column(Text, default="[]")
     flags: Mapped[str] = mapped_column(String(255), default="")
+
+
+class LoginFailure(Base):
+    """A wrong admin password, kept for the rate-limit window (see :mod:`webtest.admin`)."""
+
+    __tablename__ = "wt_login_failures"
+    __table_args__ = (Index("ix_login_failure_study_address_at", "study_id", "address", "at"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    study_id: Mapped[str] = mapped_column(String(64), ForeignKey("wt_studies.id"))
+    address: Mapped[str] = mapped_column(String(64))  # the client address as the server saw it
+    at: Mapped[float] = mapped_column(Float)

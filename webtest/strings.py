@@ -89,6 +89,7 @@ EN: dict[str, str] = {
     "admin.logout": "Log out",
     "admin.password": "Password",
     "admin.bad_password": "Wrong password.",
+    "admin.locked": "Too many wrong passwords from your address. Try again in {wait}.",
     "admin.disabled": "The admin pages are disabled: no admin password hash is configured (set EVALKIT_ADMIN_PASSWORD_HASH or admin.password_hash in study.yaml).",
     "admin.participants": "Participants",
     "admin.cells": "Design cells",

@@ -61,6 +61,27 @@ def test_serve_accepts_a_real_hash_in_the_environment(make_study, capsys, monkey
     assert "study 'mini'" in capsys.readouterr().out
 
 
+@pytest.mark.parametrize("name, value", [("EVALKIT_ADMIN_MAX_FAILURES", "ten"), ("EVALKIT_ADMIN_MAX_FAILURES", "0"),
+                                         ("EVALKIT_ADMIN_LOCKOUT_MINUTES", "-5"), ("EVALKIT_ADMIN_LOCKOUT_MINUTES", "nan")])
+def test_serve_reports_a_bad_login_limit_setting(make_study, capsys, monkeypatch, name, value):
+    monkeypatch.setenv(name, value)
+    assert main(["serve", str(make_study()), "--check"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"evalkit: error: {name}={value!r} is not a ") and "fix: set it to e.g." in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_login_limit_settings_from_the_environment(make_study, monkeypatch):
+    from webtest import WebtestConfig
+
+    assert (WebtestConfig.from_env(make_study()).login_max_failures, WebtestConfig.from_env(make_study()).login_window_s) \
+        == (10, 900.0)
+    monkeypatch.setenv("EVALKIT_ADMIN_MAX_FAILURES", "3")
+    monkeypatch.setenv("EVALKIT_ADMIN_LOCKOUT_MINUTES", "2.5")
+    cfg = WebtestConfig.from_env(make_study())
+    assert (cfg.login_max_failures, cfg.login_window_s) == (3, 150.0)
+
+
 def test_create_app_refuses_a_plain_password(make_study):
     from evalkit.errors import ConfigError
     from webtest import create_app

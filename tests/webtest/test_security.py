@@ -6,8 +6,8 @@ import pytest
 from flask.sessions import SecureCookieSessionInterface
 from sqlalchemy import select
 
-from tests.webtest.helpers import BASE_STUDY, Participant, csrf
-from webtest.models import Answer, Trial
+from tests.webtest.helpers import ADMIN_PASSWORD, BASE_STUDY, Participant, csrf
+from webtest.models import Answer, LoginFailure, Trial
 
 
 @pytest.fixture
@@ -134,6 +134,54 @@ def test_admin_routes_refuse_anonymous_users(app, path):
     body = r.get_data(as_text=True)
     assert r.status_code == 302 and r.location.startswith("/admin/login")
     assert "system_a" not in body and _pid(c, app) not in body and "original" not in body
+
+
+def _admin(app, address="10.0.0.1"):
+    c = app.test_client()
+    c.environ_base["REMOTE_ADDR"] = address
+    token = csrf(c.get("/admin/login").get_data(as_text=True))
+
+    def login(password):
+        return c.post("/admin/login", data={"csrf_token": token, "password": password})
+
+    return login
+
+
+def test_admin_login_is_rate_limited_per_address(make_study, app_factory):
+    app = app_factory(make_study(), login_max_failures=3, login_window_s=600)
+    login = _admin(app)
+    assert [login("wrong").status_code for _ in range(3)] == [401, 401, 401]
+    r = login(ADMIN_PASSWORD)  # locked: not even the right password is checked
+    assert r.status_code == 429 and "Too many wrong passwords" in r.get_data(as_text=True)
+    assert 590 <= int(r.headers["Retry-After"]) <= 600
+    assert login("wrong").status_code == 429
+    assert _admin(app, "10.0.0.2")(ADMIN_PASSWORD).status_code == 302  # another address is not locked
+    db = app.extensions["webtest"].db
+    with db.session() as s:  # let the window pass: the failures are now older than 600 s
+        for f in s.execute(select(LoginFailure)).scalars():
+            f.at -= 601
+        s.commit()
+    r = login(ADMIN_PASSWORD)
+    assert r.status_code == 302 and r.location == "/admin/"
+    with db.session() as s:
+        assert s.execute(select(LoginFailure)).first() is None  # old rows purged, this address cleared
+
+
+def test_admin_lockout_is_shared_by_workers(make_study, app_factory, tmp_path):
+    # two apps on one database stand for two gunicorn worker processes
+    d, url = make_study(), f"sqlite:///{tmp_path / 'shared.sqlite'}"
+    one = app_factory(d, url, login_max_failures=2)
+    two = app_factory(d, url, login_max_failures=2)
+    assert _admin(one)("wrong").status_code == 401
+    assert _admin(two)("wrong").status_code == 401
+    r = _admin(one)(ADMIN_PASSWORD)
+    assert r.status_code == 429 and int(r.headers["Retry-After"]) > 0
+
+
+def test_admin_login_default_limit(app):
+    login = _admin(app)
+    codes = [login("wrong").status_code for _ in range(30)]
+    assert codes == [401] * 10 + [429] * 20
 
 
 def test_script_in_names_is_shown_as_text(make_study, app_factory):

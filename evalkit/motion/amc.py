@@ -18,8 +18,12 @@ import numpy as np
 from scipy.spatial.transform import Rotation
 
 from evalkit.errors import FileFormatError
+from evalkit.motion.bvh import MAX_VALUE
 from evalkit.motion.model import Motion, Skeleton
 from evalkit.motion.normalize import normalize_motion
+
+#: Degrees of freedom an ASF may list (translations, rotations, bone length).
+DOF_NAMES = ("tx", "ty", "tz", "rx", "ry", "rz", "l")
 
 
 @dataclass
@@ -47,7 +51,7 @@ class AsfSkeleton:
 
 def _read_text(path: Path) -> list[str]:
     try:
-        return path.read_text(errors="replace").splitlines()
+        return path.read_text(encoding="utf-8-sig", errors="replace").splitlines()
     except FileNotFoundError:
         raise FileFormatError(path, None, "file not found") from None
 
@@ -59,6 +63,9 @@ def _floats(toks: list[str], path, line: int, what: str) -> list[float]:
         raise FileFormatError(path, line, f"expected numbers for {what}, found {' '.join(toks)!r}") from None
     if not all(np.isfinite(vals)):
         raise FileFormatError(path, line, f"{what} contains NaN or inf; expected finite numbers")
+    if any(abs(v) > MAX_VALUE for v in vals):
+        raise FileFormatError(path, line, f"{what} has a value beyond {MAX_VALUE:g} in magnitude; "
+                                          "expected angles and lengths of a capture")
     return vals
 
 
@@ -81,6 +88,9 @@ def read_asf(path: str | os.PathLike) -> AsfSkeleton:
             continue
         toks = line.split()
         if toks[0].startswith(":"):
+            if current is not None:
+                raise FileFormatError(path, i, f"section {toks[0]!r} inside the block of bone "
+                                               f"{current.name or '?'!r} (line {current.line}); expected 'end' first")
             section = toks[0][1:].lower()
             if section == "hierarchy":
                 have_hierarchy = True
@@ -91,12 +101,19 @@ def read_asf(path: str | os.PathLike) -> AsfSkeleton:
         elif section == "root":
             if key == "order":
                 root_order = [t.upper() for t in toks[1:]]
+                bad = [t for t in root_order if t.lower() not in DOF_NAMES[:6]]
+                if bad:
+                    raise FileFormatError(path, i, f"unknown root order {bad[0]!r}; expected some of "
+                                                   f"{', '.join(t.upper() for t in DOF_NAMES[:6])}")
             elif key == "axis":
                 root_axis = toks[1].upper() if len(toks) > 1 else "XYZ"
             elif key == "orientation":
                 root_orientation = np.array(_floats(toks[1:4], path, i, "root orientation"))
         elif section == "bonedata":
             if key == "begin":
+                if current is not None:
+                    raise FileFormatError(path, i, f"'begin' inside the block of bone {current.name or '?'!r} "
+                                                   f"(line {current.line}); expected 'end' first")
                 current = _Bone(name="", line=i)
             elif key == "end":
                 if current is None or not current.name:
@@ -119,12 +136,19 @@ def read_asf(path: str | os.PathLike) -> AsfSkeleton:
                 current.axis_order = toks[4].upper() if len(toks) > 4 else "XYZ"
             elif key == "dof":
                 current.dof = tuple(t.lower() for t in toks[1:])
+                bad = [t for t in current.dof if t not in DOF_NAMES]
+                if bad:
+                    raise FileFormatError(path, i, f"unknown dof {bad[0]!r}; expected some of {', '.join(DOF_NAMES)}")
+                if len(set(current.dof)) != len(current.dof):
+                    raise FileFormatError(path, i, "a dof is listed twice")
         elif section == "hierarchy":
             if key in ("begin", "end"):
                 continue
             hierarchy.append((i, toks))
     if current is not None:
         raise FileFormatError(path, len(lines), f"file ends inside the block of bone {current.name!r}; expected 'end'")
+    if not any(raw.split("#", 1)[0].strip() for raw in lines):
+        raise FileFormatError(path, None, "file is empty, expected an ASF skeleton")
     if not have_hierarchy or not hierarchy:
         raise FileFormatError(path, len(lines), "no ':hierarchy' section; expected 'parent child...' lines")
 
@@ -219,18 +243,41 @@ def read_amc(asf: AsfSkeleton, path: str | os.PathLike, fps: float = 120.0,
         raise FileFormatError(path, max(len(lines), 1), "no frames; expected a frame number line followed by bone lines")
     n_f, n_j = len(frame_starts), sk.n_joints
     dof_values = {b: np.zeros((n_f, 6 if b == "root" else 3)) for b in sk.names}
+    # Every bone with degrees of freedom must have one line per frame; frames count up by one.
+    needed = [b for b in sk.names if b == "root" or asf.dofs[b]]
     f = -1
+    frame_no = frame_line = None
+    seen: dict[str, int] = {}
+
+    def check_complete() -> None:
+        missing = [b for b in needed if b not in seen]
+        if missing:
+            raise FileFormatError(path, frame_line, f"frame {frame_no} has no {missing[0]!r} line"
+                                                    + (f" (nor {', '.join(missing[1:])})" if missing[1:] else ""))
+
     for i, raw in enumerate(lines[frame_starts[0]:], start=frame_starts[0]):
         s = raw.strip()
         if not s or s.startswith("#") or s.startswith(":"):
             continue
         toks = s.split()
         if len(toks) == 1 and toks[0].isdigit():
+            if f >= 0:
+                check_complete()
+            number = int(toks[0])
+            if frame_no is not None and number != frame_no + 1:
+                raise FileFormatError(path, i + 1, f"frame number {number} after frame {frame_no}; "
+                                                   f"expected {frame_no + 1} (frames must count up by one)")
             f += 1
+            frame_no, frame_line = number, i + 1
+            seen = {}
             continue
         name = toks[0]
         if name not in index:
             raise FileFormatError(path, i + 1, f"unknown bone {name!r}; the ASF ({asf.path}) defines {', '.join(sk.names)}")
+        if name in seen:
+            raise FileFormatError(path, i + 1, f"second {name!r} line in frame {frame_no} "
+                                               f"(first on line {seen[name]})")
+        seen[name] = i + 1
         dofs = asf.dofs[name]
         expected = 3 if (force3 and name != "root") else len(dofs)
         if len(toks) - 1 != expected:
@@ -245,6 +292,7 @@ def read_amc(asf: AsfSkeleton, path: str | os.PathLike, fps: float = 120.0,
             for d, v in zip(dofs, vals):
                 if d in ("rx", "ry", "rz"):
                     row["xyz".index(d[1])] = v
+    check_complete()
     rotations = np.zeros((n_f, n_j, 4))
     translations = np.broadcast_to(sk.offsets, (n_f, n_j, 3)).copy()
     # root: translation and rotation per ':root order'
@@ -283,16 +331,18 @@ def find_asf(amc_path: Path) -> Path:
     cands = [folder / f"{stem}.asf", folder / f"{subject}.asf"]
     if suffix:
         cands.append(folder / f"{subject}-{suffix}.asf")
+    cands = list(dict.fromkeys(cands))  # '16.amc' would try 16.asf twice
     for c in cands:
         if c.exists():
             return c
     globbed = sorted(folder.glob(f"{subject}*.asf")) or sorted(folder.glob("*.asf"))
     if len(globbed) == 1:
         return globbed[0]
+    found = f"; the folder has {', '.join(g.name for g in globbed)}" if globbed else ""
     raise FileFormatError(
         amc_path, None,
-        f"cannot tell which ASF skeleton goes with this AMC (tried {', '.join(c.name for c in cands)}); "
-        "pass it explicitly (--asf FILE)",
+        f"cannot tell which ASF skeleton goes with this AMC (tried {', '.join(c.name for c in cands)}{found}); "
+        f"put its skeleton beside it as {cands[-1].name}",
     )
 
 

@@ -117,6 +117,17 @@ def test_small_asf_amc_by_hand(tmp_path):
         (ASF, AMC.replace("ltibia 90", "ltibia nan"), "NaN"),
         (ASF, AMC.replace("lfemur 0 0 0\nltibia 90", "lfemur 0 0 0\nlhand 90"), "unknown bone 'lhand'"),
         (ASF, ":FULLY-SPECIFIED\n", "no frames"),
+        (ASF, AMC.replace("2\nroot 0 20 0 0 0 0\nlfemur 0 0 0\n", "2\nroot 0 20 0 0 0 0\n"),
+         "line 7: frame 2 has no 'lfemur' line"),
+        (ASF, AMC.replace("ltibia 90\n", "ltibia 90\nltibia 45\n"), "line 7: second 'ltibia' line in frame 1"),
+        (ASF, AMC.replace("\n2\n", "\n1\n"), "line 7: frame number 1 after frame 1; expected 2"),
+        (ASF, AMC.replace("\n2\n", "\n3\n"), "line 7: frame number 3 after frame 1; expected 2"),
+        (ASF.replace("dof rx\n", "dof rx qq rz\n"), AMC, "line 27: unknown dof 'qq'"),
+        (ASF.replace("order TX TY TZ RX RY RZ", "order TX TY TZ RX RY QQ"), AMC, "line 8: unknown root order 'QQ'"),
+        (ASF.replace("    dof rx ry rz\n  end\n", "    dof rx ry rz\n", 1), AMC,
+         "line 20: 'begin' inside the block of bone 'lfemur' (line 15); expected 'end' first"),
+        (ASF.replace("    dof rx\n  end\n", "    dof rx\n"), AMC,
+         "line 28: section ':hierarchy' inside the block of bone 'ltibia' (line 23); expected 'end' first"),
     ],
 )
 def test_asf_amc_errors(tmp_path, asf_text, amc_text, message):
@@ -133,3 +144,22 @@ def test_asf_found_by_cmu_naming(cmu_dir):
     assert m.meta["asf"].endswith("07-walk.asf")
     asf = read_asf(cmu_dir / "16.asf")
     assert asf.skeleton.names[0] == "root" and "lfemur" in asf.skeleton.names
+
+
+def test_empty_asf_and_ambiguous_skeleton_messages(tmp_path, cmu_dir):
+    (tmp_path / "t.asf").write_text("# nothing here\n")
+    (tmp_path / "t.amc").write_text(AMC)
+    with pytest.raises(FileFormatError) as info:
+        read_asf_amc(tmp_path / "t.asf", tmp_path / "t.amc")
+    assert str(info.value) == f"{tmp_path / 't.asf'}: file is empty, expected an ASF skeleton"
+    clip = tmp_path / "clips" / "16.amc"
+    clip.parent.mkdir()
+    clip.write_bytes((cmu_dir / "16_15.amc").read_bytes())
+    for name in ("a.asf", "b.asf"):
+        (clip.parent / name).write_bytes((cmu_dir / "16.asf").read_bytes())
+    with pytest.raises(FileFormatError) as info:
+        load_motion(clip)
+    msg = str(info.value)
+    assert "(tried 16.asf; the folder has a.asf, b.asf)" in msg and "--asf" not in msg
+    (clip.parent / "16.asf").write_bytes((cmu_dir / "16.asf").read_bytes())
+    assert load_motion(clip).n_frames == 471

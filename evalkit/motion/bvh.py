@@ -21,6 +21,10 @@ from evalkit.motion import quat
 from evalkit.motion.model import VALID_CHANNELS, Motion, Skeleton
 from evalkit.motion.normalize import normalize_motion
 
+#: Larger magnitudes are no angle (degrees) or length (even in mm) of a capture; they only
+#: overflow later (squares of 1e300 are inf).
+MAX_VALUE = 1e8
+
 
 def read_bvh(path: str | os.PathLike, units: str | float = "auto", up: str = "auto") -> Motion:
     """Read a BVH file into a :class:`Motion` in metres, Y-up.
@@ -38,10 +42,14 @@ def read_bvh(path: str | os.PathLike, units: str | float = "auto", up: str = "au
         raise FileFormatError(path, None, "file not found") from None
     except IsADirectoryError:
         raise FileFormatError(path, None, "is a directory, expected a .bvh file") from None
+    if data.startswith(b"\xef\xbb\xbf"):  # UTF-8 byte-order mark (some Windows editors)
+        data = data[3:]
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         text = data.decode("latin-1")
+    if "\r" in text and "\n" not in text:  # classic Mac OS line endings
+        text = text.replace("\r", "\n")
     return parse_bvh(text, path=path, units=units, up=up)
 
 
@@ -89,6 +97,8 @@ class _Tokens:
             raise FileFormatError(self.path, line, f"expected a number for {what}, found {tok!r}") from None
         if not np.isfinite(v):
             raise FileFormatError(self.path, line, f"{what} is {tok}, expected a finite number")
+        if abs(v) > MAX_VALUE:
+            raise FileFormatError(self.path, line, f"{what} is {tok}, expected a magnitude below {MAX_VALUE:g}")
         return v
 
 
@@ -272,7 +282,7 @@ def _parse_frames(block: str, first_line: int, n_frames: int, n_channels: int, p
         frame = pd.read_csv(io.StringIO(block), sep=r"\s+", header=None, engine="c", dtype=np.float64,
                             skip_blank_lines=True, na_filter=False)
         arr = frame.to_numpy()
-        if arr.shape == (n_frames, n_channels) and np.isfinite(arr).all():
+        if arr.shape == (n_frames, n_channels) and (np.abs(arr) <= MAX_VALUE).all():
             values = arr
     except (ValueError, pd.errors.ParserError, pd.errors.EmptyDataError):
         values = None
@@ -312,6 +322,11 @@ def _locate_frame_error(block, first_line, n_frames, n_channels, path, frames_li
                 raise FileFormatError(
                     path, first_line + k,
                     f"value {t} in channel {c + 1}; expected finite numbers (NaN/inf found)",
+                )
+            if abs(v) > MAX_VALUE:
+                raise FileFormatError(
+                    path, first_line + k,
+                    f"value {t} in channel {c + 1}; expected a magnitude below {MAX_VALUE:g}",
                 )
 
 

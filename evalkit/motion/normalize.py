@@ -26,6 +26,33 @@ def _sample(motion: Motion, max_frames: int = 60) -> Motion:
     return replace(motion, rotations=motion.rotations[idx], translations=motion.translations[idx])
 
 
+#: Larger than any body (m across) or capture volume (m from the origin): beyond these the file
+#: or ``--units`` is wrong, and metrics would only allocate absurd grids or overflow.
+MAX_BODY_M = 50.0
+MAX_REACH_M = 1e5
+
+
+def _check_size(motion: Motion, explicit: bool) -> None:
+    """Refuse a motion that is not body-sized once in metres (see :data:`MAX_BODY_M`)."""
+    from evalkit.errors import FileFormatError, InputError
+    from evalkit.motion.fk import global_positions
+
+    pos = global_positions(_sample(motion))
+    body = float(np.ptp(pos - pos[:, :1], axis=1).max()) if pos.size else 0.0
+    reach = float(np.abs(pos).max()) if pos.size else 0.0
+    if body <= MAX_BODY_M and reach <= MAX_REACH_M:
+        return
+    what = (f"the body is {body:.3g} m across" if body > MAX_BODY_M
+            else f"joints are {reach:.3g} m from the origin")
+    unit = motion.meta.get("units")
+    source = motion.meta.get("source")
+    if explicit:
+        raise InputError(f"{source + ': ' if source else ''}{what} with units of {unit}; "
+                         "expected a body about 1.7 m tall, check --units")
+    raise FileFormatError(source, None, f"{what} in metres (units detected: {unit}); expected a "
+                                        "body about 1.7 m tall; the file's lengths are implausible")
+
+
 def normalize_motion(motion: Motion, units: str | float = "auto", up: str = "auto") -> Motion:
     """Scale to metres and rotate to Y-up. ``units`` / ``up`` as in :func:`read_bvh`.
 
@@ -48,6 +75,7 @@ def normalize_motion(motion: Motion, units: str | float = "auto", up: str = "aut
     meta["unit_scale"] = scale
     skeleton = motion.skeleton.scaled(scale)
     motion = replace(motion, skeleton=skeleton, translations=motion.translations * scale, meta=meta)
+    _check_size(motion, resolved is not None)
 
     parsed = parse_up(up)
     if parsed is None:

@@ -191,6 +191,8 @@ MALFORMED = {
     "extra_frames": (GOOD + "0 0 0 0 0 0 0 0 0\n", "more frame lines", 21),
     "bad_offset": (GOOD.replace("OFFSET 0 10 0", "OFFSET 0 ten 0"), "expected a number", 8),
     "empty": ("", "empty", 1),
+    "absurd_value": (GOOD.replace("0 91 0 11 21", "0 91 0 1e300 21"), "magnitude below 1e+08", 20),
+    "absurd_offset": (GOOD.replace("OFFSET 0 10 0", "OFFSET 0 1e300 0"), "magnitude below 1e+08", 8),
 }
 
 
@@ -230,3 +232,22 @@ def test_large_file_parses(tmp_path, cmu_dir):
     m = read_bvh(path, units="m")
     assert m.n_frames == 9940
     np.testing.assert_allclose(m.positions[-1], src.positions[-1], atol=1e-6)
+
+
+def test_byte_order_mark_and_cr_only_line_endings_read_like_the_original(tmp_path, cmu_dir):
+    lf = (cmu_dir / "131_01.bvh").read_bytes().replace(b"\r\n", b"\n")
+    (tmp_path / "bom.bvh").write_bytes(b"\xef\xbb\xbf" + lf)
+    (tmp_path / "cr.bvh").write_bytes(lf.replace(b"\n", b"\r"))
+    ref = load_motion(cmu_dir / "131_01.bvh")
+    for name in ("bom.bvh", "cr.bvh"):
+        m = load_motion(tmp_path / name)
+        assert m.n_frames == ref.n_frames == 994, name
+        np.testing.assert_allclose(m.positions, ref.positions)
+
+
+def test_units_that_make_an_absurd_body_are_an_error(cmu_dir):
+    from evalkit.errors import InputError
+
+    with pytest.raises(InputError, match=r"131_01.bvh: the body is .* m across with units of 1e\+09 m"):
+        load_motion(cmu_dir / "131_01.bvh", units=1e9)
+    assert load_motion(cmu_dir / "131_01.bvh", units="cmu").n_frames == 994

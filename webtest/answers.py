@@ -1,13 +1,16 @@
 """Recording answers: validation, timing check, sign correction, check flags, exclusion rules.
 
-:func:`record_answer` commits before it returns, so the caller acknowledges only a stored
-answer. It is idempotent on (participant, trial): a second submission of an answered trial
-returns the stored answer unchanged (first answer wins), also when two arrive at once.
+:func:`parse_submission` validates a submitted body on its own (the same answer is invalid
+whatever the state of the trial); :func:`store_answer` then stores it and commits before it
+returns, so the caller acknowledges only a stored answer. Storing is idempotent on
+(participant, trial): a second submission of an answered trial returns the stored answer
+unchanged (first answer wins), also when two arrive at once. :func:`record_answer` does both.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import statistics
 from dataclasses import dataclass
 from typing import Literal
@@ -54,23 +57,84 @@ def first_unanswered(session: Session, participant_id: str) -> int | None:
     ).scalar_one_or_none()
 
 
+def _no_constant(name: str):
+    raise ValueError(f"{name} is not a number JSON allows")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text} is out of the range of a number")
+    return value
+
+
+def strict_json(text: str | bytes):
+    """Parse JSON as the standard defines it: ``NaN``, ``Infinity`` and numbers that overflow
+    to infinity (``1e400``) are errors, so nothing stored can become non-standard JSON.
+
+    Raises:
+        ValueError: the text is not valid JSON (the message says where).
+    """
+    return json.loads(text, parse_constant=_no_constant, parse_float=_finite_float)
+
+
 def clean_events(events) -> str:
     """Play/pause/seek/ended events as compact JSON (at most :data:`MAX_EVENTS`)."""
     if events is None:
         return "[]"
     if isinstance(events, str):
         try:
-            events = json.loads(events) if events else []
-        except ValueError:
-            raise InputError("events must be a JSON list") from None
+            events = strict_json(events) if events else []
+        except ValueError as exc:
+            raise InputError(f"events must be a JSON list ({exc})") from None
     if not isinstance(events, list):
         raise InputError("events must be a list")
     out = []
-    for e in events[:MAX_EVENTS]:
+    for i, e in enumerate(events[:MAX_EVENTS]):
         if not isinstance(e, dict):
             continue
-        out.append({k: e[k] for k in ("side", "type", "t", "pos") if k in e and isinstance(e[k], (str, int, float))})
-    return json.dumps(out, separators=(",", ":"))
+        kept = {k: e[k] for k in ("side", "type", "t", "pos") if k in e and isinstance(e[k], (str, int, float))}
+        for k, v in kept.items():
+            if isinstance(v, float) and not math.isfinite(v):
+                raise InputError(f"events[{i}].{k} must be a finite number, got {v!r}")
+        out.append(kept)
+    return json.dumps(out, separators=(",", ":"), allow_nan=False)
+
+
+@dataclass(frozen=True)
+class Submission:
+    """A validated answer body: the answer as text and value, client timing, cleaned events."""
+
+    raw_answer: str
+    raw_value: float
+    client_time_s: float | None
+    events_json: str
+
+
+def parse_submission(raw, scale: Scale, client_time_s=None, events=None) -> Submission:
+    """Validate a submitted answer, its ``client_time_s`` and ``events``.
+
+    Raises :class:`InputError` for an answer that is not on the scale, a ``client_time_s``
+    that is not a finite number, or malformed events.
+    """
+    raw_text, raw_value = scale.parse(raw)
+    events_json = clean_events(events)
+    if client_time_s is not None:
+        try:
+            value = float(client_time_s)
+        except (TypeError, ValueError, OverflowError):
+            value = None
+        if isinstance(client_time_s, bool) or value is None or not math.isfinite(value):
+            raise InputError(f"client_time_s must be a finite number of seconds, got {client_time_s!r}")
+        client_time_s = value
+    return Submission(raw_text, raw_value, client_time_s, events_json)
+
+
+def is_answered(session: Session, participant_id: str, position: int) -> bool:
+    """Whether the participant's trial at ``position`` has a stored answer."""
+    return session.execute(
+        select(Answer.id).join(Trial, Trial.id == Answer.trial_id)
+        .where(Trial.participant_id == participant_id, Trial.position == position)).first() is not None
 
 
 def check_flags(session: Session, trial: Trial, raw_answer: str, raw_value: float, score: float, scale: Scale) -> list[str]:
@@ -127,10 +191,19 @@ def exclusion_reason(session: Session, participant_id: str, rules: Exclusion, co
 
 def record_answer(session: Session, participant: Participant, position: int, raw, scale: Scale,
                   rules: Exclusion, now: float, client_time_s: float | None = None, events=None) -> AnswerOutcome:
-    """Validate and store the answer to the participant's trial at ``position`` (1-based).
+    """Validate (:func:`parse_submission`) and store (:func:`store_answer`) an answer.
 
-    Raises :class:`InputError` for an answer that is not on the scale or malformed events.
-    Commits before returning an ``ok`` outcome.
+    Raises :class:`InputError` for an invalid submission, whatever the state of the trial.
+    """
+    sub = parse_submission(raw, scale, client_time_s=client_time_s, events=events)
+    return store_answer(session, participant, position, sub, scale, rules, now)
+
+
+def store_answer(session: Session, participant: Participant, position: int, sub: Submission, scale: Scale,
+                 rules: Exclusion, now: float) -> AnswerOutcome:
+    """Store the validated answer to the participant's trial at ``position`` (1-based).
+
+    Commits before returning a ``stored`` outcome.
     """
     trial = session.execute(
         select(Trial).where(Trial.participant_id == participant.id, Trial.position == position)
@@ -148,23 +221,17 @@ def record_answer(session: Session, participant: Participant, position: int, raw
     elapsed = now - trial.served_at
     if elapsed + 1e-6 < trial.required_s:
         return AnswerOutcome("too_fast", position, next_position=position, wait_s=trial.required_s - elapsed)
-    raw_text, raw_value = scale.parse(raw)
-    events_json = clean_events(events)
+    raw_text, raw_value = sub.raw_answer, sub.raw_value
     score = signed_score(raw_value, trial.side_shown)  # type: ignore[arg-type]
     flags = check_flags(session, trial, raw_text, raw_value, score, scale)
-    if client_time_s is not None:
-        try:
-            client_time_s = float(client_time_s)
-        except (TypeError, ValueError):
-            raise InputError(f"client_time_s must be a number, got {client_time_s!r}") from None
     rating_a = rating_b = None
     if scale.kind == "absolute":  # "left|right" -> ratings of system_a and system_b
         left, right = (float(v) for v in raw_text.split("|"))
         rating_a, rating_b = (left, right) if trial.side_shown == "left" else (right, left)
     session.add(Answer(
         trial_id=trial.id, participant_id=participant.id, raw_answer=raw_text, raw_value=raw_value, score=score,
-        rating_a=rating_a, rating_b=rating_b, scale=scale.name, received_at=now, response_time_s=round(elapsed, 4), client_time_s=client_time_s,
-        events_json=events_json, flags=";".join(flags)))
+        rating_a=rating_a, rating_b=rating_b, scale=scale.name, received_at=now, response_time_s=round(elapsed, 4),
+        client_time_s=sub.client_time_s, events_json=sub.events_json, flags=";".join(flags)))
     try:
         session.flush()
     except IntegrityError:  # the same answer arrived twice at once; the first one won

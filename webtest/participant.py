@@ -19,7 +19,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from evalkit.errors import InputError
-from webtest.answers import first_unanswered, mark_served, record_answer
+from webtest.answers import first_unanswered, is_answered, mark_served, parse_submission, store_answer, strict_json
 from webtest.app import state
 from webtest.assignment import claim_cell, has_free_cell, holds_cell, touch
 from webtest.crowd import (completion_url, mturk_submit_url, parse_params, screen_out_url)
@@ -343,39 +343,57 @@ def _send_stimulus(n: int, side: str, audio: bool):
     return resp
 
 
+def _answer_body() -> tuple[Any, str | None]:
+    """The submitted fields (JSON object or form) and an error message when the body is unusable."""
+    if not request.is_json:
+        return request.form, None
+    try:
+        data = strict_json(request.get_data(cache=True))
+    except ValueError as exc:
+        return None, f"invalid JSON ({exc}); send an object like {{\"answer\": 1}}"
+    if not isinstance(data, dict):
+        return None, f"the body must be a JSON object like {{\"answer\": 1}}, got {type(data).__name__}"
+    return data, None
+
+
 @bp.post("/trial/<int:n>")
 def answer(n: int):
     st = state()
     as_json = _wants_json()
-    data = request.get_json(silent=True) if request.is_json else request.form
-    if not isinstance(data, dict) and not hasattr(data, "get"):
-        data = {}
 
     def fail(code: int, message: str, **extra):
         if as_json:
             return jsonify(ok=False, error=message, **extra), code
         return render_template("message.html", title=st.t("app.error_title"), message=message), code
 
+    data, problem = _answer_body()
+    if problem is not None:
+        return fail(400, problem)
     with st.db.session() as s:
         p = _load(s)
         if p is None:
             return fail(403, st.t("app.csrf"))
-        if p.status != "active" or p.stage != "trials" or not holds_cell(s, p):
-            url = _where(s, p)
-            if as_json:
-                return jsonify(ok=False, error=st.t("stop.title"), next=url), 409
-            return redirect(url)
         raw = data.get("answer")
         if raw is None and "answer_left" in data:
             raw = f"{data.get('answer_left')}|{data.get('answer_right')}"
         if raw is None:
             return fail(400, "missing 'answer'")
-        try:
-            outcome = record_answer(s, p, n, raw, st.study.scale, st.study.exclusion, time.time(),
-                                    client_time_s=data.get("client_time_s"), events=data.get("events"))
+        try:  # validated first: an invalid body is a 400 whatever the state of the trial
+            sub = parse_submission(raw, st.study.scale, client_time_s=data.get("client_time_s"),
+                                   events=data.get("events"))
         except InputError as exc:
-            s.rollback()
             return fail(400, str(exc))
+        if p.status != "active" or p.stage != "trials" or not holds_cell(s, p):
+            answered = is_answered(s, p.id, n)
+            url = _where(s, p)
+            if answered:  # a retry of an acknowledged answer (e.g. of the last trial) after the end
+                if as_json:
+                    return jsonify(ok=True, status="duplicate", next=url, completed=p.status == "completed")
+                return redirect(url, code=303)
+            if as_json:
+                return jsonify(ok=False, error=st.t("stop.title"), next=url), 409
+            return redirect(url)
+        outcome = store_answer(s, p, n, sub, st.study.scale, st.study.exclusion, time.time())
         if outcome.status == "not_found":
             return fail(404, st.t("app.not_found"))
         if outcome.status == "too_fast":

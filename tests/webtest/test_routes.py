@@ -236,6 +236,96 @@ def test_answer_outcomes(make_study, app_factory):
     assert p.answer(7, 1).status_code == 409  # completed: redirected to the end
 
 
+def test_repeated_answer_after_completion_is_a_duplicate(app):
+    c = app.test_client()
+    p = Participant(c)
+    p.to_trials({})
+    assert p.complete(value=2) == [1, 2]
+    # the response to the last answer was lost; the browser sends it again (or another value)
+    for value in (2, -3):
+        r = p.answer(2, value)
+        assert r.status_code == 200
+        assert r.get_json() == {"ok": True, "status": "duplicate", "next": "/done", "completed": True}
+    r = c.post("/trial/2", data={"csrf_token": p.token, "answer": "2"})  # the same as a form post
+    assert r.status_code == 303 and r.location == "/done"
+    with _st(app).db.session() as s:
+        assert sorted(s.execute(select(Answer.raw_answer)).scalars()) == ["2", "2"]  # first answers kept
+    r = p.answer(3, 1)  # a trial that was never answered is not a duplicate
+    assert r.status_code == 409 and r.get_json()["next"] == "/done"
+
+
+def test_invalid_answer_is_rejected_even_for_an_answered_trial(make_study, app_factory):
+    app = app_factory(make_study(scale="acr5"))
+    c = app.test_client()
+    p = Participant(c)
+    p.to_trials({})
+    p.show(1)
+    assert p.answer(1, "2|5").get_json()["status"] == "stored"
+    for body in ({"answer": "|"}, {"answer": "2|9"}, {"answer": "2|5", "client_time_s": "soon"},
+                 {"answer": "2|5", "events": "nope"}):
+        r = c.post("/trial/1", json=body, headers={"X-CSRFToken": p.token})
+        assert r.status_code == 400 and r.get_json()["ok"] is False, body
+    assert p.answer(1, "4|4").get_json()["status"] == "duplicate"
+    p.show(2)
+    assert p.answer(2, "3|3").get_json()["completed"] is True
+    r = c.post("/trial/2", json={"answer": "|"}, headers={"X-CSRFToken": p.token})  # after the end, too
+    assert r.status_code == 400 and "not a number on the acr5 scale" in r.get_json()["error"]
+
+
+@pytest.mark.parametrize("body, fragment", [
+    ('{"answer": 1, "client_time_s": NaN}', "NaN"),
+    ('{"answer": 1, "client_time_s": 1e400}', "1e400"),
+    ('{"answer": 1, "client_time_s": -Infinity}', "-Infinity"),
+    ('{"answer": 1, "events": [{"side": "left", "type": "play", "t": Infinity}]}', "Infinity"),
+    ('{"answer": 1, "events": "[{\\"t\\": NaN}]"}', "NaN"),
+])
+def test_non_finite_numbers_are_rejected(app, body, fragment):
+    c = app.test_client()
+    p = Participant(c)
+    p.to_trials({})
+    p.show(1)
+    r = c.post("/trial/1", data=body, content_type="application/json", headers={"X-CSRFToken": p.token})
+    assert r.status_code == 400 and fragment in r.get_json()["error"], r.get_json()
+    with _st(app).db.session() as s:
+        assert s.execute(select(Answer)).first() is None
+
+
+@pytest.mark.parametrize("form, fragment", [
+    ({"client_time_s": "nan"}, "client_time_s must be a finite number"),
+    ({"client_time_s": "inf"}, "client_time_s must be a finite number"),
+    ({"client_time_s": "1e400"}, "client_time_s must be a finite number"),
+    ({"events": '[{"t": NaN}]'}, "events must be a JSON list"),
+])
+def test_non_finite_numbers_in_a_form_post_are_rejected(app, form, fragment):
+    c = app.test_client()
+    p = Participant(c)
+    p.to_trials({})
+    p.show(1)
+    r = c.post("/trial/1", data={"csrf_token": p.token, "answer": "1", **form})
+    assert r.status_code == 400 and fragment in r.get_data(as_text=True)
+    r = c.post("/trial/1", data={"csrf_token": p.token, "answer": "1", "client_time_s": "2.5",
+                                 "events": '[{"side": "left", "type": "play", "t": 1.5}]'})
+    assert r.status_code == 303
+    with _st(app).db.session() as s:
+        a = s.execute(select(Answer)).scalar_one()
+    assert a.client_time_s == 2.5 and json.loads(a.events_json) == [{"side": "left", "type": "play", "t": 1.5}]
+
+
+@pytest.mark.parametrize("body, fragment", [
+    ("{bad json", "invalid JSON"),
+    ("", "invalid JSON"),
+    ('[{"answer": 1}]', "must be a JSON object"),
+    ('"1"', "must be a JSON object"),
+])
+def test_malformed_json_body_is_named(app, body, fragment):
+    c = app.test_client()
+    p = Participant(c)
+    p.to_trials({})
+    p.show(1)
+    r = c.post("/trial/1", data=body, content_type="application/json", headers={"X-CSRFToken": p.token})
+    assert r.status_code == 400 and fragment in r.get_json()["error"] and "missing" not in r.get_json()["error"]
+
+
 def test_completion_page_and_code(make_study, app_factory):
     app = app_factory(make_study(crowdsourcing={"completion_code": "DONE42"}))
     c = app.test_client()

@@ -1,26 +1,66 @@
 """Write files so an interrupted run never leaves a half-written output: write to a temporary
-file in the same folder, then rename it into place (``os.replace`` is atomic on one file system)."""
+file in the same folder, then rename it into place (``os.replace`` is atomic on one file system).
+
+The temporary name is unique (``tempfile.mkstemp``), so a user's own ``OUT.tmp`` is never touched;
+the result gets the mode an ordinary ``open()`` would give it (the umask, or the mode of the file
+it replaces); errors name the user's path, not the hidden temporary one."""
 
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
 
+def _mode_for(p: Path) -> int:
+    try:
+        return stat.S_IMODE(p.stat().st_mode)
+    except OSError:
+        mask = os.umask(0)
+        os.umask(mask)
+        return 0o666 & ~mask
+
+
+def _as_user_error(exc: OSError, tmp: str | None, p: Path) -> OSError:
+    """``exc`` with ``p`` in place of the temporary file's name."""
+    if tmp is None or exc.filename in (tmp, Path(tmp)) or exc.filename is None:
+        return type(exc)(exc.errno, exc.strerror, str(p))
+    return exc
+
+
 @contextmanager
 def atomic_path(path: str | os.PathLike, suffix: str | None = None) -> Iterator[Path]:
     """Yield a temporary path beside ``path``; on success it replaces ``path``, on error it is
-    removed. ``suffix`` (default: ``path``'s) matters to writers that choose a format by it."""
+    removed. ``suffix`` (default: ``path``'s) matters to writers that choose a format by it.
+    ``path`` being a folder is an :class:`IsADirectoryError` raised before anything is written."""
     p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{p.stem}.", suffix=p.suffix if suffix is None else suffix, dir=p.parent)
+    if p.is_dir():
+        raise IsADirectoryError(21, "is a folder, expected a file name", str(p))
+    try:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{p.stem}.", suffix=p.suffix if suffix is None else suffix, dir=p.parent)
+    except (FileExistsError, NotADirectoryError):
+        from evalkit.errors import InputError
+
+        blocker = next((q for q in p.parents if q.exists() and not q.is_dir()), p.parent)
+        raise InputError(f"{p}: cannot be written, {blocker} is a file, not a folder") from None
+    except OSError as exc:
+        if exc.errno is None:
+            raise
+        raise _as_user_error(exc, None, p) from None
     os.close(fd)
     try:
-        yield Path(tmp)
-        os.replace(tmp, p)
+        try:
+            yield Path(tmp)
+            os.chmod(tmp, _mode_for(p))
+            os.replace(tmp, p)
+        except OSError as exc:
+            if exc.errno is None:
+                raise
+            raise _as_user_error(exc, tmp, p) from None
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)

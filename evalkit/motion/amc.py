@@ -215,7 +215,7 @@ def read_asf(path: str | os.PathLike) -> AsfSkeleton:
 
 
 def read_amc(asf: AsfSkeleton, path: str | os.PathLike, fps: float = 120.0,
-             units: str | float = "auto", up: str = "auto") -> Motion:
+             units: str | float = "auto", up: str = "auto", roles=None) -> Motion:
     """Read AMC motion for a parsed ASF skeleton into a :class:`Motion` (metres, Y-up)."""
     path = Path(path)
     lines = _read_text(path)
@@ -318,7 +318,7 @@ def read_amc(asf: AsfSkeleton, path: str | os.PathLike, fps: float = 120.0,
         skeleton=sk, fps=fps, rotations=rotations, translations=translations, name=path.stem,
         meta={"source": str(path), "format": "amc", "asf": asf.path, "fps_assumed": fps},
     )
-    return normalize_motion(motion, units=units, up=up)
+    return normalize_motion(motion, units=units, up=up, roles=roles)
 
 
 def find_asf(amc_path: Path) -> Path:
@@ -346,6 +346,7 @@ def find_asf(amc_path: Path) -> Path:
     )
 
 
-def read_asf_amc(asf_path, amc_path, fps: float = 120.0, units: str | float = "auto", up: str = "auto") -> Motion:
+def read_asf_amc(asf_path, amc_path, fps: float = 120.0, units: str | float = "auto", up: str = "auto",
+                 roles=None) -> Motion:
     """Read an ASF skeleton and an AMC motion into one :class:`Motion`."""
-    return read_amc(read_asf(asf_path), amc_path, fps=fps, units=units, up=up)
+    return read_amc(read_asf(asf_path), amc_path, fps=fps, units=units, up=up, roles=roles)

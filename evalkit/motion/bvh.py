@@ -26,7 +26,7 @@ from evalkit.motion.normalize import normalize_motion
 MAX_VALUE = 1e8
 
 
-def read_bvh(path: str | os.PathLike, units: str | float = "auto", up: str = "auto") -> Motion:
+def read_bvh(path: str | os.PathLike, units: str | float = "auto", up: str = "auto", roles=None) -> Motion:
     """Read a BVH file into a :class:`Motion` in metres, Y-up.
 
     Args:
@@ -34,6 +34,7 @@ def read_bvh(path: str | os.PathLike, units: str | float = "auto", up: str = "au
         units: ``"auto"`` (detect from body size), ``"m"``, ``"cm"``, ``"mm"``, ``"inch"``,
             ``"cmu"`` (CMU's inches/0.45) or metres per file unit as a number.
         up: ``"auto"`` (detect from head vs feet), or ``"y"``, ``"z"``, ``"-z"``...
+        roles: a role map for unusual rigs (see :func:`evalkit.motion.normalize.normalize_motion`).
     """
     path = Path(path)
     try:
@@ -50,7 +51,7 @@ def read_bvh(path: str | os.PathLike, units: str | float = "auto", up: str = "au
         text = data.decode("latin-1")
     if "\r" in text and "\n" not in text:  # classic Mac OS line endings
         text = text.replace("\r", "\n")
-    return parse_bvh(text, path=path, units=units, up=up)
+    return parse_bvh(text, path=path, units=units, up=up, roles=roles)
 
 
 class _Tokens:
@@ -182,7 +183,7 @@ def _parse_hierarchy(tk: _Tokens):
 _MOTION_RE = re.compile(r"^[ \t]*MOTION[ \t]*\r?$", re.M)
 
 
-def parse_bvh(text: str, path=None, units: str | float = "auto", up: str = "auto") -> Motion:
+def parse_bvh(text: str, path=None, units: str | float = "auto", up: str = "auto", roles=None) -> Motion:
     """Parse BVH text (see :func:`read_bvh`). ``path`` is used in messages and metadata."""
     m = _MOTION_RE.search(text)
     head_text = text[: m.start()] if m else text
@@ -257,7 +258,7 @@ def parse_bvh(text: str, path=None, units: str | float = "auto", up: str = "auto
         meta={"source": str(path) if path is not None else None, "format": "bvh",
               "frame_time": frame_time},
     )
-    return normalize_motion(motion, units=units, up=up)
+    return normalize_motion(motion, units=units, up=up, roles=roles)
 
 
 def _snap_fps(frame_time: float) -> float:
@@ -404,8 +405,9 @@ def local_to_channels(motion: Motion, scale: float = 1.0) -> np.ndarray:
 
 def write_bvh(motion: Motion, path: str | os.PathLike, scale: float = 1.0, precision: int = 8) -> Path:
     """Write ``motion`` as BVH. Lengths are written in metres divided by ``scale`` (pass
-    ``scale=0.01`` for centimetres). The file is written to a temporary name, then renamed, so
-    an interrupted write never leaves a half file. Returns the path."""
+    ``scale=0.01`` for centimetres). The file is written to a unique temporary name, then
+    renamed (:mod:`evalkit.atomic`), so an interrupted write never leaves a half file. Returns the
+    path."""
     path = Path(path)
     sk = motion.skeleton
     out = io.StringIO()
@@ -431,8 +433,6 @@ def write_bvh(motion: Motion, path: str | os.PathLike, scale: float = 1.0, preci
     out.write(f"MOTION\nFrames: {motion.n_frames}\nFrame Time: {1.0 / motion.fps:.10f}\n")
     values = local_to_channels(motion, scale)
     np.savetxt(out, values, fmt=f"%.{precision}f", delimiter=" ")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(out.getvalue())
-    os.replace(tmp, path)
-    return path
+    from evalkit.atomic import write_text
+
+    return write_text(path, out.getvalue())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Mapping
 
 import numpy as np
 
@@ -53,8 +54,11 @@ def _check_size(motion: Motion, explicit: bool) -> None:
                                         "body about 1.7 m tall; the file's lengths are implausible")
 
 
-def normalize_motion(motion: Motion, units: str | float = "auto", up: str = "auto") -> Motion:
-    """Scale to metres and rotate to Y-up. ``units`` / ``up`` as in :func:`read_bvh`.
+def normalize_motion(motion: Motion, units: str | float = "auto", up: str = "auto",
+                     roles: Mapping[str, str] | None = None) -> Motion:
+    """Scale to metres and rotate to Y-up. ``units`` / ``up`` as in :func:`read_bvh`; ``roles``
+    (a role map, :func:`~evalkit.motion.roles.load_role_map`) names the head and feet that the
+    up axis is detected from, and is checked against the skeleton.
 
     The chosen unit and the file's up axis are recorded in ``motion.meta``
     (``units``, ``unit_scale``, ``up_axis``, and whether each was ``detected``).
@@ -79,14 +83,16 @@ def normalize_motion(motion: Motion, units: str | float = "auto", up: str = "aut
 
     parsed = parse_up(up)
     if parsed is None:
-        roles = find_roles(skeleton, strict=False)
-        head = roles.get("head")
-        feet = [roles[r] for r in ("left_ankle", "right_ankle", "left_toe", "right_toe") if r in roles]
+        found = find_roles(skeleton, overrides=roles, strict=False)
+        head = found.get("head")
+        feet = [found[r] for r in ("left_ankle", "right_ankle", "left_toe", "right_toe") if r in found]
         axis, sign = detect_up(global_positions(_sample(motion)), head, feet)
         meta["up_detected"] = True
     else:
         axis, sign = parsed
         meta["up_detected"] = False
+        if roles:
+            find_roles(skeleton, overrides=roles, strict=False)  # a joint the map names must exist
     meta["up_axis"] = up_name(axis, sign)
     if not (axis == 1 and sign > 0):
         q = up_conversion(axis, sign)

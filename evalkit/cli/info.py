@@ -16,7 +16,8 @@ def register(sub) -> None:
         "info",
         help="summarise motion files (skeleton, roles, fps, duration, units)",
         description="Summarise BVH/AMC files: joints, roles found, frame rate, frames, duration, "
-                    "units and up axis detected, and the length of the root's path.",
+                    "units and up axis detected, and the horizontal length of the hips' path "
+                    "(root_path_m, measured on the hips role: the joint that carries the body).",
     )
     p.add_argument("paths", nargs="+", metavar="FILE", help="motion files or folders")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
@@ -28,13 +29,17 @@ def _summary(motion, role_map) -> dict:
     from evalkit.motion import ROLE_NAMES, find_roles, skeleton_height
 
     roles = find_roles(motion.skeleton, overrides=role_map, strict=False)
-    root = motion.root_translation
-    path_len = float(np.linalg.norm(np.diff(root[:, [0, 2]], axis=0), axis=1).sum()) if motion.n_frames > 1 else 0.0
+    # The path of the hips (pelvis), as the metrics see the body move: on some rigs (Bandai
+    # Namco's joint_Root) the root joint stays put and a child carries the translation.
+    hips = roles.get("hips", 0)
+    track = motion.positions[:, hips][:, [0, 2]]
+    path_len = float(np.linalg.norm(np.diff(track, axis=0), axis=1).sum()) if motion.n_frames > 1 else 0.0
     return {
         "file": motion.meta.get("source"),
         "format": motion.meta.get("format"),
         "joints": motion.n_joints,
         "root": motion.skeleton.names[0],
+        "path_joint": motion.skeleton.names[hips],
         "roles_found": len(roles),
         "roles_missing": [r for r in ROLE_NAMES if r not in roles],
         "fps": round(motion.fps, 4),
@@ -53,11 +58,18 @@ def run(args: argparse.Namespace) -> int:
     from evalkit.motion.io import iter_motion_files
     from evalkit.motion.roles import load_role_map
 
+    from evalkit.errors import InputError
+    from evalkit.motion.io import check_fps
+
+    check_fps(args.amc_fps, "--amc-fps")
     role_map = load_role_map(args.roles) if args.roles else None
+    files = list(iter_motion_files(args.paths))
+    if not files:
+        raise InputError(f"no motion files (.bvh, .amc) under {', '.join(args.paths)}")
     rows, failed = [], 0
-    for path in iter_motion_files(args.paths):
+    for path in files:
         try:
-            rows.append(_summary(load_motion(path, **load_kwargs(args)), role_map))
+            rows.append(_summary(load_motion(path, **load_kwargs(args), roles=role_map), role_map))
         except EvalkitError as exc:
             failed += 1
             rows.append({"file": str(path), "error": str(exc)})

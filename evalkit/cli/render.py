@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from evalkit.cli.common import add_load_options, load_kwargs
 
@@ -29,16 +30,49 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
-def run(args: argparse.Namespace) -> int:
+#: Largest video side in pixels (8K UHD); larger frames only exhaust memory.
+MAX_SIDE = 7680
+#: Highest video frame rate; players show no more.
+MAX_VIDEO_FPS = 240.0
+
+
+def _check(args: argparse.Namespace) -> tuple[int, int]:
+    """Validate every option before any work; returns the video size."""
+    import math
+
     from evalkit.errors import InputError
-    from evalkit.motion import load_motion
-    from webtest.video import render_video
+    from evalkit.motion.io import check_fps
 
     try:
         w, h = (int(v) for v in args.size.lower().split("x"))
     except ValueError:
         raise InputError(f"--size {args.size!r} is not WIDTHxHEIGHT, e.g. 640x480") from None
-    motion = load_motion(args.clip, **load_kwargs(args))
+    if not (64 <= w <= MAX_SIDE and 64 <= h <= MAX_SIDE):
+        raise InputError(f"--size {args.size}: each side must be 64 to {MAX_SIDE} pixels")
+    if not 1 <= args.fps <= MAX_VIDEO_FPS:  # also refuses NaN
+        raise InputError(f"--fps must be 1 to {MAX_VIDEO_FPS:g} video frames per second, got {args.fps:g}")
+    check_fps(args.amc_fps, "--amc-fps")
+    for name in ("start", "end"):
+        v = getattr(args, name)
+        if v is not None and not (math.isfinite(v) and v >= 0):
+            raise InputError(f"--{name} must be a time in seconds, 0 or more, got {v:g}")
+    if args.audio is not None and not Path(args.audio).is_file():
+        raise InputError(f"--audio {args.audio}: no such file")
+    out = Path(args.output)
+    if out.is_dir():
+        raise InputError(f"{out}: is a folder; give the video file's name")
+    return w, h
+
+
+def run(args: argparse.Namespace) -> int:
+    from evalkit.errors import InputError
+    from evalkit.motion import load_motion
+    from evalkit.motion.roles import load_role_map
+    from webtest.video import render_video
+
+    w, h = _check(args)
+    roles = load_role_map(args.roles) if args.roles else None
+    motion = load_motion(args.clip, **load_kwargs(args), roles=roles)
     if args.start is not None or args.end is not None:
         a = int(round((args.start or 0.0) * motion.fps))
         b = int(round(args.end * motion.fps)) if args.end is not None else motion.n_frames

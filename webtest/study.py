@@ -236,16 +236,40 @@ def load_study(study_dir: str | Path) -> Study:
             f"{path}: no study file; fix: create {STUDY_FILE} in the study folder "
             "(see studies/example-cmu/study.yaml)"
         )
-    text = path.read_text(encoding="utf-8")
+    text = _read_text(path)
     try:
         data = yaml.safe_load(text)
         lines = _line_map(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        where = f", line {mark.line + 1}" if mark is not None else ""
+        if mark is not None:
+            where = f", line {mark.line + 1}"
+        else:
+            where = ""
         problem = getattr(exc, "problem", None) or str(exc)
+        if isinstance(exc, yaml.reader.ReaderError):  # a character YAML does not allow
+            where = f", line {text.count(chr(10), 0, exc.position) + 1}"
+            problem = f"character #x{exc.character:04x} is not allowed" if isinstance(exc.character, int) else exc.reason
+        problem = " ".join(str(problem).split())
         raise ConfigError(f"{path}{where}: not valid YAML ({problem}); fix: check indentation and quoting") from None
     return validate_study(data, path, lines)
+
+
+def _read_text(path: Path) -> str:
+    """The study file as text; a file that is not UTF-8 is reported with the line of the first bad byte."""
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot be read ({exc.strerror or exc}); "
+                          "fix: check that it is a readable file") from None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise ConfigError(
+            f"{path}, line {line}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at column {column}); "
+            "fix: save the file with UTF-8 encoding") from None
 
 
 def validate_study(data: Any, path: Path, lines: Mapping[tuple, int] | None = None) -> Study:

@@ -90,6 +90,14 @@ def test_create_app_refuses_a_plain_password(make_study):
         create_app(make_study(), testing=True, admin_password_hash="letmein123")
 
 
+def test_serve_reports_a_non_utf8_study_file_in_one_line(tmp_path, capsys):
+    (tmp_path / "study.yaml").write_bytes(b"id: x\n\xff\xfe bad: 1\n")
+    assert main(["serve", str(tmp_path), "--check"]) == 2
+    err = capsys.readouterr().err
+    assert err == f"evalkit: error: {tmp_path / 'study.yaml'}, line 2: not UTF-8 text (byte 0xff at column 1); " \
+                  "fix: save the file with UTF-8 encoding\n"
+
+
 def test_serve_hash_password_from_stdin():
     from werkzeug.security import check_password_hash
 

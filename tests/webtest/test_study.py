@@ -129,6 +129,29 @@ def test_invalid_yaml_names_the_line(tmp_path):
         load_study(tmp_path)
 
 
+def test_study_file_that_is_not_utf8_names_the_line(tmp_path):
+    (tmp_path / "study.yaml").write_bytes(b"id: x\n\xff\xfe bad: 1\n")
+    with pytest.raises(ConfigError) as err:
+        load_study(tmp_path)
+    msg = str(err.value)
+    assert msg.startswith(f"{tmp_path / 'study.yaml'}, line 2: not UTF-8 text (byte 0xff at column 1)")
+    assert "fix: save the file with UTF-8 encoding" in msg and "\n" not in msg
+
+
+def test_disallowed_character_names_the_line_in_one_line(tmp_path):
+    (tmp_path / "study.yaml").write_text('id: x\ntitle: "a\x01"\n')
+    with pytest.raises(ConfigError) as err:
+        load_study(tmp_path)
+    msg = str(err.value)
+    assert ", line 2: not valid YAML (character #x0001 is not allowed)" in msg and "\n" not in msg
+
+
+def test_study_file_that_cannot_be_read(tmp_path):
+    (tmp_path / "study.yaml").mkdir()
+    with pytest.raises(ConfigError, match=r"study.yaml: cannot be read .*fix: "):
+        load_study(tmp_path)
+
+
 def test_top_level_must_be_a_mapping(tmp_path):
     (tmp_path / "study.yaml").write_text("- just\n- a list\n")
     with pytest.raises(ConfigError, match=r"\(top level\): must be a mapping"):

@@ -38,8 +38,22 @@ def read_csv_table(path: str | Path) -> pd.DataFrame:
         m = re.search(r"line (\d+)", str(exc))
         raise FileFormatError(path, int(m.group(1)) if m else None,
                               f"not a valid CSV file ({exc})") from None
+    except UnicodeDecodeError:
+        raise _not_utf8(path) from None
+
+
+def _not_utf8(path: Path) -> FileFormatError:
+    """The error for a file that is not UTF-8, naming the line of its first bad byte."""
+    raw = path.read_bytes()
+    try:
+        raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise FileFormatError(path, None, f"not a UTF-8 text file ({exc.reason})") from None
+        line = raw.count(b"\n", 0, exc.start) + 1
+        utf16 = raw[:2] in (b"\xff\xfe", b"\xfe\xff")
+        return FileFormatError(path, line, f"byte 0x{raw[exc.start]:02x} is not UTF-8; expected UTF-8 "
+                                           "text" + (" (the file looks like UTF-16: save it as UTF-8)"
+                                                     if utf16 else ""))
+    return FileFormatError(path, None, "expected UTF-8 text")
 
 
 def read_ratings_csv(path: str | Path) -> pd.DataFrame:
@@ -61,7 +75,16 @@ def read_ratings_db(url: str, table: str = "ratings_long") -> pd.DataFrame:
         raise InputError(f"invalid table name {table!r}: expected name or schema.name "
                          "(letters, digits, underscore)")
     try:
-        engine = sa.create_engine(url)
+        parsed = sa.engine.make_url(url)
+    except sa.exc.ArgumentError as exc:
+        raise InputError(f"cannot use database URL {url!r}: {exc}") from None
+    db = parsed.database or ""
+    if parsed.get_backend_name() == "sqlite" and db not in ("", ":memory:") and not db.startswith("file:") \
+            and not Path(db).is_file():
+        # SQLite would create an empty database file here; reading never should.
+        raise InputError(f"database file not found: {db} (from {url})")
+    try:
+        engine = sa.create_engine(parsed)
     except (sa.exc.ArgumentError, sa.exc.NoSuchModuleError, ImportError) as exc:
         raise InputError(f"cannot use database URL {url!r}: {exc}") from None
     shown = engine.url.render_as_string(hide_password=True)

@@ -247,3 +247,46 @@ def test_cli_accent_rates_strokes_and_mcc_table(tmp_path, capsys):
     bad.write_text("a,label,g\n1.0,x,1\n2.0,y,2\n")
     assert main(["rules", "table", str(bad), "--label", "label", "--group", "g", "--features", "a", "--positive", "z"]) == 2
     assert "--positive value(s) z not in column 'label'" in capsys.readouterr().err
+
+
+def _pairs_folder(root, name="take1", rows=None):
+    d = root / name
+    d.mkdir(parents=True)
+    rows = rows or ["0.10,0.2,0.3,False", "0.05,0.5,0.6,False", "0.12,0.8,0.7,False", "0.02,0.4,0.5,False"]
+    (d / "pairs.csv").write_text("offset_s,psi,gsi,constructed\n" + "\n".join(rows) + "\n")
+    return d / "pairs.csv"
+
+
+def test_cli_rules_fit_checks_every_pairs_cell(tmp_path, capsys):
+    pf = _pairs_folder(tmp_path / "ok")
+    assert main(["rules", "fit", str(tmp_path / "ok"), "--out", str(tmp_path / "r.json")]) == 0
+    assert json.loads((tmp_path / "r.json").read_text())["synchrony"]["n"] == 4
+    capsys.readouterr()
+    pf.write_text(pf.read_text().replace("0.05,0.5", "xyz,0.5"))  # offset_s of line 3
+    assert main(["rules", "fit", str(tmp_path / "ok")]) == 2
+    assert capsys.readouterr().err == f"evalkit: error: {pf}, line 3: column 'offset_s': expected a number, got 'xyz'\n"
+    pf.write_text(pf.read_text().replace("xyz,0.5", "0.05,0.5").replace("0.8,0.7,False", "0.8,0.7,abc"))
+    assert main(["rules", "fit", str(tmp_path / "ok")]) == 2
+    assert f"{pf}, line 4: column 'constructed': expected True or False, got 'abc'" in capsys.readouterr().err
+    pf.write_text(pf.read_text().replace("0.8,0.7,abc", "0.8,,False"))
+    assert main(["rules", "fit", str(tmp_path / "ok")]) == 2
+    assert f"{pf}, line 4: column 'gsi': expected a number, got an empty cell" in capsys.readouterr().err
+
+
+def test_non_utf8_rules_and_pairs_name_file_and_line(tmp_path, capsys):
+    rl = tmp_path / "rl1.json"
+    rl.write_bytes(b'{"synchrony": "\xff"}')
+    with pytest.raises(FileFormatError, match=r"rl1\.json, line 1: byte 0xff is not UTF-8; expected UTF-8 text"):
+        load_rules(rl)
+    capsys.readouterr()
+    assert main(["rules", "show", str(rl)]) == 2
+    assert capsys.readouterr().err == f"evalkit: error: {rl}, line 1: byte 0xff is not UTF-8; expected UTF-8 text\n"
+    assert main(["sync", "take.bvh", "take.wav", "--rules", str(rl)]) == 2
+    assert "rl1.json, line 1: byte 0xff is not UTF-8" in capsys.readouterr().err
+    pf = _pairs_folder(tmp_path / "takes")
+    pf.write_bytes(pf.read_bytes().replace(b"0.12,0.8", b"0.12\xff,0.8"))
+    assert main(["rules", "fit", str(tmp_path / "takes")]) == 2
+    assert f"{pf}, line 4: byte 0xff is not UTF-8" in capsys.readouterr().err
+    pf.write_text("offset_s,psi,gsi\n0.1,0.2,0.3\n", encoding="utf-16")
+    assert main(["rules", "fit", str(tmp_path / "takes")]) == 2
+    assert "the file looks like UTF-16: save it as UTF-8" in capsys.readouterr().err

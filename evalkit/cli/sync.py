@@ -273,12 +273,57 @@ def _find_takes(root: Path) -> tuple[list[Path], list[tuple[Path, Path]]]:
     return pair_files, takes
 
 
+#: Numeric columns of a sync output's pairs.csv (the first three are required).
+PAIR_NUMBERS = ("offset_s", "psi", "gsi", "apex_time", "papt")
+
+
+def _read_pairs(pf: Path):
+    """A take's ``pairs.csv`` with numbers and a boolean ``constructed`` column, checked cell by
+    cell; errors name the file, line, column and value."""
+    import io
+
+    import pandas as pd
+
+    from evalkit.errors import FileFormatError
+    from evalkit.sync import read_utf8_text
+
+    try:
+        df = pd.read_csv(io.StringIO(read_utf8_text(pf)), dtype=str, keep_default_na=False)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        raise FileFormatError(pf, None, f"not a pairs table: {exc}") from None
+    df.columns = [str(c).strip() for c in df.columns]
+    missing = [c for c in PAIR_NUMBERS[:3] if c not in df.columns]
+    if missing:
+        raise FileFormatError(pf, 1, f"missing column(s) {', '.join(missing)}")
+    for col in (c for c in PAIR_NUMBERS if c in df.columns):
+        text = df[col].str.strip()
+        values = pd.to_numeric(text, errors="coerce")
+        bad = values.isna().to_numpy()
+        if bad.any():
+            i = int(bad.nonzero()[0][0])
+            got = "an empty cell" if text.iloc[i] == "" else repr(df[col].iloc[i])
+            raise FileFormatError(pf, i + 2, f"column {col!r}: expected a number, got {got}")
+        df[col] = values.astype(float)
+    if "constructed" in df.columns:
+        flag = df["constructed"].str.strip().str.lower()
+        ok = flag.isin(("true", "false", "1", "0", ""))
+        if not ok.all():
+            i = int((~ok).to_numpy().nonzero()[0][0])
+            raise FileFormatError(pf, i + 2, f"column 'constructed': expected True or False, "
+                                             f"got {df['constructed'].iloc[i]!r}")
+        df["constructed"] = flag.isin(("true", "1"))
+    if "take" not in df.columns:
+        df["take"] = pf.parent.name
+    return df
+
+
 def run_fit(args: argparse.Namespace) -> int:
     import pandas as pd
     from tqdm import tqdm
 
     from evalkit.errors import FileFormatError, InputError
-    from evalkit.sync import PAIR_COLUMNS, fit_rules, pair_take, plot_offsets, plot_psi_gsi, save_rules
+    from evalkit.sync import (PAIR_COLUMNS, fit_rules, pair_take, plot_offsets, plot_psi_gsi,
+                              read_utf8_text, save_rules)
 
     root = Path(args.dir)
     if not root.is_dir():
@@ -292,20 +337,11 @@ def run_fit(args: argparse.Namespace) -> int:
         sj = pf.parent / "sync.json"
         if sj.exists():
             try:
-                man = _is_constructed(Path(json.loads(sj.read_text()).get("motion", "")), False)[1]
-            except (json.JSONDecodeError, FileFormatError):
+                man = _is_constructed(Path(json.loads(read_utf8_text(sj)).get("motion", "")), False)[1]
+            except (json.JSONDecodeError, AttributeError, FileFormatError):
                 man = None
             truth.extend((man or {}).get("truth", {}).get("pairs", []))
-        try:
-            df = pd.read_csv(pf)
-        except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
-            raise FileFormatError(pf, None, f"not a pairs table: {exc}") from None
-        missing = [c for c in ("offset_s", "psi", "gsi") if c not in df.columns]
-        if missing:
-            raise FileFormatError(pf, 1, f"missing column(s) {', '.join(missing)}")
-        if "take" not in df.columns:
-            df["take"] = pf.parent.name
-        frames.append(df)
+        frames.append(_read_pairs(pf))
     for m, a in tqdm(takes, desc="analysing takes", unit="take", disable=len(takes) < 2):
         constructed, man = _is_constructed(m, False)
         truth.extend((man or {}).get("truth", {}).get("pairs", []))
@@ -316,7 +352,7 @@ def run_fit(args: argparse.Namespace) -> int:
         raise InputError(f"{root}: only {len(pairs)} apex-PAPT pair(s) found; need at least 3 to fit rules")
     if "constructed" not in pairs.columns:
         pairs["constructed"] = False
-    pairs["constructed"] = pairs["constructed"].astype(str).str.lower().isin(("true", "1"))
+    pairs["constructed"] = pairs["constructed"].fillna(False).astype(bool)
     rules = fit_rules(pairs, coverage=args.coverage,
                       note=("fitted on CONSTRUCTED takes (real speech + separately recorded gesture, known truth)"
                             if pairs["constructed"].any() else "fitted on recorded takes"))

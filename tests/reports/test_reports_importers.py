@@ -173,3 +173,14 @@ def test_webmushra_error_names_the_files_own_column(tmp_path):
                  "t,s1,tr1,reference,100,1000\nt,s1,tr1,C1,150,1000\n")
     with pytest.raises(FileFormatError, match=r"mushra\.csv, line 3: column 'rating_score': 150 is not"):
         load_input(p)
+
+
+def test_non_utf8_csv_names_the_line(tmp_path):
+    p = tmp_path / "latin1.csv"
+    p.write_bytes(b"participant,item,system_a,system_b,score,scale\np,i,A,B,1,cmos5\n"
+                  b"p,caf\xe9,A,B,1,cmos5\n")
+    with pytest.raises(FileFormatError, match=r"latin1\.csv, line 3: byte 0xe9 is not UTF-8; expected UTF-8 text"):
+        load_input(p)
+    p.write_text("participant,item,system_a,system_b,score,scale\np,i,A,B,1,cmos5\n", encoding="utf-16")
+    with pytest.raises(FileFormatError, match="looks like UTF-16: save it as UTF-8"):
+        load_input(p)

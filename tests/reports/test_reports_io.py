@@ -96,3 +96,15 @@ def test_url_detection_and_atomic_write(tmp_path):
     p = atomic_write_text(tmp_path / "a" / "x.txt", "hi")
     assert p.read_text() == "hi" and list(p.parent.iterdir()) == [p]
     assert IN_CI in (True, False)
+
+
+def test_missing_sqlite_file_is_not_created(tmp_path, capsys):
+    from evalkit.cli import main
+
+    db = tmp_path / "x" / "nonexist.sqlite"
+    db.parent.mkdir()
+    with pytest.raises(InputError, match=f"database file not found: {db}"):
+        read_ratings_db(f"sqlite:///{db}")
+    assert main(["report", f"sqlite:///{db}", "--out", str(tmp_path / "r")]) == 2
+    assert f"database file not found: {db}" in capsys.readouterr().err
+    assert not db.exists() and list(db.parent.iterdir()) == []

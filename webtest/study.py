@@ -313,8 +313,8 @@ def validate_study(data: Any, path: Path, lines: Mapping[tuple, int] | None = No
     pairs = _pairs(c, top.get("pairs"), stimuli)
     design = _design(c, top.get("design"), stimuli, pairs)
     training = _training(c, top.get("training", []), stimuli)
-    quality = _quality(c, top.get("quality", {}), pairs)
-    exclusion = _exclusion(c, top.get("exclusion", {}), quality)
+    quality, invalid_checks = _quality(c, top.get("quality", {}), pairs)
+    exclusion = _exclusion(c, top.get("exclusion", {}), quality, invalid_checks)
     playback = _playback(c, top.get("playback", {}))
     crowd = _crowdsourcing(c, top.get("crowdsourcing", {}))
 
@@ -592,26 +592,27 @@ def _training(c: "_Checker", raw, stimuli) -> tuple[TrainingTrial, ...]:
     return tuple(out)
 
 
-def _quality(c: "_Checker", raw, pairs) -> Quality:
+def _quality(c: "_Checker", raw, pairs) -> tuple[Quality, frozenset[str]]:
+    """The quality checks, and which of ``gold``/``attention``/``repeat`` were invalid (already
+    reported, so rules about them are not judged against a count of 0)."""
     m = c.mapping(raw, ("quality",), allowed=("gold", "attention", "repeat"))
     if m is None:
-        return Quality()
+        return Quality(), frozenset(("gold", "attention", "repeat"))
     q: dict[str, Any] = {}
-    g = c.mapping(m.get("gold", {}), ("quality", "gold"), allowed=("count", "tolerance"))
-    if g is not None:
-        q["gold"] = c.integer(g, ("quality", "gold", "count"), default=0, minimum=0, maximum=50) or 0
-        q["gold_tolerance"] = c.number(g, ("quality", "gold", "tolerance"), default=1.0, minimum=0.0)
-    a = c.mapping(m.get("attention", {}), ("quality", "attention"), allowed=("count",))
-    if a is not None:
-        q["attention"] = c.integer(a, ("quality", "attention", "count"), default=0, minimum=0, maximum=50) or 0
-    r = c.mapping(m.get("repeat", {}), ("quality", "repeat"), allowed=("count", "tolerance"))
-    if r is not None:
-        q["repeat"] = c.integer(r, ("quality", "repeat", "count"), default=0, minimum=0, maximum=50) or 0
-        q["repeat_tolerance"] = c.number(r, ("quality", "repeat", "tolerance"), default=1.0, minimum=0.0)
-    return Quality(**{k: v for k, v in q.items() if v is not None})
+    invalid = set()
+    for check, keys in (("gold", ("count", "tolerance")), ("attention", ("count",)), ("repeat", ("count", "tolerance"))):
+        kp = ("quality", check)
+        section = c.mapping(m.get(check, {}), kp, allowed=keys)
+        count = None if section is None else c.integer(section, kp + ("count",), default=0, minimum=0, maximum=50)
+        if count is None:
+            invalid.add(check)
+        q[check] = count or 0
+        if section is not None and "tolerance" in keys:
+            q[f"{check}_tolerance"] = c.number(section, kp + ("tolerance",), default=1.0, minimum=0.0)
+    return Quality(**{k: v for k, v in q.items() if v is not None}), frozenset(invalid)
 
 
-def _exclusion(c: "_Checker", raw, quality: Quality) -> Exclusion:
+def _exclusion(c: "_Checker", raw, quality: Quality, invalid_checks: frozenset[str] = frozenset()) -> Exclusion:
     m = c.mapping(raw, ("exclusion",), allowed=("max_gold_failures", "max_attention_failures",
                                                  "max_repeat_inconsistencies", "min_median_response_s", "action"))
     if m is None:
@@ -626,7 +627,7 @@ def _exclusion(c: "_Checker", raw, quality: Quality) -> Exclusion:
     for key, count, check in (("max_gold_failures", quality.gold, "gold"),
                               ("max_attention_failures", quality.attention, "attention"),
                               ("max_repeat_inconsistencies", quality.repeat, "repeat")):
-        if getattr(e, key) is not None and count == 0:
+        if getattr(e, key) is not None and count == 0 and check not in invalid_checks:
             c.error(("exclusion", key), f"the study has no {check} trials, so this rule can never fire",
                     f"add quality.{check}.count or remove the rule")
     return e

@@ -112,6 +112,22 @@ def test_each_validation_error_names_key_line_and_fix(tmp_path, changes, keypath
         assert ", line " in line  # the line of the key (or of its parent when it is missing)
 
 
+@pytest.mark.parametrize("check, rule", [("gold", "max_gold_failures"), ("attention", "max_attention_failures"),
+                                         ("repeat", "max_repeat_inconsistencies")])
+@pytest.mark.parametrize("section, fragment", [({"count": 100}, "100 is above the maximum 50"),
+                                               ({"count": -1}, "below the minimum"),
+                                               ({"count": "many"}, "must be a whole number"),
+                                               (3, "must be a mapping")])
+def test_invalid_check_count_gives_no_follow_on_exclusion_error(tmp_path, check, rule, section, fragment):
+    changes = {"quality": {check: section}, "exclusion": {rule: 1}}
+    (tmp_path / "study.yaml").write_text(yaml.safe_dump(deep_update(BASE_STUDY, changes), sort_keys=False))
+    with pytest.raises(ConfigError) as err:
+        load_study(tmp_path)
+    msg = str(err.value)
+    assert fragment in msg and f"quality.{check}" in msg
+    assert "can never fire" not in msg and len(msg.splitlines()) == 1
+
+
 def test_all_problems_are_reported_together(tmp_path):
     (tmp_path / "study.yaml").write_text(yaml.safe_dump(deep_update(BASE_STUDY, {"scale": "x", "design": {"method": "y"}})))
     with pytest.raises(ConfigError, match=r"^2 problems in the study file"):

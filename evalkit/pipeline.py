@@ -18,6 +18,7 @@ vs SMG vs BPMG) and ``gesture-speech`` (original vs GMG random / sync / sync+int
 from __future__ import annotations
 
 import json
+import math
 import os
 import shutil
 import time
@@ -29,7 +30,7 @@ import pandas as pd
 import yaml
 
 from evalkit.atomic import atomic_path, write_text
-from evalkit.errors import ConfigError, InputError
+from evalkit.errors import ConfigError, EvalkitError, InputError
 
 PIPELINE_FILE = "pipeline.yaml"
 
@@ -55,16 +56,62 @@ def _atomic_csv(df: pd.DataFrame, path: Path) -> None:
 
 
 # -- configuration -----------------------------------------------------------------------
-def _get(d: Mapping, key: str, where: str, kind: type | tuple, default: Any = ...) -> Any:
-    if key not in d:
-        if default is ...:
-            raise ConfigError(f"{where}.{key}: missing; add it to {PIPELINE_FILE}")
-        return default
-    v = d[key]
-    if not isinstance(v, kind) or isinstance(v, bool) and kind in (int, float, (int, float)):
-        names = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
-        raise ConfigError(f"{where}.{key}: expected {names}, got {type(v).__name__} {v!r}")
-    return v
+class _Yaml:
+    """Errors about ``pipeline.yaml`` as ``FILE, line N: key.path: problem`` (lines from the YAML
+    node marks; ``key path`` as in study.yaml errors, e.g. ``requests[0].to``)."""
+
+    def __init__(self, path: Path, text: str):
+        self.path = path
+        self.lines: dict[tuple, int] = {}
+        try:
+            node = yaml.compose(text, Loader=yaml.SafeLoader)
+        except yaml.YAMLError:
+            node = None
+        stack = [((), node)] if node is not None else []
+        while stack:
+            kp, n = stack.pop()
+            if isinstance(n, yaml.MappingNode):
+                for k, v in n.value:
+                    self.lines[kp + (k.value,)] = v.start_mark.line + 1
+                    stack.append((kp + (k.value,), v))
+            elif isinstance(n, yaml.SequenceNode):
+                for i, v in enumerate(n.value):
+                    self.lines[kp + (i,)] = v.start_mark.line + 1
+                    stack.append((kp + (i,), v))
+
+    def error(self, kp: tuple, message: str) -> ConfigError:
+        line = next((self.lines[kp[:n]] for n in range(len(kp), 0, -1) if kp[:n] in self.lines), None)
+        keys = "".join(f"[{k}]" if isinstance(k, int) else f".{k}" for k in kp).lstrip(".")
+        return ConfigError(f"{self.path}{f', line {line}' if line else ''}: {keys or '(top level)'}: {message}")
+
+    def get(self, d: Mapping, kp: tuple, key: str, kind: type | tuple, default: Any = ...) -> Any:
+        if key not in d:
+            if default is ...:
+                raise self.error(kp + (key,), f"missing; add it to {PIPELINE_FILE}")
+            return default
+        v = d[key]
+        if not isinstance(v, kind) or isinstance(v, bool) and kind in (int, float, (int, float)):
+            names = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
+            raise self.error(kp + (key,), f"expected {names}, got {type(v).__name__} {v!r}")
+        return v
+
+    def number(self, d: Mapping, kp: tuple, key: str, default: float, *, positive: bool = False) -> float:
+        v = float(self.get(d, kp, key, (int, float), default))
+        if not math.isfinite(v) or not (v > 0 if positive else v >= 0):
+            raise self.error(kp + (key,), f"expected a {'positive' if positive else 'non-negative'} "
+                                          f"finite number, got {v:g}")
+        return v
+
+    def file(self, kp: tuple, spec: Any, base: Path) -> str:
+        if not isinstance(spec, str):
+            raise self.error(kp, f"expected a file path, got {type(spec).__name__} {spec!r}")
+        try:
+            path = resolve_path(spec, base)
+        except (FileNotFoundError, EvalkitError) as exc:
+            raise self.error(kp, str(exc)) from None
+        if not path.exists():
+            raise self.error(kp, f"{path} not found")
+        return spec
 
 
 @dataclass(frozen=True)
@@ -108,63 +155,95 @@ class GesturePipeline:
 
 
 def load_pipeline(study_dir: str | os.PathLike) -> LocomotionPipeline | GesturePipeline:
-    """Read and validate ``<study_dir>/pipeline.yaml``; errors name the key path and the fix."""
-    path = Path(study_dir) / PIPELINE_FILE
+    """Read and validate ``<study_dir>/pipeline.yaml``; errors name the file, line, key path and fix.
+
+    Values are checked here (types, ranges, that clip/gesture/speech/rules files exist), so a
+    build never fails later on a value of this file.
+    """
+    from evalkit.sync import read_utf8_text
+
+    study = Path(study_dir)
+    path = study / PIPELINE_FILE
     if not path.exists():
         raise ConfigError(f"{path}: not found; a study folder needs a {PIPELINE_FILE} to build its stimuli")
+    text = read_utf8_text(path)
     try:
-        data = yaml.safe_load(path.read_text()) or {}
+        data = yaml.safe_load(text) or {}
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         raise ConfigError(f"{path}{f', line {mark.line + 1}' if mark else ''}: not valid YAML "
                           f"({getattr(exc, 'problem', exc)})") from None
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping with a 'kind' key")
-    where = str(path)
-    kind = _get(data, "kind", where, str)
+    y = _Yaml(path, text)
+    kind = y.get(data, (), "kind", str)
     if kind == "locomotion-transitions":
-        clips = _get(data, "clips", where, dict)
+        from evalkit.synth.bodyparts import SPLIT_PROFILES
+
+        clips = y.get(data, (), "clips", dict)
+        if not clips:
+            raise y.error(("clips",), "empty; name at least one clip (alias: file)")
+        for alias, spec in clips.items():
+            y.file(("clips", alias), spec, study)
         reqs = []
-        for k, r in enumerate(_get(data, "requests", where, list)):
-            w = f"{where}: requests[{k}]"
+        for k, r in enumerate(y.get(data, (), "requests", list)):
+            kp = ("requests", k)
             if not isinstance(r, dict):
-                raise ConfigError(f"{w}: expected a mapping with item, from, to, at_s")
-            origin, target = _get(r, "from", w, str), _get(r, "to", w, str)
+                raise y.error(kp, "expected a mapping with item, from, to, at_s")
+            origin, target = y.get(r, kp, "from", str), y.get(r, kp, "to", str)
             for side, name in (("from", origin), ("to", target)):
                 if name not in clips:
-                    raise ConfigError(f"{w}.{side}: {name!r} is not one of clips: {', '.join(clips)}")
-            reqs.append(TransitionRequest(_get(r, "item", w, str), origin, target,
-                                          float(_get(r, "at_s", w, (int, float)))))
+                    raise y.error(kp + (side,), f"{name!r} is not one of clips: {', '.join(map(str, clips))}")
+            reqs.append(TransitionRequest(y.get(r, kp, "item", str), origin, target,
+                                          y.number(r, kp, "at_s", ...)))
         if not reqs:
-            raise ConfigError(f"{where}.requests: empty; list at least one transition request")
-        methods = tuple(_get(data, "methods", where, list, ["smg", "bpmg"]))
+            raise y.error(("requests",), "empty; list at least one transition request")
+        methods = tuple(y.get(data, (), "methods", list, ["smg", "bpmg"]))
         bad = [m for m in methods if m not in ("smg", "bpmg")]
-        if bad:
-            raise ConfigError(f"{where}.methods: unknown {', '.join(map(str, bad))}; use smg and/or bpmg")
+        if bad or not methods:
+            raise y.error(("methods",), f"unknown {', '.join(map(str, bad))}; use smg and/or bpmg" if bad
+                          else "empty; use smg and/or bpmg")
+        profile = str(y.get(data, (), "profile", str, "sp4a"))
+        if profile not in SPLIT_PROFILES:
+            raise y.error(("profile",), f"unknown {profile!r}; use one of {', '.join(SPLIT_PROFILES)}")
         return LocomotionPipeline(
             clips={str(k): str(v) for k, v in clips.items()}, requests=tuple(reqs),
-            fps=float(_get(data, "fps", where, (int, float), 60.0)),
-            threshold=float(_get(data, "threshold", where, (int, float), 0.3)),
-            profile=str(_get(data, "profile", where, str, "sp4a")),
-            lead_s=float(_get(data, "lead_s", where, (int, float), 1.0)),
-            tail_s=float(_get(data, "tail_s", where, (int, float), 2.0)),
-            methods=methods, measure=bool(data.get("measure", True)),
+            fps=y.number(data, (), "fps", 60.0, positive=True),
+            threshold=y.number(data, (), "threshold", 0.3, positive=True),
+            profile=profile,
+            lead_s=y.number(data, (), "lead_s", 1.0),
+            tail_s=y.number(data, (), "tail_s", 2.0),
+            methods=methods, measure=bool(y.get(data, (), "measure", bool, True)),
         )
     if kind == "gesture-speech":
-        gestures = _get(data, "gestures", where, (str, list))
-        gestures = (gestures,) if isinstance(gestures, str) else tuple(map(str, gestures))
-        speech = _get(data, "speech", where, dict)
-        variants = tuple(_get(data, "variants", where, list, ["random", "sync", "sync+intensity"]))
+        gestures = y.get(data, (), "gestures", (str, list))
+        gestures = (gestures,) if isinstance(gestures, str) else tuple(gestures)
+        if not gestures:
+            raise y.error(("gestures",), "empty; give gesture clips or folders")
+        for k, g in enumerate(gestures):
+            y.file(("gestures", k) if isinstance(data["gestures"], list) else ("gestures",), g, study)
+        speech = y.get(data, (), "speech", dict)
+        if not speech:
+            raise y.error(("speech",), "empty; name at least one utterance (item: file)")
+        for item, spec in speech.items():
+            y.file(("speech", item), spec, study)
+        variants = tuple(y.get(data, (), "variants", list, ["random", "sync", "sync+intensity"]))
         bad = [v for v in variants if v not in ("random", "sync", "sync+intensity")]
-        if bad:
-            raise ConfigError(f"{where}.variants: unknown {', '.join(map(str, bad))}; use random, sync, sync+intensity")
+        if bad or not variants:
+            raise y.error(("variants",), f"unknown {', '.join(map(str, bad))}; use random, sync, sync+intensity"
+                          if bad else "empty; use random, sync and/or sync+intensity")
+        rules = y.get(data, (), "rules", str, None)
+        if rules is not None:
+            y.file(("rules",), rules, study)
+        seed = y.get(data, (), "seed", int, 0)
+        if seed < 0:
+            raise y.error(("seed",), f"expected a non-negative integer, got {seed}")
         return GesturePipeline(
             gestures=gestures, speech={str(k): str(v) for k, v in speech.items()}, variants=variants,
-            threshold=float(_get(data, "threshold", where, (int, float), 0.6)),
-            seed=int(_get(data, "seed", where, int, 0)), original=bool(data.get("original", True)),
-            rules=data.get("rules"),
+            threshold=y.number(data, (), "threshold", 0.6, positive=True),
+            seed=seed, original=bool(y.get(data, (), "original", bool, True)), rules=rules,
         )
-    raise ConfigError(f"{where}.kind: unknown {kind!r}; use locomotion-transitions or gesture-speech")
+    raise y.error(("kind",), f"unknown {kind!r}; use locomotion-transitions or gesture-speech")
 
 
 # -- results -----------------------------------------------------------------------------
@@ -419,5 +498,12 @@ def study_outputs(study_dir: str | os.PathLike) -> tuple[pd.DataFrame | None, pd
         if df is not None and len(df):
             ratings = df
     if scores is None and ratings is None and not tables:
-        raise InputError(f"{study}: nothing to report yet; run 'evalkit study build {study}' first")
+        have = "its database has no ratings yet" if url or sqlite.exists() else "it has no ratings database"
+        if (study / PIPELINE_FILE).exists():
+            advice = (f"run 'evalkit study build {study}' to make its stimuli and scores, and "
+                      f"'evalkit serve {study}' to collect ratings")
+        else:
+            advice = (f"collect ratings with 'evalkit serve {study}' (it has no {PIPELINE_FILE}, so "
+                      "'evalkit study build' cannot score it), or report on a ratings CSV")
+        raise InputError(f"{study}: nothing to report yet ({have}, and there is no results/scores.csv); {advice}")
     return ratings, scores, tables

@@ -86,21 +86,46 @@ def test_report_of_a_study_folder(demo, capsys):
     assert "SIMULATED" not in html  # no ratings collected: objective only, nothing simulated
 
 
+LOCO = "kind: locomotion-transitions\nclips: {walk: a.bvh}\n"
+REQ = "requests:\n  - {item: x, from: walk, to: walk, at_s: 1}\n"
+
+
 @pytest.mark.parametrize("text,where", [
-    ("kind: dance\n", "kind: unknown 'dance'"),
-    ("kind: locomotion-transitions\nclips: {walk: a.bvh}\nrequests: []\n", "requests: empty"),
-    ("kind: locomotion-transitions\nclips: {walk: a.bvh}\nrequests: [{item: x, from: walk, to: run, at_s: 1}]\n",
-     "requests[0].to: 'run' is not one of clips"),
-    ("kind: locomotion-transitions\nclips: {walk: a.bvh}\nrequests: [{item: x, from: walk, to: walk}]\n",
-     "requests[0].at_s: missing"),
-    ("kind: gesture-speech\ngestures: g/\nspeech: {a: a.wav}\nvariants: [loud]\n", "variants: unknown loud"),
-    ("kind: [unclosed\n", "not valid YAML"),
+    ("kind: dance\n", "line 1: kind: unknown 'dance'"),
+    ("# a study\nkind: locomotion\n", "line 2: kind: unknown 'locomotion'; use locomotion-transitions"),
+    (LOCO + "requests: []\n", "line 3: requests: empty"),
+    (LOCO + "requests:\n  - {item: x, from: walk, to: walk, at_s: 1}\n  - {item: y, from: walk, to: run, at_s: 1}\n",
+     "line 5: requests[1].to: 'run' is not one of clips"),
+    (LOCO + "requests: [{item: x, from: walk, to: walk}]\n", "line 3: requests[0].at_s: missing"),
+    (LOCO + REQ + "fps: sixty\n", "line 5: fps: expected int or float, got str 'sixty'"),
+    (LOCO + REQ + "threshold: -0.3\n", "line 5: threshold: expected a positive finite number, got -0.3"),
+    (LOCO + REQ + "lead_s: .nan\n", "line 5: lead_s: expected a non-negative finite number, got nan"),
+    (LOCO + REQ + "profile: sp9\n", "line 5: profile: unknown 'sp9'; use one of sp2"),
+    ("kind: locomotion-transitions\nclips:\n  walk: a.bvh\n  run: missing-run.bvh\n" + REQ,
+     "line 4: clips.run: "),
+    ("kind: gesture-speech\ngestures: g/\nspeech: {a: a.wav}\nvariants: [loud]\n", "line 4: variants: unknown loud"),
+    ("kind: gesture-speech\ngestures: g/\nspeech:\n  a: a.wav\n  b: b.wav\n", "line 5: speech.b: "),
+    ("kind: gesture-speech\ngestures: g/\nspeech: {a: a.wav}\nthreshold: -0.3\n",
+     "line 4: threshold: expected a positive finite number"),
+    ("kind: gesture-speech\ngestures: g/\nspeech: {a: a.wav}\nrules: nope.json\n", "line 4: rules: "),
+    ("kind: [unclosed\n", "line 2: not valid YAML"),
 ])
-def test_pipeline_errors_name_the_key(tmp_path, text, where):
+def test_pipeline_errors_name_the_line_and_key(tmp_path, text, where):
+    (tmp_path / "a.bvh").write_text("")
+    (tmp_path / "a.wav").write_text("")
+    (tmp_path / "g").mkdir()
     (tmp_path / "pipeline.yaml").write_text(text)
     with pytest.raises(ConfigError) as info:
         load_pipeline(tmp_path)
-    assert where in str(info.value)
+    assert f"{tmp_path / 'pipeline.yaml'}, {where}" in str(info.value)
+
+
+def test_pipeline_missing_file_is_named_at_load(tmp_path):
+    (tmp_path / "pipeline.yaml").write_text("kind: locomotion-transitions\nclips:\n  walk: walk.bvh\n" + REQ)
+    with pytest.raises(ConfigError, match=r"line 3: clips\.walk: .*walk\.bvh not found"):
+        load_pipeline(tmp_path)
+    (tmp_path / "walk.bvh").write_text("")
+    assert load_pipeline(tmp_path).clips == {"walk": "walk.bvh"}
 
 
 def test_study_build_cli_user_errors_without_traceback(tmp_path):
@@ -111,3 +136,34 @@ def test_study_build_cli_user_errors_without_traceback(tmp_path):
                           capture_output=True, text=True)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert "clips.run" in proc.stderr and "not found" in proc.stderr
+
+
+def test_non_utf8_pipeline_names_file_and_line(tmp_path):
+    copy_study(REPO / "studies" / "locomotion-transitions", tmp_path / "s")
+    path = tmp_path / "s" / "pipeline.yaml"
+    n = path.read_bytes().count(b"\n")
+    with path.open("ab") as f:
+        f.write(b"\n# caf\xe9\n")
+    proc = subprocess.run([sys.executable, "-m", "evalkit", "study", "build", str(tmp_path / "s")],
+                          capture_output=True, text=True)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert proc.stderr == f"evalkit: error: {path}, line {n + 2}: byte 0xe9 is not UTF-8; expected UTF-8 text\n"
+
+
+def test_report_of_an_unbuilt_study_gives_advice_that_fits(tmp_path, capsys):
+    import sqlalchemy as sa
+
+    study = tmp_path / "st"
+    study.mkdir()
+    (study / "study.yaml").write_text("id: st\n")
+    eng = sa.create_engine(f"sqlite:///{study / 'ratings.sqlite'}")
+    with eng.begin() as c:
+        c.execute(sa.text("CREATE TABLE wt_answers (id INTEGER)"))  # a database without ratings yet
+    eng.dispose()
+    assert main(["report", str(study)]) == 2
+    err = capsys.readouterr().err
+    assert "its database has no ratings yet" in err and f"evalkit serve {study}" in err
+    assert "run 'evalkit study build" not in err and "it has no pipeline.yaml" in err
+    (study / "pipeline.yaml").write_text("kind: gesture-speech\n")
+    assert main(["report", str(study)]) == 2
+    assert f"run 'evalkit study build {study}'" in capsys.readouterr().err

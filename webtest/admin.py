@@ -127,7 +127,22 @@ def dashboard():
         "admin/dashboard.html", ratings=ratings, parts=parts.to_dict("records"), cells=cells.to_dict("records"),
         cmos=cmos.to_dict("records"), mos=mos.to_dict("records"), by_status=by_status, balance=balance_report(st.study),
         excluded=int((parts["excluded"] != "").sum()) if not parts.empty else 0,
+        no_data=_why_nothing_analysed(ratings, st.t),
     )
+
+
+def _why_nothing_analysed(ratings, t) -> str:
+    """What the live summaries show when they are empty: no answers at all, or answers that
+    cannot be analysed (every participant who gave them excluded, or check trials only)."""
+    if ratings.empty:
+        return t("admin.no_data")
+    answers = len(ratings[["participant", "trial"]].drop_duplicates())
+    excluded = ratings["flags"].map(lambda f: "excluded" in str(f).split(";"))
+    participants = set(ratings["participant"])
+    excluded_participants = set(ratings.loc[excluded, "participant"])
+    if excluded_participants == participants:
+        return t("admin.all_excluded", answers=answers, participants=len(participants))
+    return t("admin.none_analysed", answers=answers)
 
 
 def _download(text: str, name: str, mimetype: str) -> Response:

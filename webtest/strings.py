@@ -98,6 +98,8 @@ EN: dict[str, str] = {
     "admin.cmos_note": "Mean sign-corrected score (positive = system A better) with a 95 % t interval over main-trial ratings of non-excluded participants; ratings are treated as independent, so use the reports package for inference.",
     "admin.export": "Export",
     "admin.no_data": "No answers yet.",
+    "admin.all_excluded": "{answers} answers are stored, but all come from participants excluded by the declared rules ({participants} excluded), so none is analysed here.",
+    "admin.none_analysed": "{answers} answers are stored, but none can be analysed yet (quality-check trials or excluded participants only).",
 }
 
 

@@ -504,6 +504,20 @@ def test_admin_login_dashboard_exports_logout(make_study, app_factory):
     assert c.get("/admin/").status_code == 302
 
 
+def test_dashboard_says_when_every_answer_is_from_an_excluded_participant(make_study, app_factory):
+    app = app_factory(make_study(quality={"attention": {"count": 1}}, exclusion={"max_attention_failures": 0}))
+    admin = app.test_client()
+    _login(admin)
+    assert "No answers yet." in admin.get("/admin/").get_data(as_text=True)
+    p = Participant(app.test_client())
+    p.to_trials({})
+    assert p.complete(value=1) == [1, 2, 3]  # 1 is never the attention check's answer (+3 or -3)
+    html = admin.get("/admin/").get_data(as_text=True)
+    assert "No answers yet." not in html
+    assert "3 answers are stored, but all come from participants excluded by the declared rules (1 excluded)" in html
+    assert "completed: 1" in html and "excluded by declared rules: 1" in html
+
+
 def test_live_cmos_numbers(make_study, app_factory):
     from webtest.export import cmos_summary, ratings_long
 

@@ -31,27 +31,67 @@ FORMATS = ("long", "genea", "webmushra", "p808", "mushra-lists", "scores")
 GENEA_COLUMNS = ("user", "input_code", "model_a", "model_b", "winner")
 
 
+#: Signature columns of each format, as :func:`detect_format` checks them (first match wins).
+SIGNATURES = (
+    ("long", "long-format ratings", ("participant", "item", "system_a", "score", "scale")),
+    ("genea", "GENEA battles", GENEA_COLUMNS),
+    ("webmushra", "webMUSHRA MUSHRA", ("trial_id", "rating_stimulus", "rating_score")),
+    ("webmushra", "webMUSHRA paired comparison",
+     ("trial_id", "choice_reference", "choice_non_reference", "choice_answer")),
+    ("p808", "P.808 per-vote", ("workerid", "vote", "file")),
+    ("p808", "P.808 per-vote", ("workerid", "vote", "short_file_name")),
+    ("mushra-lists", "MUSHRA rating lists", ("signal", "condition", "ratings", "participant_ids")),
+)
+
+
 def detect_format(columns, path: str | None = None) -> str:
-    """The format name (one of :data:`FORMATS`) whose signature columns are all present."""
+    """The format name (one of :data:`FORMATS`) whose signature columns are all present.
+
+    When none matches, the error names the columns missing for the closest format, and hints at
+    the separator when the header looks like ``;``- or tab-separated values.
+    """
     cols = {str(c).strip() for c in columns}
-    if {"participant", "item", "system_a", "score", "scale"} <= cols:
-        return "long"
-    if set(GENEA_COLUMNS) <= cols:
-        return "genea"
-    if {"trial_id", "rating_stimulus", "rating_score"} <= cols or \
-            {"trial_id", "choice_reference", "choice_non_reference", "choice_answer"} <= cols:
-        return "webmushra"
-    if {"workerid", "vote"} <= cols and ({"file"} & cols or {"short_file_name"} & cols):
-        return "p808"
-    if {"signal", "condition", "ratings", "participant_ids"} <= cols:
-        return "mushra-lists"
+    for name, _, needed in SIGNATURES:
+        if set(needed) <= cols:
+            return name
     if "system" in cols:
         return "scores"
+    header = ", ".join(sorted(cols)) or "no columns"
+    for sep, label in ((";", "semicolons"), ("\t", "tabs")):
+        if len(cols) == 1 and sep in next(iter(cols)):
+            raise FileFormatError(path, 1, f"the header is one column ({header}) with {label} in it; "
+                                           "expected comma-separated values (save the file as CSV with "
+                                           "',' as the separator)")
+    best = max(SIGNATURES, key=lambda sig: len(cols & set(sig[2])) / len(sig[2]))
+    missing = [c for c in best[2] if c not in cols]
+    if len(missing) < len(best[2]):
+        raise FileFormatError(path, 1, f"cannot tell the format from the header ({header}): closest is "
+                                       f"{best[1]} (format {best[0]}), which lacks column(s) "
+                                       f"{', '.join(missing)}")
     raise FileFormatError(path, 1, "cannot tell the format from the header "
-                                   f"({', '.join(sorted(cols)) or 'no columns'}); expected a "
+                                   f"({header}); expected a "
                                    "long-format ratings table, GENEA battles, webMUSHRA, P.808 "
                                    "per-vote, MUSHRA rating lists or a scores table with a "
                                    "'system' column (or pass the format explicitly)")
+
+
+def check_score_cells(df: pd.DataFrame, path: str | None = None) -> None:
+    """A scores table's metric columns hold numbers: a column whose filled cells are at least half
+    numbers but not all is an error naming the line, column and value (empty cells are missing)."""
+    from reports.objective import ID_COLUMNS
+
+    for col in df.columns:
+        if str(col).lower() in ID_COLUMNS:
+            continue
+        raw = df[col]
+        filled = raw.notna() & (raw.astype(str).str.strip() != "")
+        values = pd.to_numeric(raw.where(filled), errors="coerce")
+        bad = (filled & values.isna()).to_numpy()
+        n_num = int((filled & values.notna()).sum())
+        if bad.any() and n_num >= bad.sum():
+            i = int(np.flatnonzero(bad)[0])
+            raise FileFormatError(path, i + 2, f"column {str(col)!r}: expected a number, got "
+                                               f"{raw.iloc[i]!r} (the column's other values are numbers)")
 
 
 def _need(df: pd.DataFrame, cols, path, fmt) -> None:
@@ -274,6 +314,7 @@ def load_input(source: str | Path, fmt: str = "auto", *, table: str = "ratings_l
     if fmt == "scores":
         if "system" not in raw.columns:
             raise FileFormatError(text, 1, "a scores table needs a 'system' column")
+        check_score_cells(raw, text)
         raw.attrs.update(source=text, format="scores")
         return "scores", raw
     if fmt == "long":

@@ -73,7 +73,8 @@ def participant_win_matrices(ratings: pd.DataFrame, systems: list[str] | None = 
     a = ratings["system_a"].map(idx).to_numpy()
     b = ratings["system_b"].map(idx).to_numpy()
     if np.isnan(a.astype(float)).any() or np.isnan(b.astype(float)).any():
-        raise InputError("ratings mention systems not in the given system list")
+        absent = sorted(set(ratings["system_a"]).union(ratings["system_b"]) - set(idx))
+        raise InputError(f"ratings mention system(s) not in the given system list: {', '.join(absent)}")
     score = ratings["score"].to_numpy(float)
     top = ratings["scale"].map(lambda s: SCALES[s].high).to_numpy(float)
     mag = np.where(np.abs(score) >= top, weights.strong, weights.weak)

@@ -36,7 +36,7 @@ from reports.ranking import BattleWeights, bradley_terry, bt_difference_table, E
 from reports.render import FigureItem, Section, TableItem, fmt_value, render_html, write_table
 from reports.screening import ScreeningRules, screen
 from reports.stats import ZERO_METHODS
-from reports.table import SCALES, canonical_pairs, validate_ratings
+from reports.table import SCALES, canonical_pairs, has_flag, system_order, validate_ratings
 
 PACKAGES = ("numpy", "scipy", "pandas", "statsmodels", "matplotlib", "evalkit")
 
@@ -431,6 +431,21 @@ def _objective(ctx: _Ctx, scores: pd.DataFrame) -> None:
 # ---------------------------------------------------------------- entry point
 
 
+def _check_system_list(ratings: pd.DataFrame, systems: tuple[str, ...] | None) -> None:
+    """The given system order must name every rated system, and only those (typos show here)."""
+    if systems is None:
+        return
+    data = ratings[~has_flag(ratings["flags"], "check")]
+    rated = system_order(data)
+    absent = [s for s in rated if s not in systems]
+    extra = [s for s in systems if s not in rated]
+    if absent or extra:
+        parts = ([f"the ratings mention system(s) not in it: {', '.join(absent)}"] if absent else []) + \
+                ([f"it names system(s) with no ratings: {', '.join(extra)}"] if extra else [])
+        raise InputError(f"system list {', '.join(systems)}: {'; '.join(parts)} "
+                         f"(rated systems: {', '.join(rated)})")
+
+
 def build_report(ratings: pd.DataFrame | None, scores: pd.DataFrame | None, out_dir: str | Path, *,
                  seed: int = 0, title: str = "evalkit report", banner: str | None = None,
                  extra_tables: dict[str, pd.DataFrame] | None = None,
@@ -455,6 +470,7 @@ def build_report(ratings: pd.DataFrame | None, scores: pd.DataFrame | None, out_
         notes = list(ratings.attrs.get("notes", []))
         sources = list(ratings.attrs.get("sources", [])) or [ratings.attrs.get("source", "")]
         ratings = validate_ratings(ratings, "ratings table")
+        _check_system_list(ratings, cfg.systems)
         summary.append(f"Ratings: {len(ratings)} answers from {ratings['participant'].nunique()} "
                        f"participants on scale(s) {', '.join(dict.fromkeys(ratings['scale']))}"
                        + (f" (from {', '.join(s for s in sources if s)})" if any(sources) else "") + ".")

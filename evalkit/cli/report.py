@@ -133,6 +133,7 @@ def run(args: argparse.Namespace) -> int:
 
     from evalkit.errors import InputError
     from reports.importers import combine_ratings, load_input
+    from reports.io import is_database_url
     from reports.report import build_report
 
     from pathlib import Path
@@ -151,6 +152,14 @@ def run(args: argparse.Namespace) -> int:
         if sc_s is not None:
             scores.append(sc_s)
         extra.update(tables)
+    for src in [s for s in args.inputs if s not in study_dirs] + list(args.scores):
+        if is_database_url(src):
+            continue
+        if Path(src).is_dir():
+            raise InputError(f"{src}: a folder without study.yaml; give a study folder, a CSV file or "
+                             "a database URL")
+        if not Path(src).exists():
+            raise InputError(f"{src}: file not found")
     if args.out is None:
         if len(study_dirs) != 1:
             raise InputError("--out DIR is required (it defaults to STUDY/results/report only for one study folder)")

@@ -92,3 +92,24 @@ def test_cli_empty_score_cell_says_empty(tmp_path, capsys):
     bad.write_text("participant,item,system_a,system_b,score,scale\np,i,A,B,1,cmos5\np,j,A,B,,cmos5\n")
     assert main(["report", str(bad), "--out", str(tmp_path / "o")]) == 2
     assert f"{bad}, line 3: column 'score': is empty (expected a number)" in capsys.readouterr().err
+
+
+def test_cli_missing_input_is_named_before_out(tmp_path, capsys):
+    missing = tmp_path / "nonexistent.csv"
+    assert main(["report", str(missing)]) == 2
+    assert capsys.readouterr().err == f"evalkit: error: {missing}: file not found\n"
+    assert main(["report", str(tmp_path)]) == 2
+    assert "a folder without study.yaml" in capsys.readouterr().err
+
+
+def test_cli_system_list_names_the_systems_that_do_not_match(tmp_path, capsys):
+    ratings, _ = simulate_pairwise(40, 3, 4, scale="cmos7", seed=1)
+    path = tmp_path / "r.csv"
+    ratings.to_csv(path, index=False)
+    out = tmp_path / "o"
+    assert main(["report", str(path), "--out", str(out), "--systems", "S1,nosuch", "--n-boot", "10",
+                 "--bt-boot", "10", "--no-robustness"]) == 2
+    err = capsys.readouterr().err
+    assert "the ratings mention system(s) not in it: S2, S3" in err
+    assert "it names system(s) with no ratings: nosuch" in err
+    assert not (out / "report.html").exists()

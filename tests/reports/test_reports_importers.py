@@ -184,3 +184,32 @@ def test_non_utf8_csv_names_the_line(tmp_path):
     p.write_text("participant,item,system_a,system_b,score,scale\np,i,A,B,1,cmos5\n", encoding="utf-16")
     with pytest.raises(FileFormatError, match="looks like UTF-16: save it as UTF-8"):
         load_input(p)
+
+
+def test_detect_format_names_what_the_closest_format_lacks(tmp_path):
+    p = tmp_path / "noscore.csv"
+    p.write_text("participant,trial,item,system_a,system_b,scale\np,1,i,A,B,cmos5\n")
+    with pytest.raises(FileFormatError, match=r"noscore\.csv, line 1: .*closest is long-format ratings "
+                                              r"\(format long\), which lacks column\(s\) score$"):
+        load_input(p)
+    p.write_text("session_uuid,trial_id,rating_stimulus,score\ns,t,A,50\n")
+    with pytest.raises(FileFormatError, match=r"closest is webMUSHRA MUSHRA .*lacks column\(s\) rating_score"):
+        load_input(p)
+
+
+def test_semicolon_csv_gets_a_separator_hint(tmp_path):
+    p = tmp_path / "semi.csv"
+    p.write_text("participant;trial;item;system_a;system_b;score;scale\np;1;i;A;B;1;cmos5\n")
+    with pytest.raises(FileFormatError, match=r"semi\.csv, line 1: the header is one column .* with "
+                                              r"semicolons in it; expected comma-separated values"):
+        load_input(p)
+
+
+def test_scores_cell_that_is_not_a_number_names_line_and_column(tmp_path):
+    p = tmp_path / "sc.csv"
+    p.write_text("system,clip,jerk,note\na,x,1,fine\nb,y,abc,\n")
+    with pytest.raises(FileFormatError, match=r"sc\.csv, line 3: column 'jerk': expected a number, got 'abc'"):
+        load_input(p, "scores")
+    p.write_text("system,clip,jerk,note\na,x,1,fine\nb,y,,odd\n")  # empty = missing; text columns stay
+    kind, df = load_input(p, "scores")
+    assert kind == "scores" and len(df) == 2

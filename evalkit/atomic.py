@@ -79,3 +79,29 @@ def write_bytes(path: str | os.PathLike, data: bytes) -> Path:
     with atomic_path(path) as tmp:
         Path(tmp).write_bytes(data)
     return Path(path)
+
+
+def check_writable(path: str | os.PathLike, extensions: tuple[str, ...] | None = None) -> Path:
+    """Refuse, before any work, an output that cannot be written: an extension not in
+    ``extensions``, a folder, a parent that is a file, or a folder we may not create files in
+    (tried with a real temporary file, which is removed). Raises :class:`InputError`."""
+    from evalkit.errors import InputError
+
+    p = Path(path)
+    if extensions is not None and p.suffix.lower() not in extensions:
+        raise InputError(f"{p}: unsupported output format {p.suffix!r}; use {', '.join(extensions)}")
+    if p.is_dir():
+        raise InputError(f"{p}: is a folder, expected a file name")
+    existing = next(q for q in (p.parent, *p.parent.parents) if q.exists() or q == Path(q.anchor or "."))
+    if not existing.is_dir():
+        raise InputError(f"{p}: cannot be written, {existing} is a file, not a folder")
+    if existing == p.parent:
+        try:
+            fd, probe = tempfile.mkstemp(prefix=f".{p.stem}.", dir=existing)
+        except OSError as exc:
+            raise InputError(f"{p}: cannot write in {existing} ({exc.strerror})") from None
+        os.close(fd)
+        os.unlink(probe)
+    elif not os.access(existing, os.W_OK | os.X_OK):
+        raise InputError(f"{p}: cannot create folders in {existing} (permission denied)")
+    return p

@@ -7,6 +7,10 @@ import sys
 
 from evalkit.cli.common import add_load_options, load_kwargs
 
+#: Resolutions that give a readable figure without exhausting memory (the figure is 11 in wide:
+#: 600 dpi is 6600 pixels, print quality).
+MIN_DPI, MAX_DPI = 20, 600
+
 
 def register(sub) -> None:
     p = sub.add_parser(
@@ -26,7 +30,8 @@ def register(sub) -> None:
     p.add_argument("clip", metavar="CLIP", help="a motion file (.bvh or .amc)")
     p.add_argument("-o", "--out", required=True, metavar="OUT", help="output image: .png or .pdf (or .svg)")
     p.add_argument("--keep-pops", action="store_true", help="keep end frames that pop")
-    p.add_argument("--dpi", type=int, default=120, help="resolution of PNG output (default: 120)")
+    p.add_argument("--dpi", type=int, default=120,
+                   help=f"resolution of PNG output, {MIN_DPI} to {MAX_DPI} (default: 120)")
     p.add_argument("--model", metavar="FILE",
                    help="add a panel of per-window naturalness from a model of 'evalkit train' "
                         "('default': the shipped model)")
@@ -37,15 +42,22 @@ def register(sub) -> None:
 def run(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
-    from evalkit.features.plot import plot_timeline
+    from evalkit.atomic import check_writable
+    from evalkit.errors import InputError
+    from evalkit.features.plot import FORMATS, plot_timeline
     from evalkit.features.score import ScoreConfig
     from evalkit.motion import load_motion
+    from evalkit.motion.io import check_fps
     from evalkit.motion.roles import load_role_map
 
+    if not MIN_DPI <= args.dpi <= MAX_DPI:
+        raise InputError(f"--dpi must be {MIN_DPI} to {MAX_DPI}, got {args.dpi}")
+    check_fps(args.amc_fps, "--amc-fps")
+    check_writable(args.out, FORMATS)
     cfg = ScoreConfig(roles=load_role_map(args.roles) if args.roles else None)
     if args.keep_pops:
         cfg = replace(cfg, pops=None)
-    motion = load_motion(args.clip, **load_kwargs(args))
+    motion = load_motion(args.clip, **load_kwargs(args), roles=cfg.roles)
     verdict = None
     if args.model:
         from evalkit.models.discriminator import score_motion

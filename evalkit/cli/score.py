@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import math
+import os
 import sys
+from pathlib import Path
 from dataclasses import replace
 
 from evalkit.cli.common import add_load_options, load_kwargs
@@ -75,8 +78,11 @@ def config_from_args(args: argparse.Namespace):
     from evalkit.motion.roles import load_role_map
 
     for name in ("contact_height", "contact_speed", "skate_speed", "cutoff", "measure_cutoff"):
-        if getattr(args, name) <= 0:
-            raise InputError(f"--{name.replace('_', '-')} must be positive, got {getattr(args, name)}")
+        value = getattr(args, name)
+        if not (math.isfinite(value) and value > 0):
+            raise InputError(f"--{name.replace('_', '-')} must be a positive number, got {value:g}")
+    if args.ground_level is not None and not math.isfinite(args.ground_level):
+        raise InputError(f"--ground-level must be a height in metres, got {args.ground_level:g}")
     cfg = ScoreConfig(roles=load_role_map(args.roles) if args.roles else None)
     return replace(
         cfg,
@@ -89,6 +95,43 @@ def config_from_args(args: argparse.Namespace):
     )
 
 
+def _check_run(args: argparse.Namespace, files: list[Path]) -> None:
+    """Everything that can be wrong with the options, checked before any clip is scored."""
+    from evalkit.atomic import check_writable
+    from evalkit.errors import InputError
+    from evalkit.features.batch import TABLE_EXTENSIONS, trace_path
+    from evalkit.motion.io import check_fps
+
+    check_fps(args.amc_fps, "--amc-fps")
+    if args.jobs == 0 or args.jobs < -1:
+        raise InputError(f"--jobs must be a positive number or -1 (all cores), got {args.jobs}")
+    if args.chunk_size is not None and args.chunk_size < 1:
+        raise InputError(f"--chunk-size must be a positive number of clips, got {args.chunk_size}")
+    if args.out:
+        check_writable(args.out, TABLE_EXTENSIONS)
+    if args.audio is not None and not Path(args.audio).exists():
+        raise InputError(f"--audio {args.audio}: no such file or folder")
+    if args.frames:
+        frames = Path(args.frames)
+        blocker = next((p for p in (frames, *frames.parents) if p.exists() and not p.is_dir()), None)
+        if blocker is not None:
+            raise InputError(f"--frames {frames}: {blocker} is a file, not a folder")
+        seen: dict[Path, Path] = {}
+        for f in files:
+            trace = trace_path(f, args.frames, args.system)
+            if trace in seen:
+                raise InputError(
+                    f"--frames: {seen[trace]} and {f} would both write {trace}; score them with "
+                    "different --system names (or separately), or rename one"
+                )
+            seen[trace] = f
+        try:
+            frames.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise InputError(f"--frames {frames}: cannot create the folder ({exc.strerror})") from None
+        check_writable(frames / "probe.csv")
+
+
 def run(args: argparse.Namespace) -> int:
     from evalkit.errors import InputError
     from evalkit.features.batch import BatchOptions, score_paths, write_table
@@ -99,12 +142,12 @@ def run(args: argparse.Namespace) -> int:
     files = list(iter_motion_files(args.paths))
     if not files:
         raise InputError(f"no motion files (.bvh, .amc) under {', '.join(args.paths)}")
-    if args.jobs == 0:
-        raise InputError("--jobs must be a positive number or -1 (all cores)")
+    _check_run(args, files)
+    jobs = min(args.jobs, os.cpu_count() or 1)  # more workers than cores only add overhead
     reference = build_reference(args.reference, cfg, load_kwargs(args)) if args.reference else None
     opts = BatchOptions(config=cfg, reference=reference, load_kwargs=load_kwargs(args), system=args.system,
                         frames_dir=args.frames, audio=args.audio)
-    table = score_paths(files, opts, jobs=args.jobs, scheduler=args.scheduler, chunk_size=args.chunk_size,
+    table = score_paths(files, opts, jobs=jobs, scheduler=args.scheduler, chunk_size=args.chunk_size,
                         progress=not args.quiet)
     if args.model:
         from evalkit.models.discriminator import add_model_columns

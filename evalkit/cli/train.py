@@ -3,10 +3,19 @@
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 import time
+from pathlib import Path
 
 from evalkit.cli.common import add_load_options, load_kwargs
+
+#: numpy's seeds (``RandomState``) are 32-bit.
+MAX_SEED = 2**32 - 1
+#: Working frame rates that keep windows meaningful and memory bounded.
+MIN_FPS, MAX_FPS = 5.0, 240.0
+#: A window needs a few frames for jerk and the pose samples; longer than this is no "window".
+MIN_WINDOW_FRAMES, MAX_WINDOW_S = 8, 30.0
 
 EPILOG = """\
 examples:
@@ -103,8 +112,26 @@ def _options(args: argparse.Namespace):
         types = tuple(t.strip() for t in args.types.split(",") if t.strip())
     if not 0.0 <= args.artifact_quantile < 1.0:
         raise InputError(f"--artifact-quantile must be in [0, 1), got {args.artifact_quantile}")
-    if args.segment <= 0:
-        raise InputError(f"--segment must be positive, got {args.segment}")
+    if not (math.isfinite(args.segment) and args.segment > 0):
+        raise InputError(f"--segment must be positive, got {args.segment:g}")
+    if not 0 <= args.seed <= MAX_SEED:
+        raise InputError(f"--seed must be 0 to {MAX_SEED} (2**32 - 1), got {args.seed}")
+    if not MIN_FPS <= args.fps <= MAX_FPS:  # also refuses NaN
+        raise InputError(f"--fps must be {MIN_FPS:g} to {MAX_FPS:g} frames per second, got {args.fps:g}")
+    if not (math.isfinite(args.window) and MIN_WINDOW_FRAMES <= round(args.window * args.fps)
+            and args.window <= MAX_WINDOW_S):
+        raise InputError(f"--window must span {MIN_WINDOW_FRAMES} frames at --fps {args.fps:g} "
+                         f"({MIN_WINDOW_FRAMES / args.fps:.2g} s) up to {MAX_WINDOW_S:g} s, got {args.window:g}")
+    if not (math.isfinite(args.hop) and 0 < args.hop <= MAX_WINDOW_S):
+        raise InputError(f"--hop must be a positive number of seconds up to {MAX_WINDOW_S:g}, got {args.hop:g}")
+    low, high = args.severity
+    if not 0.0 <= low <= high <= 1.0:
+        raise InputError(f"--severity must be LOW HIGH with 0 <= LOW <= HIGH <= 1, got {low:g} {high:g}")
+    if args.per_type < 0:
+        raise InputError(f"--per-type must be 0 or more, got {args.per_type}")
+    if args.evaluate and args.folds < 2:
+        raise InputError(f"--folds must be at least 2 (cross-validation trains on some folds and tests on "
+                         f"another), got {args.folds}")
     return TrainOptions(
         seed=args.seed, types=types, per_type=args.per_type, severity_range=tuple(args.severity),
         mirror=not args.no_mirror, segment_s=args.segment, group_by=args.group_by,
@@ -114,14 +141,43 @@ def _options(args: argparse.Namespace):
     )
 
 
+def _check_outputs(args: argparse.Namespace) -> None:
+    from evalkit.atomic import check_writable
+    from evalkit.errors import InputError
+
+    if args.out:
+        check_writable(args.out, (".joblib",))
+        return
+    report = Path(args.evaluate)
+    blocker = next((p for p in (report, *report.parents) if p.exists() and not p.is_dir()), None)
+    if blocker is not None:
+        raise InputError(f"--evaluate {report}: {blocker} is a file; the report goes into a folder")
+
+
+def _load_kwargs(args: argparse.Namespace) -> dict:
+    """How clips are read, with the --roles map (checked now; used for the up axis)."""
+    from evalkit.motion.io import check_fps
+    from evalkit.motion.roles import load_role_map
+
+    check_fps(args.amc_fps, "--amc-fps")
+    kwargs = load_kwargs(args)
+    if args.roles:
+        kwargs["roles"] = load_role_map(args.roles)
+        print("evalkit: note: --roles is used to read the clips (up axis, joint names checked); the "
+              "discriminator's features still find joint roles from the joint names", file=sys.stderr)
+    return kwargs
+
+
 def run(args: argparse.Namespace) -> int:
     options = _options(args)
+    _check_outputs(args)
+    kwargs = _load_kwargs(args)
     if args.evaluate:
-        return _evaluate(args, options)
+        return _evaluate(args, options, kwargs)
     from evalkit.models.training import save_model, train
 
     t0 = time.perf_counter()
-    model, meta = train(args.natural, args.unnatural, options, load_kwargs(args), progress=not args.quiet)
+    model, meta = train(args.natural, args.unnatural, options, kwargs, progress=not args.quiet)
     meta["command"] = "evalkit train " + " ".join(_quote(a) for a in sys.argv[2:]) if sys.argv[1:2] == ["train"] else None
     path, meta_path = save_model(model, meta, args.out)
     ex = meta["examples"]
@@ -137,9 +193,7 @@ def _quote(a: str) -> str:
     return shlex.quote(a)
 
 
-def _evaluate(args: argparse.Namespace, options) -> int:
-    from pathlib import Path
-
+def _evaluate(args: argparse.Namespace, options, kwargs: dict) -> int:
     from evalkit.models.dataset import ExampleSpec, load_natural
     from evalkit.models.discriminator import NaturalnessDiscriminator
     from evalkit.models.evaluate import EvalConfig, write_report
@@ -149,7 +203,7 @@ def _evaluate(args: argparse.Namespace, options) -> int:
 
         raise InputError("--evaluate uses generated corruptions only; drop --unnatural")
     clips = load_natural(args.natural, fps=options.window.fps, group_by=options.group_by,
-                         load_kwargs=load_kwargs(args), progress=not args.quiet)
+                         load_kwargs=kwargs, progress=not args.quiet)
     cfg = EvalConfig(
         n_splits=args.folds, seed=options.seed,
         train=ExampleSpec(types=tuple(options.types), per_type=options.per_type, severity_range=options.severity_range,

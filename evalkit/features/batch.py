@@ -20,6 +20,18 @@ from evalkit.features.score import ScoreConfig, analyse, score_analysis, traces_
 
 #: Leading columns of the scores table, before the metrics.
 ID_COLUMNS = ("clip", "path", "system", "error")
+#: Output formats of :func:`write_table`, by extension.
+TABLE_EXTENSIONS = (".csv", ".parquet", ".pq", ".json")
+
+
+def clip_system(path: str | os.PathLike, system: str | None) -> str:
+    """The ``system`` label of a clip: ``system``, or the name of the clip's folder."""
+    return system if system is not None else Path(path).parent.name
+
+
+def trace_path(path: str | os.PathLike, frames_dir: str | os.PathLike, system: str | None) -> Path:
+    """Where the per-frame traces of the clip ``path`` go: ``<frames_dir>/<system>/<clip>.csv``."""
+    return Path(frames_dir) / (clip_system(path, system) or "_") / f"{Path(path).stem}.csv"
 
 
 @dataclass(frozen=True)
@@ -84,14 +96,14 @@ def score_file(path: str | os.PathLike, opts: BatchOptions, _cache: dict | None 
     from evalkit.motion import load_motion
 
     p = Path(path)
-    system = opts.system if opts.system is not None else p.parent.name
+    system = clip_system(p, opts.system)
     row: dict[str, Any] = {"clip": p.stem, "path": str(p), "system": system, "error": ""}
     try:
         motion = load_motion(p, **dict(opts.load_kwargs))
         an = analyse(motion, opts.config)
         row.update(score_analysis(an, opts.reference, _audio_times(p, opts, {} if _cache is None else _cache)))
         if opts.frames_dir:
-            _write_atomic(traces_table(an), Path(opts.frames_dir) / (system or "_") / f"{p.stem}.csv")
+            _write_atomic(traces_table(an), trace_path(p, opts.frames_dir, opts.system))
     except EvalkitError as exc:
         row["error"] = str(exc)
     except (OSError, ValueError, FloatingPointError, IndexError) as exc:  # keep a long run alive
@@ -151,6 +163,10 @@ def score_paths(
     files = [str(p) for p in paths]
     if not files:
         raise InputError("no motion files to score")
+    if jobs == 0 or jobs < -1:
+        raise InputError(f"jobs must be a positive number or -1 (all cores), got {jobs}")
+    if chunk_size is not None and chunk_size < 1:
+        raise InputError(f"chunk_size must be a positive number of files, got {chunk_size}")
     workers = jobs if jobs > 0 else (os.cpu_count() or 1)
     size = chunk_size or max(1, min(64, len(files) // max(1, 4 * workers)))
     chunks = _chunks(files, size)
@@ -205,7 +221,7 @@ def _run_dask(chunks, opts, scheduler, results, bar) -> None:
 def write_table(df, out: str | os.PathLike) -> Path:
     """Write the table by extension (``.csv``, ``.parquet``, ``.json``) via a temp file + rename."""
     out = Path(out)
-    if out.suffix.lower() not in (".csv", ".parquet", ".pq", ".json"):
+    if out.suffix.lower() not in TABLE_EXTENSIONS:
         raise InputError(f"{out}: unsupported output format {out.suffix!r}; use .csv, .parquet or .json")
     _write_atomic(df, out)
     return out

@@ -1,0 +1,114 @@
+"""Option checks of `evalkit score`, `plot`, `train` and `render`: a user mistake is a one-line
+error (exit 2) before any work, and nothing is written; outputs follow the umask."""
+
+from __future__ import annotations
+
+import os
+import stat
+
+import pytest
+
+from evalkit.cli import main
+
+
+@pytest.fixture
+def clip(tmp_path, cmu_dir):
+    p = tmp_path / "good.bvh"
+    p.write_bytes((cmu_dir / "131_01.bvh").read_bytes())
+    return p
+
+
+def refused(capsys, args, message):
+    assert main(args) == 2, args
+    err = capsys.readouterr().err
+    assert message in err, err
+    assert err.count("\n") == 1, err  # one line, no traceback
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--chunk-size", "-1"], "--chunk-size must be a positive number of clips, got -1"),
+    (["--jobs", "-5"], "--jobs must be a positive number or -1 (all cores), got -5"),
+    (["--contact-height", "nan"], "--contact-height must be a positive number, got nan"),
+    (["--skate-speed", "nan"], "--skate-speed must be a positive number, got nan"),
+    (["--cutoff", "nan"], "--cutoff must be a positive number, got nan"),
+    (["--ground-level", "nan"], "--ground-level must be a height in metres, got nan"),
+    (["--amc-fps", "0"], "--amc-fps must be a frame rate above 0"),
+    (["--audio", "nosuch.wav"], "--audio nosuch.wav: no such file or folder"),
+    (["-o", "x.xlsx"], "x.xlsx: unsupported output format '.xlsx'"),
+    (["-o", "/proc/x.csv"], "/proc/x.csv: cannot write in /proc"),
+])
+def test_score_refuses_bad_options_before_scoring(clip, capsys, args, message):
+    refused(capsys, ["score", str(clip), "-q", *args], message)
+
+
+def test_score_frames_path_and_name_clashes_are_checked_first(tmp_path, clip, capsys):
+    for sub in ("a", "b"):
+        (tmp_path / sub).mkdir()
+        (tmp_path / sub / "clip.bvh").write_bytes(clip.read_bytes())
+    frames = tmp_path / "fr"
+    refused(capsys, ["score", str(tmp_path / "a" / "clip.bvh"), str(tmp_path / "b" / "clip.bvh"), "--system", "S",
+                     "--frames", str(frames), "-o", str(tmp_path / "s.csv"), "-q"],
+            f"would both write {frames / 'S' / 'clip.csv'}")
+    assert not frames.exists() and not (tmp_path / "s.csv").exists()
+    refused(capsys, ["score", str(clip), "--frames", str(clip), "-q"], "is a file, not a folder")
+    # without --system each clip's folder is its system: both traces are kept
+    assert main(["score", str(tmp_path / "a"), str(tmp_path / "b"), "--frames", str(frames), "-q",
+                 "-o", str(tmp_path / "s.csv")]) == 0
+    assert (frames / "a" / "clip.csv").stat().st_size > 0 and (frames / "b" / "clip.csv").stat().st_size > 0
+
+
+def test_score_and_plot_outputs_follow_the_umask(tmp_path, clip):
+    old = os.umask(0o022)
+    try:
+        assert main(["score", str(clip), "-q", "-o", str(tmp_path / "s.csv"), "--frames", str(tmp_path / "fr")]) == 0
+        assert main(["plot", str(clip), "-o", str(tmp_path / "p.png"), "--dpi", "30"]) == 0
+    finally:
+        os.umask(old)
+    for p in (tmp_path / "s.csv", tmp_path / "fr" / clip.parent.name / "good.csv", tmp_path / "p.png"):
+        assert stat.S_IMODE(p.stat().st_mode) == 0o644, p
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--dpi", "0"], "--dpi must be 20 to 600, got 0"),
+    (["--dpi", "-5"], "--dpi must be 20 to 600, got -5"),
+    (["--dpi", "100000"], "--dpi must be 20 to 600, got 100000"),
+])
+def test_plot_refuses_an_implausible_dpi(tmp_path, clip, capsys, args, message):
+    refused(capsys, ["plot", str(clip), "-o", str(tmp_path / "p.png"), *args], message)
+    assert not (tmp_path / "p.png").exists()
+
+
+@pytest.mark.parametrize("args,message", [
+    (["-o", "m.joblib", "--seed", "-1"], "--seed must be 0 to 4294967295"),
+    (["-o", "m.joblib", "--seed", "99999999999999999999"], "--seed must be 0 to 4294967295"),
+    (["-o", "m.joblib", "--window", "0.01"], "--window must span 8 frames at --fps 30"),
+    (["-o", "m.joblib", "--fps", "1e6"], "--fps must be 5 to 240 frames per second"),
+    (["-o", "m.txt"], "m.txt: unsupported output format '.txt'; use .joblib"),
+    (["--evaluate", "rep", "--folds", "1"], "--folds must be at least 2"),
+    (["-o", "m.joblib", "--roles", "nosuch.yaml"], "nosuch.yaml: role map file not found"),
+])
+def test_train_refuses_bad_options_before_training(tmp_path, clip, capsys, monkeypatch, args, message):
+    monkeypatch.chdir(tmp_path)
+    refused(capsys, ["train", "--natural", str(clip), "-q", *args], message)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["good.bvh"]
+
+
+def test_train_refuses_an_existing_file_as_report_folder(clip, capsys):
+    before = clip.read_bytes()
+    refused(capsys, ["train", "--natural", str(clip), "--evaluate", str(clip), "-q"],
+            "is a file; the report goes into a folder")
+    assert clip.read_bytes() == before
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--fps", "1e9"], "--fps must be 1 to 240 video frames per second"),
+    (["--size", "32000x32000"], "--size 32000x32000: each side must be 64 to 7680 pixels"),
+    (["--start", "nan"], "--start must be a time in seconds, 0 or more, got nan"),
+    (["--end", "nan"], "--end must be a time in seconds, 0 or more, got nan"),
+    (["--audio", "nosuch.wav"], "--audio nosuch.wav: no such file"),
+    (["--roles", "nosuch.yaml"], "nosuch.yaml: role map file not found"),
+])
+def test_render_refuses_bad_options_before_rendering(tmp_path, clip, capsys, monkeypatch, args, message):
+    monkeypatch.chdir(tmp_path)
+    refused(capsys, ["render", str(clip), "-o", "v.mp4", "--quiet", *args], message)
+    assert not (tmp_path / "v.mp4").exists()

@@ -9,6 +9,7 @@ a reopened tab resumes at the first unanswered trial.
 from __future__ import annotations
 
 import json
+import math
 import time
 import uuid
 from typing import Any
@@ -185,6 +186,8 @@ def validate_demographics(fields: tuple[DemographicField, ...], form, t) -> tupl
             try:
                 v = float(raw)
             except ValueError:
+                v = None
+            if v is not None and not math.isfinite(v):  # "inf", "nan", "1e400": not storable as JSON
                 v = None
             lo = f.min if f.min is not None else float("-inf")
             hi = f.max if f.max is not None else float("inf")

@@ -110,6 +110,7 @@ def test_full_study(make_study, app_factory):
     ({"hand": "left"}, "age", "This field is required."),
     ({"age": "12"}, "age", "Enter a number between 18 and 99."),
     ({"age": "abc"}, "age", "Enter a number between 18 and 99."),
+    ({"age": "nan"}, "age", "Enter a number between 18 and 99."),
     ({"age": "30", "hand": "both"}, "hand", "Choose one of the options."),
     ({"age": "30", "note": "x" * 201}, "note", "under 200 characters"),
 ])
@@ -122,6 +123,22 @@ def test_demographics_validation_errors(app, form, field, message):
     html = r.get_data(as_text=True)
     assert r.status_code == 400 and message in html
     assert f'id="e-{field}"' in html and 'aria-invalid="true"' in html
+
+
+@pytest.mark.parametrize("value", ["inf", "-Infinity", "1e400", "NaN"])
+def test_demographics_number_without_bounds_must_be_finite(make_study, app_factory, value):
+    app = app_factory(make_study(demographics=[{"id": "height", "label": "Height", "type": "number"}]))
+    c = app.test_client()
+    p = Participant(c)
+    p.start()
+    p.consent()
+    r = c.post("/demographics", data={"csrf_token": p.token, "height": value})
+    assert r.status_code == 400 and 'id="e-height"' in r.get_data(as_text=True)
+    with _st(app).db.session() as s:
+        assert s.get(PRow, _pid(c, app)).demographics_json == "{}"
+    assert c.post("/demographics", data={"csrf_token": p.token, "height": "1.8e2"}).location == "/instructions"
+    with _st(app).db.session() as s:
+        assert json.loads(s.get(PRow, _pid(c, app)).demographics_json) == {"height": 180}
 
 
 def test_demographics_stored_then_instructions_then_trials(app):

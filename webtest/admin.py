@@ -82,13 +82,15 @@ def login():
         address, now = _client_address(), time.time()
         with st.db.session() as s:
             wait = lockout_seconds(s, st, address, now)
-            if wait > 0:
-                resp = Response(render_template("admin/login.html", error=st.t("admin.locked", wait=_wait_text(wait))),
-                                status=429)
-                resp.headers["Retry-After"] = str(math.ceil(wait))
-                return resp
-            password = request.form.get("password", "")
-            if not (password and check_password_hash(st.admin_password_hash, password)):
+        if wait > 0:
+            resp = Response(render_template("admin/login.html", error=st.t("admin.locked", wait=_wait_text(wait))),
+                            status=429)
+            resp.headers["Retry-After"] = str(math.ceil(wait))
+            return resp
+        password = request.form.get("password", "")
+        ok = bool(password) and check_password_hash(st.admin_password_hash, password)
+        with st.db.session() as s:  # a new transaction: the hash check above takes a while
+            if not ok:
                 _record_failure(s, st, address, now)
                 return render_template("admin/login.html", error=st.t("admin.bad_password")), 401
             s.execute(delete(LoginFailure).where(LoginFailure.study_id == st.study.id,

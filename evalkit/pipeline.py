@@ -421,6 +421,8 @@ def build_study(study_dir: str | os.PathLike, progress: Callable[[str], None] | 
     study = Path(study_dir)
     if not study.is_dir():
         raise InputError(f"{study}: not a folder; give a study folder with study.yaml and {PIPELINE_FILE}")
+    if jobs < 1:
+        raise InputError(f"jobs (--jobs) must be at least 1 worker process, got {jobs}")
     p = load_pipeline(study)
     log = lambda m: _log(progress, f"[{study.name}] {m}")  # noqa: E731
     res = _build_locomotion(p, study, log) if p.kind == "locomotion-transitions" else _build_gesture(p, study, log)

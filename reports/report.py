@@ -67,8 +67,10 @@ class ReportConfig:
             raise InputError(f"confidence must be in [0.5, 1), got {self.confidence}")
         if self.zero_method not in ZERO_METHODS:
             raise InputError(f"zero_method must be one of {', '.join(ZERO_METHODS)}")
-        if self.n_boot < 0 or self.bt_boot < 0:
-            raise InputError("bootstrap rounds must be >= 0")
+        for name, option, value in (("n_boot", "--n-boot", self.n_boot), ("bt_boot", "--bt-boot", self.bt_boot)):
+            if value < 1:
+                raise InputError(f"bootstrap rounds {name} ({option}) must be at least 1 (the report's "
+                                 f"bootstrap CIs need resamples), got {value}")
         if not 0 < self.alpha < 1:
             raise InputError(f"alpha must be in (0, 1), got {self.alpha}")
 

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from evalkit.errors import InputError
 from reports.absolute import find_reference, hidden_reference_screening
 from reports.table import SCALES, canonical_pairs, has_flag
 
@@ -43,6 +44,24 @@ class ScreeningRules:
     hidden_reference: str | None = "auto"
     reference_threshold: float = 90.0
     reference_max_fraction: float = 0.15
+
+    def __post_init__(self):
+        def bad(name: str, option: str, expected: str, value) -> InputError:
+            return InputError(f"{name} ({option}) must be {expected}, got {value}")
+
+        share = self.straightline_share
+        if share is not None and not 0 < share <= 1:
+            raise bad("straightline_share", "--straightline", "a share in [0, 1] (0 disables)", share)
+        if not 0 <= self.reference_max_fraction <= 1:
+            raise bad("reference_max_fraction", "--reference-max-fraction", "a share in [0, 1]",
+                      self.reference_max_fraction)
+        if self.straightline_min_answers < 1:
+            raise bad("straightline_min_answers", "--straightline-min", "at least 1",
+                      self.straightline_min_answers)
+        if self.min_consensus_r is not None and not -1 <= self.min_consensus_r <= 1:
+            raise bad("min_consensus_r", "--min-consensus-r", "a correlation in [-1, 1]", self.min_consensus_r)
+        if self.min_median_rt_s is not None and not self.min_median_rt_s >= 0:
+            raise bad("min_median_rt_s", "--min-median-rt", "seconds >= 0", self.min_median_rt_s)
 
     def describe(self) -> list[str]:
         """Human-readable list of the active rules, in the order they are applied."""

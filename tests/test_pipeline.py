@@ -167,3 +167,10 @@ def test_report_of_an_unbuilt_study_gives_advice_that_fits(tmp_path, capsys):
     (study / "pipeline.yaml").write_text("kind: gesture-speech\n")
     assert main(["report", str(study)]) == 2
     assert f"run 'evalkit study build {study}'" in capsys.readouterr().err
+
+
+def test_study_build_jobs_must_be_positive(tmp_path, capsys):
+    copy_study(REPO / "studies" / "locomotion-transitions", tmp_path / "s")
+    assert main(["study", "build", str(tmp_path / "s"), "--jobs", "0"]) == 2
+    assert "jobs (--jobs) must be at least 1 worker process, got 0" in capsys.readouterr().err
+    assert not (tmp_path / "s" / "stimuli").exists()

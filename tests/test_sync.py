@@ -290,3 +290,20 @@ def test_non_utf8_rules_and_pairs_name_file_and_line(tmp_path, capsys):
     pf.write_text("offset_s,psi,gsi\n0.1,0.2,0.3\n", encoding="utf-16")
     assert main(["rules", "fit", str(tmp_path / "takes")]) == 2
     assert "the file looks like UTF-16: save it as UTF-8" in capsys.readouterr().err
+
+
+def test_cli_pairing_options_are_checked_before_work(tmp_path, capsys):
+    assert main(["sync", str(tmp_path / "take.bvh"), str(tmp_path / "take.wav"), "--max-distance", "-1"]) == 2
+    assert capsys.readouterr().err == "evalkit: error: --max-distance must be a positive number of seconds, got -1\n"
+    _pairs_folder(tmp_path / "takes")
+    assert main(["rules", "fit", str(tmp_path / "takes"), "--coverage", "2"]) == 2
+    assert "--coverage must be a fraction in (0, 1], got 2" in capsys.readouterr().err
+    assert not (tmp_path / "takes" / "rules.json").exists()
+
+
+@pytest.mark.parametrize("action", ["strokes", "accents"])
+def test_cli_export_out_option_is_explained(action, capsys):
+    with pytest.raises(SystemExit):
+        main(["rules", action, "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "--out CSV CSV file to write (required): one row per" in text

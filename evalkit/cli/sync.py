@@ -94,7 +94,9 @@ def register(sub) -> None:
                               "  evalkit rules strokes clips/ --out strokes.csv "
                               "--name-fields 'dataset-\\d_(?P<gesture>[a-z-]+)_(?P<style>[a-z]+)_\\d+'")
     st.add_argument("paths", nargs="+", metavar="PATH", help="motion files or folders")
-    st.add_argument("--out", required=True, metavar="CSV")
+    st.add_argument("--out", required=True, metavar="CSV",
+                    help="CSV file to write (required): one row per stroke with its clip, stem, features "
+                         "and any --name-fields columns; its folder is created")
     st.add_argument("--name-fields", metavar="REGEX", help="regex with named groups applied to each file stem; groups become columns")
     add_load_options(st)
     st.set_defaults(func=run_strokes)
@@ -105,7 +107,9 @@ def register(sub) -> None:
                                    "--textgrid-dir, a 'labelled' column is 1 when an annotation of --tier "
                                    "(points or labelled intervals) falls in the syllable.")
     ac.add_argument("paths", nargs="+", metavar="AUDIO", help="audio files")
-    ac.add_argument("--out", required=True, metavar="CSV")
+    ac.add_argument("--out", required=True, metavar="CSV",
+                    help="CSV file to write (required): one row per syllable nucleus with its recording and "
+                         "accent features (plus 'labelled' or 'emphasized'); its folder is created")
     ac.add_argument("--textgrid-dir", metavar="DIR", help="folder with <stem>.TextGrid annotations")
     ac.add_argument("--tier", default="PAPT", help="annotation tier (default: PAPT)")
     ac.add_argument("--emphasize", type=float, metavar="FRACTION",
@@ -162,6 +166,19 @@ def _gesture_tiers(gestures, duration: float):
     return [IntervalTier("gesture phases", phases), PointTier("apex", apexes)]
 
 
+def _check_pairing_options(args: argparse.Namespace) -> None:
+    """``--max-distance`` (and ``--coverage`` of 'rules fit') are in range, before any work."""
+    import math
+
+    from evalkit.errors import InputError
+
+    if not (math.isfinite(args.max_distance) and args.max_distance > 0):
+        raise InputError(f"--max-distance must be a positive number of seconds, got {args.max_distance:g}")
+    coverage = getattr(args, "coverage", None)
+    if coverage is not None and not 0 < coverage <= 1:
+        raise InputError(f"--coverage must be a fraction in (0, 1], got {coverage:g}")
+
+
 def run_sync(args: argparse.Namespace) -> int:
     import numpy as np
 
@@ -169,6 +186,7 @@ def run_sync(args: argparse.Namespace) -> int:
     from evalkit.sync import fit_intensity, load_rules, pair_take, plot_offsets, plot_psi_gsi
     from evalkit.sync import _write_text
 
+    _check_pairing_options(args)
     motion_path, audio_path = Path(args.motion), Path(args.audio)
     constructed, manifest = _is_constructed(motion_path, args.constructed)
     rules = load_rules(args.rules)
@@ -325,6 +343,7 @@ def run_fit(args: argparse.Namespace) -> int:
     from evalkit.sync import (PAIR_COLUMNS, fit_rules, pair_take, plot_offsets, plot_psi_gsi,
                               read_utf8_text, save_rules)
 
+    _check_pairing_options(args)
     root = Path(args.dir)
     if not root.is_dir():
         raise InputError(f"{root}: not a folder")

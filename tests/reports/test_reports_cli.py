@@ -113,3 +113,17 @@ def test_cli_system_list_names_the_systems_that_do_not_match(tmp_path, capsys):
     assert "the ratings mention system(s) not in it: S2, S3" in err
     assert "it names system(s) with no ratings: nosuch" in err
     assert not (out / "report.html").exists()
+
+
+def test_cli_statistics_options_are_checked(tmp_path, capsys):
+    ratings, _ = simulate_pairwise(40, 3, 4, scale="cmos7", seed=1)
+    path = tmp_path / "r.csv"
+    ratings.to_csv(path, index=False)
+    for option, message in ((["--straightline", "3"], "(--straightline) must be a share in [0, 1]"),
+                            (["--straightline", "-0.5"], "(--straightline) must be a share in [0, 1]"),
+                            (["--n-boot", "0"], "(--n-boot) must be at least 1"),
+                            (["--bt-boot", "-1"], "(--bt-boot) must be at least 1"),
+                            (["--reference-max-fraction", "1.5"], "(--reference-max-fraction) must be a share")):
+        assert main(["report", str(path), "--out", str(tmp_path / "o"), *option]) == 2, option
+        assert message in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()

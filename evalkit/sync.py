@@ -150,7 +150,10 @@ def rules_from_dict(d: Mapping[str, Any], where: str = "rules") -> Rules:
         raise ConfigError(f"{where}: expected a JSON object")
     if d.get("format", RULES_FORMAT) != RULES_FORMAT:
         raise ConfigError(f"{where}: 'format' is {d.get('format')!r}, expected {RULES_FORMAT!r}")
-    if int(d.get("version", RULES_VERSION)) > RULES_VERSION:
+    version = d.get("version", RULES_VERSION)
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise ConfigError(f"{where}: 'version' must be an integer, got {version!r}")
+    if version > RULES_VERSION:
         raise ConfigError(f"{where}: rules version {d.get('version')} is newer than this evalkit understands ({RULES_VERSION})")
     s = d.get("synchrony")
     i = d.get("intensity")
@@ -180,7 +183,16 @@ def rules_from_dict(d: Mapping[str, Any], where: str = "rules") -> Rules:
     )
     if not inten.margin >= 0:
         raise ConfigError(f"{where}: intensity: 'margin' must be >= 0, got {inten.margin}")
-    return Rules(sync, inten, bool(d.get("constructed", False)), tuple(d.get("sources", ())), str(d.get("note", "")),
+    constructed = d.get("constructed", False)
+    if not isinstance(constructed, bool):
+        raise ConfigError(f"{where}: 'constructed' must be true or false, got {constructed!r}")
+    sources = d.get("sources", [])
+    if not isinstance(sources, list):
+        raise ConfigError(f"{where}: 'sources' must be a list of take names, got {sources!r}")
+    for key in ("psi_scale", "gsi_scale"):
+        if d.get(key) is not None and not isinstance(d[key], Mapping):
+            raise ConfigError(f"{where}: {key!r} must be an object or null, got {d[key]!r}")
+    return Rules(sync, inten, constructed, tuple(map(str, sources)), str(d.get("note", "")),
                  d.get("psi_scale"), d.get("gsi_scale"))
 
 

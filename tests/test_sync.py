@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 
@@ -307,3 +308,20 @@ def test_cli_export_out_option_is_explained(action, capsys):
         main(["rules", action, "--help"])
     text = " ".join(capsys.readouterr().out.split())
     assert "--out CSV CSV file to write (required): one row per" in text
+
+
+@pytest.mark.parametrize("key,value,message", [
+    ("version", "x", "'version' must be an integer, got 'x'"),
+    ("sources", 5, "'sources' must be a list of take names, got 5"),
+    ("constructed", "no", "'constructed' must be true or false, got 'no'"),
+    ("psi_scale", [1], "'psi_scale' must be an object or null"),
+])
+def test_rules_file_top_level_keys_are_checked(tmp_path, key, value, message):
+    d = DEFAULT_RULES.to_dict()
+    d[key] = value
+    (tmp_path / "r.json").write_text(json.dumps(d))
+    with pytest.raises(ConfigError, match=re.escape(f"{tmp_path / 'r.json'}: {message}")):
+        load_rules(tmp_path / "r.json")
+    d[key] = DEFAULT_RULES.to_dict()[key]
+    (tmp_path / "r.json").write_text(json.dumps(d))
+    assert load_rules(tmp_path / "r.json").synchrony.mean_s == DEFAULT_RULES.synchrony.mean_s

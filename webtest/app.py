@@ -15,9 +15,9 @@ from markdown_it import MarkdownIt
 
 from evalkit.errors import ConfigError
 from webtest.config import HASH_FIX, WebtestConfig, cache_dir, ensure_secret_key, is_password_hash
-from webtest.db import Database, default_url, ensure_cells, init_schema
+from webtest.db import Database, default_url, ensure_cells, ensure_stimulus_files, init_schema
 from webtest.design import balance_report, build_cells, cells_to_json, design_hash
-from webtest.stimuli import PreparedStimulus, prepare_stimuli
+from webtest.stimuli import PreparedStimulus, prepare_stimuli, stimulus_digest
 from webtest.strings import merged, translate
 from webtest.study import Study, load_study
 
@@ -116,6 +116,7 @@ def create_app(study_dir: str | Path | None = None, config: WebtestConfig | None
     db = Database(config.database_url or default_url(study.root))
     init_schema(db)
     ensure_cells(db, study.id, study.title, study.scale.name, prepared.cells_json, prepared.design_hash)
+    ensure_stimulus_files(db, study.id, {st.id: stimulus_digest(st, study) for st in study.stimuli})
 
     app = Flask(__name__, instance_path=str(cache_dir(study.root).resolve()))
     app.config.update(

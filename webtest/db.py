@@ -20,7 +20,7 @@ from sqlalchemy.exc import ArgumentError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
 from evalkit.errors import ConfigError
-from webtest.models import Base, Cell, StudyRecord
+from webtest.models import Answer, Base, Cell, Participant, StimulusFile, StudyRecord
 
 SQLITE_FILE = "ratings.sqlite"
 ENV_URL = "EVALKIT_DATABASE_URL"
@@ -183,3 +183,37 @@ def ensure_cells(db: Database, study_id: str, title: str, scale: str, cells_json
                 "fix: restore the file, or give the study a new 'id:' (or a new database) for the new design")
         n = conn.execute(select(func.count()).select_from(Cell).where(Cell.study_id == study_id)).scalar_one()
         return int(n)
+
+
+def count_answers(conn: Connection, study_id: str) -> int:
+    """Answers stored for a study."""
+    return int(conn.execute(select(func.count()).select_from(Answer).join(
+        Participant, Answer.participant_id == Participant.id).where(Participant.study_id == study_id)).scalar_one())
+
+
+def ensure_stimulus_files(db: Database, study_id: str, digests: dict[str, str]) -> None:
+    """Record each stimulus's content fingerprint; refuse changed stimuli once answers exist.
+
+    ``digests`` maps stimulus id to :func:`webtest.stimuli.stimulus_digest`. Before the first
+    answer a changed file is simply recorded (stimuli may be rebuilt while a study is piloted);
+    after it, the stored answers rate the old files, so serving new ones under the same ids
+    would pool two experiments. Raises :class:`ConfigError` naming the changed stimuli.
+    """
+    with db.locked() as conn:
+        stored = {r.stimulus_id: r.digest for r in conn.execute(
+            select(StimulusFile).where(StimulusFile.study_id == study_id))}
+        changed = sorted(k for k, v in digests.items() if k in stored and stored[k] != v)
+        if changed:
+            n = count_answers(conn, study_id)
+            if n:
+                shown = ", ".join(changed[:5]) + (f" and {len(changed) - 5} more" if len(changed) > 5 else "")
+                raise ConfigError(
+                    f"study {study_id!r}: stimulus {shown} changed after {n} answer(s) were stored "
+                    "(the answers rate the previous files); fix: restore the previous files, or give "
+                    "the study a new 'id:' (or a new database) for the new stimuli")
+            for k in changed:
+                conn.execute(StimulusFile.__table__.update().where(
+                    (StimulusFile.study_id == study_id) & (StimulusFile.stimulus_id == k)).values(digest=digests[k]))
+        new = [{"study_id": study_id, "stimulus_id": k, "digest": v} for k, v in digests.items() if k not in stored]
+        if new:
+            conn.execute(StimulusFile.__table__.insert(), new)

@@ -135,6 +135,17 @@ class Answer(Base):
     flags: Mapped[str] = mapped_column(String(255), default="")
 
 
+class StimulusFile(Base):
+    """The content fingerprint of each stimulus when the study was served (see
+    :func:`webtest.db.ensure_stimulus_files`): answers rate these files."""
+
+    __tablename__ = "wt_stimulus_files"
+
+    study_id: Mapped[str] = mapped_column(String(64), ForeignKey("wt_studies.id"), primary_key=True)
+    stimulus_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    digest: Mapped[str] = mapped_column(String(64))
+
+
 class LoginFailure(Base):
     """A wrong admin password, kept for the rate-limit window (see :mod:`webtest.admin`)."""
 

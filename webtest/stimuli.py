@@ -195,6 +195,21 @@ def _cache_key(stim: Stimulus, study: Study) -> str:
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
 
 
+def stimulus_digest(stim: Stimulus, study: Study) -> str:
+    """Fingerprint of what participants see and hear for ``stim``: the bytes of its file (and
+    audio), its trim and transforms and the study's motion options (hex, 32 characters)."""
+    h = hashlib.sha256()
+    for path in (stim.file, stim.audio):
+        if path is not None:
+            with open(path, "rb") as fh:
+                for block in iter(lambda: fh.read(1 << 20), b""):
+                    h.update(block)
+        h.update(b"\0")
+    h.update(repr((stim.kind, stim.trim, [(t.name, sorted(t.params.items())) for t in stim.transforms],
+                   (study.motion.fps, study.motion.units, study.motion.up))).encode())
+    return h.hexdigest()[:32]
+
+
 def _write_json_atomic(path: Path, payload: Mapping) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")

@@ -67,6 +67,45 @@ def test_cells_are_created_on_load_and_a_changed_design_is_refused(make_study, a
         app_factory(changed, db_url)
 
 
+def test_stimuli_changed_after_answers_are_refused(make_study, app_factory, db_url, participant):
+    import shutil
+
+    import yaml
+
+    from evalkit.data import SAMPLES_DIR
+
+    d = make_study()
+    for f in ("16.asf", "16_15.amc"):  # a stimulus file of the study's own
+        shutil.copy(SAMPLES_DIR / "cmu" / f, d / f)
+    data = yaml.safe_load((d / "study.yaml").read_text())
+    data["stimuli"][0]["file"] = "16_15.amc"
+    (d / "study.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+    app_factory(d, db_url)
+    # before any answer, a rebuilt stimulus is simply recorded (a study being piloted)
+    data["stimuli"][0]["trim"] = [0.0, 0.25]
+    (d / "study.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+    app = app_factory(d, db_url)
+    p = participant(app.test_client())
+    p.to_trials()
+    assert p.complete(value=1)
+    # after answers, another file under the same id would pool two experiments: refused, by name
+    amc = (d / "16_15.amc").read_bytes()
+    (d / "16_15.amc").write_bytes(amc.replace(b"\nroot ", b"\nroot 1", 1))  # frame 1: root x 1.2 -> 11.2
+    with pytest.raises(ConfigError, match=r"stimulus walk\.orig changed after \d+ answer"):
+        app_factory(d, db_url)
+    data["stimuli"][0]["trim"] = [0.0, 0.3]  # a changed trim too
+    (d / "16_15.amc").write_bytes(amc)
+    (d / "study.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+    with pytest.raises(ConfigError, match=r"walk\.orig changed"):
+        app_factory(d, db_url)
+    # restored: served again, the answers kept
+    data["stimuli"][0]["trim"] = [0.0, 0.25]
+    (d / "study.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+    st = _state(app_factory(d, db_url))
+    with st.db.session() as s:
+        assert s.execute(select(func.count()).select_from(Answer)).scalar_one() >= 1
+
+
 def test_concurrent_claims_never_share_a_cell(make_study, app_factory, db_url):
     st = _state(app_factory(make_study(design={"participants": 12}), db_url))
     pids = [_new_participant(st) for _ in range(20)]

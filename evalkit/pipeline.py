@@ -473,16 +473,30 @@ REPORT_TABLES = {
 def study_outputs(study_dir: str | os.PathLike) -> tuple[pd.DataFrame | None, pd.DataFrame | None, dict[str, pd.DataFrame]]:
     """Ratings (from the study's database, if any answers exist), scores and objective tables
     of a built study folder, ready for :func:`reports.build_report`."""
+    import io
+
+    from evalkit.errors import FileFormatError
+    from evalkit.sync import read_utf8_text
+
+    def read(f: Path) -> pd.DataFrame:
+        try:
+            return pd.read_csv(io.StringIO(read_utf8_text(f)))
+        except pd.errors.EmptyDataError:
+            raise FileFormatError(f, 1, "the file is empty (expected a CSV header line); rebuild the "
+                                        f"study with 'evalkit study build {study}'") from None
+        except pd.errors.ParserError as exc:
+            raise FileFormatError(f, None, f"not a valid CSV file ({exc})") from None
+
     study = Path(study_dir)
     results = study / "results"
-    scores = pd.read_csv(results / "scores.csv") if (results / "scores.csv").exists() else None
+    scores = read(results / "scores.csv") if (results / "scores.csv").exists() else None
     if scores is not None:
         scores.attrs["source"] = str(results / "scores.csv")
     tables = {}
     for name, title in REPORT_TABLES.items():
         f = results / f"{name}.csv"
         if f.exists():
-            tables[title] = pd.read_csv(f)
+            tables[title] = read(f)
     ratings = None
     url = os.environ.get("EVALKIT_DATABASE_URL")
     sqlite = study / "ratings.sqlite"

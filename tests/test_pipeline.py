@@ -174,3 +174,12 @@ def test_study_build_jobs_must_be_positive(tmp_path, capsys):
     assert main(["study", "build", str(tmp_path / "s"), "--jobs", "0"]) == 2
     assert "jobs (--jobs) must be at least 1 worker process, got 0" in capsys.readouterr().err
     assert not (tmp_path / "s" / "stimuli").exists()
+
+
+def test_report_of_a_study_with_a_non_utf8_result_table(tmp_path, capsys):
+    study = tmp_path / "st"
+    (study / "results").mkdir(parents=True)
+    (study / "study.yaml").write_text("id: st\n")
+    (study / "results" / "scores.csv").write_bytes(b"system,clip,jerk\na,caf\xe9,1\n")
+    assert main(["report", str(study)]) == 2
+    assert f"{study / 'results' / 'scores.csv'}, line 2: byte 0xe9 is not UTF-8" in capsys.readouterr().err

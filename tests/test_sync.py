@@ -325,3 +325,10 @@ def test_rules_file_top_level_keys_are_checked(tmp_path, key, value, message):
     d[key] = DEFAULT_RULES.to_dict()[key]
     (tmp_path / "r.json").write_text(json.dumps(d))
     assert load_rules(tmp_path / "r.json").synchrony.mean_s == DEFAULT_RULES.synchrony.mean_s
+
+
+def test_cli_rules_fit_ignores_a_sync_json_without_a_motion_path(tmp_path, capsys):
+    pf = _pairs_folder(tmp_path / "takes")
+    (pf.parent / "sync.json").write_text('{"motion": 5}')
+    assert main(["rules", "fit", str(tmp_path / "takes")]) == 0
+    assert "from 4 pairs in 1 take(s)" in capsys.readouterr().out

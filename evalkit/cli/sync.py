@@ -357,7 +357,7 @@ def run_fit(args: argparse.Namespace) -> int:
         if sj.exists():
             try:
                 man = _is_constructed(Path(json.loads(read_utf8_text(sj)).get("motion", "")), False)[1]
-            except (json.JSONDecodeError, AttributeError, FileFormatError):
+            except (json.JSONDecodeError, AttributeError, TypeError, FileFormatError):
                 man = None
             truth.extend((man or {}).get("truth", {}).get("pairs", []))
         frames.append(_read_pairs(pf))

@@ -109,6 +109,8 @@ def _check_run(args: argparse.Namespace, files: list[Path]) -> None:
         raise InputError(f"--chunk-size must be a positive number of clips, got {args.chunk_size}")
     if args.out:
         check_writable(args.out, TABLE_EXTENSIONS)
+    if args.model and args.model != "default" and not Path(args.model).is_file():
+        raise InputError(f"--model {args.model}: model file not found (train one with 'evalkit train')")
     if args.audio is not None and not Path(args.audio).exists():
         raise InputError(f"--audio {args.audio}: no such file or folder")
     if args.frames:

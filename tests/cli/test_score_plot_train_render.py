@@ -34,6 +34,7 @@ def refused(capsys, args, message):
     (["--ground-level", "nan"], "--ground-level must be a height in metres, got nan"),
     (["--amc-fps", "0"], "--amc-fps must be a frame rate above 0"),
     (["--audio", "nosuch.wav"], "--audio nosuch.wav: no such file or folder"),
+    (["--model", "nosuch.joblib"], "--model nosuch.joblib: model file not found"),
     (["-o", "x.xlsx"], "x.xlsx: unsupported output format '.xlsx'"),
     (["-o", "/proc/x.csv"], "/proc/x.csv: cannot write in /proc"),
 ])

@@ -113,6 +113,14 @@ def _check_run(args: argparse.Namespace, files: list[Path]) -> None:
         raise InputError(f"--model {args.model}: model file not found (train one with 'evalkit train')")
     if args.audio is not None and not Path(args.audio).exists():
         raise InputError(f"--audio {args.audio}: no such file or folder")
+    if args.audio is not None and Path(args.audio).is_dir():
+        missing = [f.stem for f in files if not (Path(args.audio) / f"{f.stem}.wav").is_file()]
+        if len(missing) == len(files):
+            raise InputError(f"--audio {args.audio}: no <clip>.wav for any clip (e.g. {missing[0]}.wav)")
+        if missing:
+            print(f"evalkit: warning: --audio {args.audio} has no <clip>.wav for {len(missing)} clip(s), whose "
+                  f"beat metrics stay blank: {', '.join(missing[:5])}{', ...' if len(missing) > 5 else ''}",
+                  file=sys.stderr)
     if args.frames:
         frames = Path(args.frames)
         blocker = next((p for p in (frames, *frames.parents) if p.exists() and not p.is_dir()), None)

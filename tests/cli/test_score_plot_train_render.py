@@ -113,3 +113,22 @@ def test_render_refuses_bad_options_before_rendering(tmp_path, clip, capsys, mon
     monkeypatch.chdir(tmp_path)
     refused(capsys, ["render", str(clip), "-o", "v.mp4", "--quiet", *args], message)
     assert not (tmp_path / "v.mp4").exists()
+
+
+def test_score_audio_folder_without_the_clips_wav(tmp_path, clip, capsys):
+    from evalkit.data import SAMPLES_DIR
+
+    audio = tmp_path / "audio"
+    audio.mkdir()
+    refused(capsys, ["score", str(clip), "--audio", str(audio), "-q"], "no <clip>.wav for any clip (e.g. good.wav)")
+    wav = next(SAMPLES_DIR.rglob("*.wav"))
+    (audio / "good.wav").write_bytes(wav.read_bytes())
+    other = tmp_path / "other.bvh"
+    other.write_bytes(clip.read_bytes())
+    assert main(["score", str(clip), str(other), "--audio", str(audio), "-q", "-o", str(tmp_path / "s.csv")]) == 0
+    err = capsys.readouterr().err
+    assert "has no <clip>.wav for 1 clip(s), whose beat metrics stay blank: other" in err
+    import pandas as pd
+
+    table = pd.read_csv(tmp_path / "s.csv").set_index("clip")
+    assert table.loc["good", "beat_align"] >= 0 and pd.isna(table.loc["other", "beat_align"])

@@ -19,9 +19,22 @@ def _mode_for(p: Path) -> int:
     try:
         return stat.S_IMODE(p.stat().st_mode)
     except OSError:
-        mask = os.umask(0)
-        os.umask(mask)
-        return 0o666 & ~mask
+        return 0o666 & ~_umask()
+
+
+def _umask() -> int:
+    """The process umask, read without changing it where the system allows (setting it, the
+    only portable way, briefly affects files other threads create)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def _as_user_error(exc: OSError, tmp: str | None, p: Path) -> OSError:

@@ -234,9 +234,14 @@ def load_model(path: str | Path | None = None) -> tuple[NaturalnessDiscriminator
     meta: dict = {}
     if meta_path.exists():
         try:
-            meta = json.loads(meta_path.read_text())
+            meta = json.loads(meta_path.read_text(encoding="utf-8"))
+        except UnicodeDecodeError as exc:
+            raise ConfigError(f"{meta_path}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset "
+                              f"{exc.start}); not a model metadata file") from None
         except json.JSONDecodeError as exc:
             raise ConfigError(f"{meta_path}, line {exc.lineno}: not valid JSON ({exc.msg})") from None
+        if not isinstance(meta, dict):
+            raise ConfigError(f"{meta_path}: not a naturalness-discriminator metadata file (a JSON object is expected)")
         if meta.get("format") != FORMAT:
             raise ConfigError(f"{meta_path}: not a naturalness-discriminator metadata file (format {meta.get('format')!r})")
         saved = meta.get("versions", {})
@@ -247,7 +252,9 @@ def load_model(path: str | Path | None = None) -> tuple[NaturalnessDiscriminator
     try:
         model = joblib.load(path)
     except Exception as exc:  # unpickling errors have many types
-        raise ConfigError(f"{path}: cannot load the model ({type(exc).__name__}: {exc})") from None
+        raise ConfigError(f"{path}: cannot load the model: not an evalkit model file, or a damaged one "
+                          f"(joblib: {type(exc).__name__}: {exc}); fix: give the .joblib that "
+                          "'evalkit train --out' wrote, or train one") from None
     if not isinstance(model, NaturalnessDiscriminator):
         raise ConfigError(f"{path}: holds a {type(model).__name__}, not a NaturalnessDiscriminator")
     return model, meta

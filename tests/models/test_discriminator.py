@@ -241,8 +241,15 @@ def test_save_reload_identical(model, walk30, tmp_path):
     with pytest.raises(ConfigError, match="not found"):
         load_model(tmp_path / "missing.joblib")
     (tmp_path / "bad.joblib").write_text("not a pickle")
-    with pytest.raises(ConfigError, match="cannot load"):
+    with pytest.raises(ConfigError, match="cannot load the model: not an evalkit model file"):
         load_model(tmp_path / "bad.joblib")
+    # metadata that is not UTF-8, or JSON but not an object: one-line errors naming the file
+    (tmp_path / "m.json").write_bytes(b'{"format": "\xff"}')
+    with pytest.raises(ConfigError, match=r"m\.json: not UTF-8 text \(byte 0xff"):
+        load_model(path)
+    (tmp_path / "m.json").write_text("[1, 2]")
+    with pytest.raises(ConfigError, match=r"m\.json: not a naturalness-discriminator metadata file"):
+        load_model(path)
 
 
 def test_default_model_ships_and_scores(cmu_dir, walk30):

@@ -119,6 +119,11 @@ def create_app(study_dir: str | Path | None = None, config: WebtestConfig | None
     ensure_stimulus_files(db, study.id, {st.id: stimulus_digest(st, study) for st in study.stimuli})
 
     app = Flask(__name__, instance_path=str(cache_dir(study.root).resolve()))
+    if config.trusted_proxies:
+        from werkzeug.middleware.proxy_fix import ProxyFix
+
+        n = config.trusted_proxies
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=n, x_proto=n, x_host=0, x_port=0, x_prefix=0)
     app.config.update(
         SECRET_KEY=config.secret_key or ensure_secret_key(study.root),
         MAX_CONTENT_LENGTH=config.max_content_length,

@@ -17,6 +17,7 @@ ENV_ADMIN_HASH = "EVALKIT_ADMIN_PASSWORD_HASH"
 ENV_SECURE_COOKIES = "EVALKIT_SECURE_COOKIES"
 ENV_LOGIN_MAX_FAILURES = "EVALKIT_ADMIN_MAX_FAILURES"
 ENV_LOGIN_WINDOW_MINUTES = "EVALKIT_ADMIN_LOCKOUT_MINUTES"
+ENV_TRUSTED_PROXIES = "EVALKIT_TRUSTED_PROXIES"
 CACHE_DIR = ".webtest"
 HASH_FIX = "run 'evalkit serve --hash-password' and paste its output; never put the password itself here"
 
@@ -38,6 +39,11 @@ class WebtestConfig:
         login_max_failures: wrong admin passwords one client address may send within
             ``login_window_s``; further attempts get HTTP 429 until the oldest of them is that old.
         login_window_s: the admin login rate-limit window, seconds.
+        trusted_proxies: reverse proxies in front of the server (0: none). Behind ``n`` proxies
+            the client address (for the login rate limit) and scheme are taken from the last
+            ``n`` entries of ``X-Forwarded-For`` / ``X-Forwarded-Proto`` (werkzeug's ``ProxyFix``);
+            without it every client has the proxy's address. Never set it higher than the real
+            number of proxies: clients could then choose their own address.
         testing: Flask testing mode (tests only).
     """
 
@@ -50,6 +56,7 @@ class WebtestConfig:
     session_days: int = 30
     login_max_failures: int = 10
     login_window_s: float = 15 * 60.0
+    trusted_proxies: int = 0
     testing: bool = False
 
     def __post_init__(self):
@@ -57,6 +64,11 @@ class WebtestConfig:
                 or self.login_max_failures < 1:
             raise ConfigError(f"login_max_failures must be a whole number of at least 1, got "
                               f"{self.login_max_failures!r}; fix: use e.g. 10 ({ENV_LOGIN_MAX_FAILURES})")
+        if isinstance(self.trusted_proxies, bool) or not isinstance(self.trusted_proxies, int) \
+                or not 0 <= self.trusted_proxies <= 10:
+            raise ConfigError(f"trusted_proxies must be a whole number from 0 to 10, got {self.trusted_proxies!r}; "
+                              f"fix: the number of reverse proxies in front of the server, usually 1 "
+                              f"({ENV_TRUSTED_PROXIES})")
         if not isinstance(self.login_window_s, (int, float)) or not 0 < self.login_window_s < float("inf"):
             raise ConfigError(f"login_window_s must be a positive number of seconds, got {self.login_window_s!r}; "
                               f"fix: use e.g. 900 ({ENV_LOGIN_WINDOW_MINUTES} gives it in minutes)")
@@ -79,11 +91,22 @@ class WebtestConfig:
             login_max_failures=_env_number(ENV_LOGIN_MAX_FAILURES, int, 10, "a whole number of at least 1", "10"),
             login_window_s=60.0 * _env_number(ENV_LOGIN_WINDOW_MINUTES, float, 15.0, "a positive number of minutes",
                                               "15"),
+            trusted_proxies=_env_proxies(),
         )
         overrides = {k: v for k, v in overrides.items() if v is not None}
         if "study_dir" in overrides:
             overrides["study_dir"] = Path(overrides["study_dir"])
         return replace(cfg, **overrides)
+
+
+def _env_proxies() -> int:
+    raw = os.environ.get(ENV_TRUSTED_PROXIES, "").strip()
+    if not raw:
+        return 0
+    if not raw.isdigit() or int(raw) > 10:
+        raise ConfigError(f"{ENV_TRUSTED_PROXIES}={raw!r} is not a number of proxies from 0 to 10; fix: set it to "
+                          "the number of reverse proxies in front of the server (usually 1), or unset it")
+    return int(raw)
 
 
 def _env_number(name: str, kind: type, default, what: str, example: str):

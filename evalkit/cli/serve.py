@@ -8,8 +8,8 @@ import secrets
 import sys
 
 PRODUCTION_HINT = (
-    "production: EVALKIT_STUDY={study} EVALKIT_ADMIN_PASSWORD_HASH='<hash>' "
-    "gunicorn -w 4 -b 127.0.0.1:8000 'webtest.wsgi:app'  (behind an HTTPS proxy)"
+    "production: EVALKIT_STUDY={study} EVALKIT_ADMIN_PASSWORD_HASH='<hash>' EVALKIT_SECURE_COOKIES=1 "
+    "EVALKIT_TRUSTED_PROXIES=1 gunicorn -w 4 -b 127.0.0.1:8000 'webtest.wsgi:app'  (behind an HTTPS proxy)"
 )
 
 
@@ -26,7 +26,10 @@ def register(sub) -> None:
         ),
         epilog=("Admin password: set EVALKIT_ADMIN_PASSWORD_HASH (make one with --hash-password) or "
                 "admin.password_hash in study.yaml; without one a random password is made and printed "
-                "for this run only."),
+                "for this run only. Wrong admin passwords are rate-limited per client address "
+                "(EVALKIT_ADMIN_MAX_FAILURES, default 10, within EVALKIT_ADMIN_LOCKOUT_MINUTES, "
+                "default 15). Behind a reverse proxy set EVALKIT_TRUSTED_PROXIES=1 (the number of "
+                "proxies) so that clients are told apart, and EVALKIT_SECURE_COOKIES=1 behind HTTPS."),
     )
     p.add_argument("study", nargs="?", metavar="STUDY_DIR", help="folder with study.yaml")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1, this machine only)")

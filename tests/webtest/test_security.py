@@ -6,6 +6,7 @@ import pytest
 from flask.sessions import SecureCookieSessionInterface
 from sqlalchemy import select
 
+from evalkit.errors import ConfigError
 from tests.webtest.helpers import ADMIN_PASSWORD, BASE_STUDY, Participant, csrf
 from webtest.models import Answer, LoginFailure, Trial
 
@@ -176,6 +177,44 @@ def test_admin_lockout_is_shared_by_workers(make_study, app_factory, tmp_path):
     assert _admin(two)("wrong").status_code == 401
     r = _admin(one)(ADMIN_PASSWORD)
     assert r.status_code == 429 and int(r.headers["Retry-After"]) > 0
+
+
+def _admin_via_proxy(app, forwarded_for: str):
+    c = app.test_client()
+    c.environ_base["REMOTE_ADDR"] = "127.0.0.1"  # the reverse proxy on the same machine
+    headers = {"X-Forwarded-For": forwarded_for}
+    token = csrf(c.get("/admin/login", headers=headers).get_data(as_text=True))
+    return lambda password: c.post("/admin/login", data={"csrf_token": token, "password": password},
+                                   headers=headers)
+
+
+def test_behind_a_trusted_proxy_the_limit_is_per_client(make_study, app_factory):
+    d = make_study()
+    # without trusted proxies every client has the proxy's address: one client locks out all
+    # (and X-Forwarded-For, which any client can send, is ignored)
+    plain = app_factory(d, login_max_failures=2)
+    for _ in range(2):
+        assert _admin_via_proxy(plain, "203.0.113.7")("wrong").status_code == 401
+    assert _admin_via_proxy(plain, "198.51.100.9")(ADMIN_PASSWORD).status_code == 429
+    # behind one trusted proxy the address is the one the proxy appended
+    proxied = app_factory(make_study(), login_max_failures=2, trusted_proxies=1)
+    for _ in range(2):
+        assert _admin_via_proxy(proxied, "203.0.113.7")("wrong").status_code == 401
+    assert _admin_via_proxy(proxied, "203.0.113.7")(ADMIN_PASSWORD).status_code == 429
+    assert _admin_via_proxy(proxied, "198.51.100.9")(ADMIN_PASSWORD).status_code == 302
+    # a client cannot escape by prepending its own X-Forwarded-For: only the proxy's entry counts
+    assert _admin_via_proxy(proxied, "10.9.9.9, 203.0.113.7")(ADMIN_PASSWORD).status_code == 429
+
+
+@pytest.mark.parametrize("value", ["-1", "x", "11", "1.5"])
+def test_trusted_proxies_from_the_environment_is_checked(monkeypatch, example_study, value):
+    from webtest.config import WebtestConfig
+
+    monkeypatch.setenv("EVALKIT_TRUSTED_PROXIES", value)
+    with pytest.raises(ConfigError, match="EVALKIT_TRUSTED_PROXIES"):
+        WebtestConfig.from_env(example_study)
+    monkeypatch.setenv("EVALKIT_TRUSTED_PROXIES", "1")
+    assert WebtestConfig.from_env(example_study).trusted_proxies == 1
 
 
 def test_admin_login_default_limit(app):

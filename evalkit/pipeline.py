@@ -414,6 +414,30 @@ def score_stimuli(stimuli: list[Path], log, jobs: int = 1) -> pd.DataFrame:
     return df
 
 
+def _refuse_if_rated(study: Path) -> None:
+    """A build rewrites the stimuli; once the study's database holds answers they rate the
+    current files, so rebuilding in place would lose what was rated."""
+    sy = study / "study.yaml"
+    if not sy.exists():
+        return
+    from evalkit.sync import read_utf8_text
+
+    try:
+        study_id = (yaml.safe_load(read_utf8_text(sy)) or {}).get("id")
+    except (yaml.YAMLError, InputError, AttributeError):
+        return  # an invalid study.yaml is reported, with its line, when the web test is prepared
+    if not isinstance(study_id, str):
+        return
+    from webtest.db import stored_answers
+
+    n = stored_answers(study, study_id)
+    if n:
+        raise InputError(f"{study}: the study {study_id!r} has {n} answer(s) in its database; rebuilding "
+                         "would replace the stimuli they rate; fix: copy the study folder and build the copy "
+                         "(with a new 'id:' in its study.yaml if it shares the database), or move the "
+                         "ratings database away once the ratings are exported")
+
+
 def build_study(study_dir: str | os.PathLike, progress: Callable[[str], None] | None = print,
                 jobs: int = 1, prepare_web: bool = True) -> BuildResult:
     """Run a study's pipeline (see the module docstring). Returns the :class:`BuildResult`."""
@@ -424,6 +448,7 @@ def build_study(study_dir: str | os.PathLike, progress: Callable[[str], None] | 
     if jobs < 1:
         raise InputError(f"jobs (--jobs) must be at least 1 worker process, got {jobs}")
     p = load_pipeline(study)
+    _refuse_if_rated(study)
     log = lambda m: _log(progress, f"[{study.name}] {m}")  # noqa: E731
     res = _build_locomotion(p, study, log) if p.kind == "locomotion-transitions" else _build_gesture(p, study, log)
     res.scores = score_stimuli(res.stimuli, log, jobs=jobs)

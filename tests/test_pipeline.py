@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from evalkit.cli import main
-from evalkit.errors import ConfigError
+from evalkit.errors import ConfigError, InputError
 from evalkit.pipeline import copy_study, load_pipeline
 
 REPO = Path(__file__).resolve().parents[1]
@@ -183,3 +183,32 @@ def test_report_of_a_study_with_a_non_utf8_result_table(tmp_path, capsys):
     (study / "results" / "scores.csv").write_bytes(b"system,clip,jerk\na,caf\xe9,1\n")
     assert main(["report", str(study)]) == 2
     assert f"{study / 'results' / 'scores.csv'}, line 2: byte 0xe9 is not UTF-8" in capsys.readouterr().err
+
+
+def test_rebuilding_a_study_with_answers_is_refused(demo, tmp_path, capsys):
+    import shutil
+
+    import yaml
+    from werkzeug.security import generate_password_hash
+
+    from evalkit.pipeline import build_study
+    from tests.webtest.helpers import Participant
+    from webtest import create_app
+
+    out, _ = demo
+    study = tmp_path / "loco"
+    shutil.copytree(out / "locomotion-transitions", study)
+    data = yaml.safe_load((study / "study.yaml").read_text())
+    data["playback"] = {"must_end": False}  # answer at once (the check under test is the build's)
+    (study / "study.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+    app = create_app(study, testing=True, admin_password_hash=generate_password_hash("x" * 12))
+    p = Participant(app.test_client())
+    p.to_trials()
+    assert p.complete(value=1)
+    app.extensions["webtest"].db.dispose()
+    stimuli = {f.name: f.read_bytes() for f in (study / "stimuli").iterdir()}
+    with pytest.raises(InputError, match=r"has \d+ answer\(s\) in its database; rebuilding would replace"):
+        build_study(study, progress=None)
+    assert main(["study", "build", str(study)]) == 2
+    assert "copy the study folder and build the copy" in capsys.readouterr().err
+    assert {f.name: f.read_bytes() for f in (study / "stimuli").iterdir()} == stimuli  # nothing rewritten

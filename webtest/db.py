@@ -217,3 +217,27 @@ def ensure_stimulus_files(db: Database, study_id: str, digests: dict[str, str]) 
         new = [{"study_id": study_id, "stimulus_id": k, "digest": v} for k, v in digests.items() if k not in stored]
         if new:
             conn.execute(StimulusFile.__table__.insert(), new)
+
+
+def stored_answers(study_root: Path, study_id: str, url: str | None = None) -> int:
+    """Answers stored for ``study_id`` in the study's database (``url``, default
+    :func:`default_url`), without creating a database: 0 when there is none yet.
+
+    Raises :class:`ConfigError` if a database is named but cannot be read.
+    """
+    url = url or default_url(study_root)
+    if url.startswith("sqlite:///") and not Path(url[len("sqlite:///"):]).exists():
+        return 0
+    db = Database(url)
+    try:
+        from sqlalchemy import inspect
+
+        if "wt_answers" not in inspect(db.engine).get_table_names():
+            return 0
+        with db.engine.connect() as conn:
+            return count_answers(conn, study_id)
+    except OperationalError as exc:
+        raise ConfigError(f"cannot open the database {redact(url)!r}: {exc.orig}; "
+                          "fix: check the URL and that the server runs") from None
+    finally:
+        db.dispose()

@@ -102,6 +102,16 @@ class _Yaml:
                                           f"finite number, got {v:g}")
         return v
 
+    def known(self, m: Mapping, kp: tuple, allowed: tuple[str, ...]) -> None:
+        """A key of ``m`` that is not in ``allowed`` (a typo such as ``treshold``) is an error."""
+        import difflib
+
+        for k in m:
+            if k not in allowed:
+                near = difflib.get_close_matches(str(k), allowed, n=1)
+                hint = f"did you mean {near[0]!r}?" if near else f"use {', '.join(allowed)}"
+                raise self.error(kp + (k,), f"unknown key {k!r}; {hint}")
+
     def file(self, kp: tuple, spec: Any, base: Path) -> str:
         if not isinstance(spec, str):
             raise self.error(kp, f"expected a file path, got {type(spec).__name__} {spec!r}")
@@ -180,6 +190,9 @@ def load_pipeline(study_dir: str | os.PathLike) -> LocomotionPipeline | GestureP
     if kind == "locomotion-transitions":
         from evalkit.synth.bodyparts import SPLIT_PROFILES
 
+        y.known(data, (), ("kind", "clips", "requests", "fps", "threshold", "profile", "lead_s", "tail_s",
+                           "methods", "measure"))
+
         clips = y.get(data, (), "clips", dict)
         if not clips:
             raise y.error(("clips",), "empty; name at least one clip (alias: file)")
@@ -190,6 +203,7 @@ def load_pipeline(study_dir: str | os.PathLike) -> LocomotionPipeline | GestureP
             kp = ("requests", k)
             if not isinstance(r, dict):
                 raise y.error(kp, "expected a mapping with item, from, to, at_s")
+            y.known(r, kp, ("item", "from", "to", "at_s"))
             origin, target = y.get(r, kp, "from", str), y.get(r, kp, "to", str)
             for side, name in (("from", origin), ("to", target)):
                 if name not in clips:
@@ -216,6 +230,7 @@ def load_pipeline(study_dir: str | os.PathLike) -> LocomotionPipeline | GestureP
             methods=methods, measure=bool(y.get(data, (), "measure", bool, True)),
         )
     if kind == "gesture-speech":
+        y.known(data, (), ("kind", "gestures", "speech", "variants", "threshold", "seed", "original", "rules"))
         gestures = y.get(data, (), "gestures", (str, list))
         gestures = (gestures,) if isinstance(gestures, str) else tuple(gestures)
         if not gestures:

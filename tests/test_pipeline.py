@@ -109,6 +109,11 @@ REQ = "requests:\n  - {item: x, from: walk, to: walk, at_s: 1}\n"
      "line 4: threshold: expected a positive finite number"),
     ("kind: gesture-speech\ngestures: g/\nspeech: {a: a.wav}\nrules: nope.json\n", "line 4: rules: "),
     ("kind: [unclosed\n", "line 2: not valid YAML"),
+    (LOCO + REQ + "treshold: 0.5\n", "line 5: treshold: unknown key 'treshold'; did you mean 'threshold'?"),
+    (LOCO + "requests:\n  - {item: x, from: walk, to: walk, at_s: 1, at: 2}\n",
+     "line 4: requests[0].at: unknown key 'at'; did you mean 'at_s'?"),
+    ("kind: gesture-speech\ngestures: g/\nspeech: {a: a.wav}\nvariant: [sync]\n",
+     "line 4: variant: unknown key 'variant'; did you mean 'variants'?"),
 ])
 def test_pipeline_errors_name_the_line_and_key(tmp_path, text, where):
     (tmp_path / "a.bvh").write_text("")

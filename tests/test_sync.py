@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 from scipy.stats import linregress
 
-from conftest import shared_data
+from tests.conftest import shared_data
 from evalkit.cli import main
 from evalkit.constructed import ConstructionConfig, construct_take, prepare_pool, single_stroke_sources
 from evalkit.errors import ConfigError, FileFormatError, InputError

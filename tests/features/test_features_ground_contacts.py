@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from conftest import shared_data
+from tests.conftest import shared_data
 from features_inject import shift_root
 from evalkit.features import ContactConfig, GroundConfig, contact_intervals, foot_contacts, foot_track
 from evalkit.features.ground import ground_metrics, penetration, floating

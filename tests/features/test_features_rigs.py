@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from conftest import shared_data
+from tests.conftest import shared_data
 from evalkit.features.reference import reference_from_motions
 from evalkit.features.score import score_motion
 from evalkit.motion import load_motion

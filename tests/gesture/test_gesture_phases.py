@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from conftest import shared_data
+from tests.conftest import shared_data
 from evalkit.errors import FileFormatError, RolesNotFoundError
 from evalkit.gesture import (
     PHASES,

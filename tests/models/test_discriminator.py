@@ -9,7 +9,7 @@ import shutil
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import shared_data
+from tests.conftest import shared_data
 
 from evalkit.cli import main
 from evalkit.errors import ConfigError, InputError

@@ -10,7 +10,7 @@ import pytest
 from sklearn.metrics import accuracy_score, matthews_corrcoef
 from sklearn.model_selection import KFold, cross_val_predict
 
-from conftest import shared_data
+from tests.conftest import shared_data
 from evalkit.errors import ConfigError, InputError
 from evalkit.models.strength import (
     CLASSIFIERS,

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from conftest import shared_data
+from tests.conftest import shared_data
 from evalkit.data import speech_files
 from evalkit.errors import FileFormatError, InputError
 from evalkit.speech import (

@@ -8,7 +8,7 @@ import pytest
 from evalkit.data import speech_files
 from evalkit.errors import FileFormatError, InputError
 from evalkit.speech import Audio, PitchConfig, intensity_track, load_audio, pitch_track, write_wav
-from conftest import shared_data
+from tests.conftest import shared_data
 
 
 @pytest.fixture(scope="module")

@@ -23,7 +23,7 @@ from evalkit.synth.gmg import (
     write_statistics,
 )
 from evalkit.synth.gmg_graph import boundary_postures, e1_pairs
-from conftest import shared_data
+from tests.conftest import shared_data
 
 
 @pytest.fixture(scope="module")

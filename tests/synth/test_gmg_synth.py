@@ -30,7 +30,7 @@ from evalkit.synth.gmg import (
 from evalkit.synth.gmg_plan import EDGE, START, _context, _dp, chain_cost
 from evalkit.synth.gmg_render import Rendered, gp_time_warp
 from evalkit.synth.gmg_report import clip_checks, source_kinematics
-from conftest import shared_data
+from tests.conftest import shared_data
 
 N_SPEECH = 6
 

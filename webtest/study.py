@@ -820,7 +820,13 @@ class _Checker:
         if v is self._MISSING or v is default:
             return None if v is self._MISSING else v
         if not _is_number(v):
-            self.error(kp, f"must be a number, got {v!r}", "write a plain number like 1.5")
+            fix = "write a plain number like 1.5"
+            if isinstance(v, str):
+                try:  # YAML 1.1 reads '1e9' (no dot, no exponent sign) as text
+                    fix = f"YAML reads {v!r} as text; write it with a dot and a signed exponent, {float(v):.1e}"
+                except ValueError:
+                    pass
+            self.error(kp, f"must be a number, got {v!r}", fix)
             return None
         return self._bounds(kp, float(v), minimum, maximum)
 

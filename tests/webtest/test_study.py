@@ -33,6 +33,7 @@ CASES = [
     ("unknown-scale", {"scale": "ccr9"}, "scale", "did you mean 'ccr7'"),
     ("duration-zero", {"duration_minutes": 0}, "duration_minutes", "below the minimum"),
     ("duration-float", {"duration_minutes": 2.5}, "duration_minutes", "must be a whole number"),
+    ("number-read-as-text", {"motion": {"fps": "1e2"}}, "motion.fps", "YAML reads '1e2' as text; write it with a dot and a signed exponent, 1.0e+02"),
     ("unknown-string", {"strings": {"trial.nxt": "Go"}}, "strings.trial.nxt", "did you mean 'trial.next'"),
     ("string-not-text", {"strings": {"trial.next": ["Go"]}}, "strings.trial.next", "must be text"),
     ("demographics-not-list", {"demographics": {"age": 1}}, "demographics", "must be a list"),

@@ -70,7 +70,10 @@ def run(args: argparse.Namespace) -> int:
     from evalkit.motion.roles import load_role_map
     from webtest.video import render_video
 
+    from evalkit.atomic import check_writable
+
     w, h = _check(args)
+    out_path = check_writable(args.output, (".mp4",))  # before reading or drawing anything
     roles = load_role_map(args.roles) if args.roles else None
     motion = load_motion(args.clip, **load_kwargs(args), roles=roles)
     if args.start is not None or args.end is not None:
@@ -79,7 +82,8 @@ def run(args: argparse.Namespace) -> int:
         if not 0 <= a < b:
             raise InputError(f"--start {args.start} / --end {args.end} select no frames of a {motion.duration:.2f} s clip")
         motion = motion.slice(a, b)
-    out = render_video(motion, args.output, audio=args.audio, fps=args.fps, size=(w, h), progress=not args.quiet)
+    out_path.parent.mkdir(parents=True, exist_ok=True)  # as convert, score and plot do
+    out = render_video(motion, out_path, audio=args.audio, fps=args.fps, size=(w, h), progress=not args.quiet)
     print(f"wrote {out} ({motion.duration:.2f} s of motion at {args.fps:g} fps, {w}x{h}"
           f"{', with audio' if args.audio else ''})")
     return 0

@@ -115,6 +115,16 @@ def test_render_refuses_bad_options_before_rendering(tmp_path, clip, capsys, mon
     assert not (tmp_path / "v.mp4").exists()
 
 
+def test_render_makes_missing_folders_and_checks_the_output_first(tmp_path, clip, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert main(["render", str(clip), "-o", "new/sub/v.mp4", "--end", "0.3", "--quiet"]) == 0
+    assert (tmp_path / "new" / "sub" / "v.mp4").stat().st_size > 0
+    capsys.readouterr()
+    (tmp_path / "dir.mp4").mkdir()
+    refused(capsys, ["render", str(clip), "-o", "dir.mp4", "--quiet"], "dir.mp4: is a folder; give the video file's name")
+    refused(capsys, ["render", str(clip), "-o", "v.avi", "--quiet"], "v.avi: unsupported output format '.avi'; use .mp4")
+
+
 def test_score_audio_folder_without_the_clips_wav(tmp_path, clip, capsys):
     from evalkit.data import SAMPLES_DIR
 

@@ -142,3 +142,16 @@ def test_score_audio_folder_without_the_clips_wav(tmp_path, clip, capsys):
 
     table = pd.read_csv(tmp_path / "s.csv").set_index("clip")
     assert table.loc["good", "beat_align"] >= 0 and pd.isna(table.loc["other", "beat_align"])
+
+
+@pytest.mark.parametrize("args,usage", [
+    (["score", "x.bvh", "--foo"], "usage: evalkit score "),
+    (["study", "build", "x", "--foo"], "usage: evalkit study build "),
+    (["--foo"], "usage: evalkit [-h]"),
+])
+def test_an_unknown_option_shows_the_commands_own_usage(capsys, args, usage):
+    with pytest.raises(SystemExit) as exit_:
+        main(args)
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith(usage) and "error: unrecognized arguments: --foo" in err and "Traceback" not in err

@@ -11,6 +11,7 @@ import argparse
 import importlib
 import os
 import sys
+import warnings
 
 from evalkit import __version__
 from evalkit.errors import EvalkitError
@@ -55,6 +56,11 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """Warnings in the command's voice, without the source line of the library that raised them."""
+    print(f"evalkit: warning: {message}", file=sys.stderr)
+
+
 def _command_parser(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.ArgumentParser:
     """The innermost subcommand parser named in ``argv`` (``evalkit study build ...`` -> build's)."""
     for token in argv:
@@ -77,7 +83,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 1
     try:
-        return int(args.func(args) or 0)
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_warning
+            return int(args.func(args) or 0)
     except EvalkitError as exc:
         print(f"evalkit: error: {exc}", file=sys.stderr)
         return 2

@@ -30,6 +30,8 @@ def _sample(motion: Motion, max_frames: int = 60) -> Motion:
 #: Larger than any body (m across) or capture volume (m from the origin): beyond these the file
 #: or ``--units`` is wrong, and metrics would only allocate absurd grids or overflow.
 MAX_BODY_M = 50.0
+#: Extent (m) of a human body in any pose; with an explicit unit outside it, a warning.
+PLAUSIBLE_BODY_M = (0.9, 3.5)
 MAX_REACH_M = 1e5
 
 
@@ -42,6 +44,15 @@ def _check_size(motion: Motion, explicit: bool) -> None:
     body = float(np.ptp(pos - pos[:, :1], axis=1).max()) if pos.size else 0.0
     reach = float(np.abs(pos).max()) if pos.size else 0.0
     if body <= MAX_BODY_M and reach <= MAX_REACH_M:
+        if explicit and not PLAUSIBLE_BODY_M[0] <= body <= PLAUSIBLE_BODY_M[1]:
+            import warnings
+
+            source = motion.meta.get("source")
+            # warn_explicit without a registry: shown for every clip, not once per call site
+            warnings.warn_explicit(f"{source + ': ' if source else ''}the body is {body:.2f} m across with "
+                                   f"units of {motion.meta.get('units')}; a person is about 1.5-2 m tall: "
+                                   "check --units (or leave it out to detect the unit)",
+                                   UserWarning, str(source or "<motion>"), 0)
         return
     what = (f"the body is {body:.3g} m across" if body > MAX_BODY_M
             else f"joints are {reach:.3g} m from the origin")

@@ -134,3 +134,22 @@ def test_info_on_a_folder_without_motion_files_is_an_error(tmp_path, capsys):
 def test_convert_help_describes_in_and_data_list_has_a_description():
     assert "motion file to read" in run("convert", "--help").stdout
     assert "List the datasets" in run("data", "list", "--help").stdout
+
+
+def test_a_unit_that_makes_the_body_implausible_is_warned_about(cmu_dir):
+    import warnings
+
+    import pytest
+
+    amc = str(cmu_dir / "16_15.amc")
+    with pytest.warns(UserWarning, match=r"16_15\.amc: the body is 0\.\d+ m across with units of cm; .* check --units"):
+        load_motion(amc, units="cm")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the detected unit and the right scale: no warning
+        load_motion(amc)
+        load_motion(amc, units=0.056444)
+    # through the console entry point: one line in the command's voice, every clip, exit 0
+    proc = run("info", amc, str(cmu_dir / "07_05-walk.amc"), "--units", "cm")
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr
+    lines = [ln for ln in proc.stderr.splitlines() if ln.startswith("evalkit: warning: ")]
+    assert len(lines) == 2 and "07_05-walk.amc: the body is" in lines[1]

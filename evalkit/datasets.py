@@ -22,6 +22,7 @@ from typing import Callable
 import yaml
 
 from evalkit.errors import ConfigError, EvalkitError, InputError
+from evalkit.textfile import read_utf8_text
 
 REGISTRY_PATH = Path(__file__).with_name("datasets.yaml")
 CHUNK = 1 << 16
@@ -56,15 +57,11 @@ def load_registry(path: str | os.PathLike | None = None) -> dict[str, Dataset]:
     """Datasets by name from a registry YAML (default: the one shipped with evalkit)."""
     path = Path(path) if path else REGISTRY_PATH
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = yaml.safe_load(read_utf8_text(path))
     except FileNotFoundError:
         raise ConfigError(f"{path}: registry file not found") from None
     except IsADirectoryError:
         raise ConfigError(f"{path}: is a folder, expected a registry YAML file") from None
-    except UnicodeDecodeError as exc:
-        line = path.read_bytes()[: exc.start].count(b"\n") + 1
-        raise ConfigError(f"{path}, line {line}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x}); "
-                          "save the registry as UTF-8") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         raise ConfigError(f"{path}{f', line {mark.line + 1}' if mark else ''}: not valid YAML") from None

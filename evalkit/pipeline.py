@@ -170,7 +170,7 @@ def load_pipeline(study_dir: str | os.PathLike) -> LocomotionPipeline | GestureP
     Values are checked here (types, ranges, that clip/gesture/speech/rules files exist), so a
     build never fails later on a value of this file.
     """
-    from evalkit.sync import read_utf8_text
+    from evalkit.textfile import read_utf8_text
 
     study = Path(study_dir)
     path = study / PIPELINE_FILE
@@ -435,7 +435,7 @@ def _refuse_if_rated(study: Path) -> None:
     sy = study / "study.yaml"
     if not sy.exists():
         return
-    from evalkit.sync import read_utf8_text
+    from evalkit.textfile import read_utf8_text
 
     try:
         study_id = (yaml.safe_load(read_utf8_text(sy)) or {}).get("id")
@@ -516,7 +516,7 @@ def study_outputs(study_dir: str | os.PathLike) -> tuple[pd.DataFrame | None, pd
     import io
 
     from evalkit.errors import FileFormatError
-    from evalkit.sync import read_utf8_text
+    from evalkit.textfile import read_utf8_text
 
     def read(f: Path) -> pd.DataFrame:
         try:

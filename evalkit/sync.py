@@ -29,6 +29,7 @@ from scipy.stats import linregress
 
 from evalkit.atomic import atomic_path, write_text
 from evalkit.errors import ConfigError, FileFormatError, InputError
+from evalkit.textfile import read_utf8_text
 
 RULES_FORMAT = "evalkit-rules"
 RULES_VERSION = 1
@@ -217,23 +218,6 @@ def load_rules(path: str | os.PathLike | None = None) -> Rules:
     except json.JSONDecodeError as exc:
         raise FileFormatError(p, exc.lineno, f"not valid JSON: {exc.msg}") from None
     return rules_from_dict(d, str(p))
-
-
-def read_utf8_text(path: str | os.PathLike) -> str:
-    """The text of a UTF-8 file (a leading byte-order mark is dropped).
-
-    Raises:
-        FileFormatError: naming the line of the first byte that is not UTF-8.
-    """
-    p = Path(path)
-    raw = p.read_bytes()
-    try:
-        return raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = raw.count(b"\n", 0, exc.start) + 1
-        utf16 = raw[:2] in (b"\xff\xfe", b"\xfe\xff")
-        raise FileFormatError(p, line, f"byte 0x{raw[exc.start]:02x} is not UTF-8; expected UTF-8 text"
-                                       + (" (the file looks like UTF-16: save it as UTF-8)" if utf16 else "")) from None
 
 
 def _write_text(p: Path, text: str) -> Path:

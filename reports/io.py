@@ -7,12 +7,14 @@ provides that view and this module reads it with SQLAlchemy (SQLite, PostgreSQL,
 
 from __future__ import annotations
 
+import io
 import re
 from pathlib import Path
 
 import pandas as pd
 
 from evalkit.errors import FileFormatError, InputError
+from evalkit.textfile import read_utf8_text
 from reports.table import RATINGS_COLUMNS, validate_ratings
 
 _URL = re.compile(r"^[a-z][a-z0-9+]*://", re.I)
@@ -29,8 +31,9 @@ def read_csv_table(path: str | Path) -> pd.DataFrame:
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(2, "No such file or directory", str(path))
+    text = read_utf8_text(path)
     try:
-        return pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[""],
+        return pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False, na_values=[""],
                            skipinitialspace=True)
     except pd.errors.EmptyDataError:
         raise FileFormatError(path, 1, "the file is empty (expected a CSV header line)") from None
@@ -38,22 +41,6 @@ def read_csv_table(path: str | Path) -> pd.DataFrame:
         m = re.search(r"line (\d+)", str(exc))
         raise FileFormatError(path, int(m.group(1)) if m else None,
                               f"not a valid CSV file ({exc})") from None
-    except UnicodeDecodeError:
-        raise _not_utf8(path) from None
-
-
-def _not_utf8(path: Path) -> FileFormatError:
-    """The error for a file that is not UTF-8, naming the line of its first bad byte."""
-    raw = path.read_bytes()
-    try:
-        raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = raw.count(b"\n", 0, exc.start) + 1
-        utf16 = raw[:2] in (b"\xff\xfe", b"\xfe\xff")
-        return FileFormatError(path, line, f"byte 0x{raw[exc.start]:02x} is not UTF-8; expected UTF-8 "
-                                           "text" + (" (the file looks like UTF-16: save it as UTF-8)"
-                                                     if utf16 else ""))
-    return FileFormatError(path, None, "expected UTF-8 text")
 
 
 def read_ratings_csv(path: str | Path) -> pd.DataFrame:

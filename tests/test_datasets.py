@@ -137,7 +137,7 @@ def test_cli_bad_registry_dest_and_mirror_are_one_line_errors(tmp_path, capsys):
     reg = tmp_path / "reg.yaml"
     reg.write_bytes(b"tiny:\n  description: caf\xe9\n")
     assert main(["data", "list", "--registry", str(reg)]) == 2
-    assert "reg.yaml, line 2: not UTF-8" in capsys.readouterr().err
+    assert "reg.yaml, line 2: byte 0xe9 is not UTF-8; expected UTF-8 text" in capsys.readouterr().err
     entry = {"description": "t", "licence": "CC0", "base_url": "http://127.0.0.1:9/",
              "files": [{"url": "a.txt", "path": "a.txt", "size": "abc", "sha256": "0" * 64}]}
     reg.write_text(yaml.safe_dump({"tiny": entry}))

@@ -303,7 +303,7 @@ def _read_pairs(pf: Path):
     import pandas as pd
 
     from evalkit.errors import FileFormatError
-    from evalkit.sync import read_utf8_text
+    from evalkit.textfile import read_utf8_text
 
     try:
         df = pd.read_csv(io.StringIO(read_utf8_text(pf)), dtype=str, keep_default_na=False)
@@ -340,8 +340,8 @@ def run_fit(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from evalkit.errors import FileFormatError, InputError
-    from evalkit.sync import (PAIR_COLUMNS, fit_rules, pair_take, plot_offsets, plot_psi_gsi,
-                              read_utf8_text, save_rules)
+    from evalkit.sync import PAIR_COLUMNS, fit_rules, pair_take, plot_offsets, plot_psi_gsi, save_rules
+    from evalkit.textfile import read_utf8_text
 
     _check_pairing_options(args)
     root = Path(args.dir)

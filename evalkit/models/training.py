@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from evalkit.errors import ConfigError, InputError
+from evalkit.textfile import read_utf8_text
 from evalkit.models.corruptions import CORRUPTION_TYPES
 from evalkit.models.dataset import ExampleSpec, example_windows, examples_from_files, iter_examples, load_natural
 from evalkit.models.discriminator import NaturalnessDiscriminator, fit_clone
@@ -234,10 +235,7 @@ def load_model(path: str | Path | None = None) -> tuple[NaturalnessDiscriminator
     meta: dict = {}
     if meta_path.exists():
         try:
-            meta = json.loads(meta_path.read_text(encoding="utf-8"))
-        except UnicodeDecodeError as exc:
-            raise ConfigError(f"{meta_path}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset "
-                              f"{exc.start}); not a model metadata file") from None
+            meta = json.loads(read_utf8_text(meta_path))
         except json.JSONDecodeError as exc:
             raise ConfigError(f"{meta_path}, line {exc.lineno}: not valid JSON ({exc.msg})") from None
         if not isinstance(meta, dict):

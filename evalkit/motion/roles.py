@@ -21,6 +21,7 @@ from typing import Iterable, Mapping
 import yaml
 
 from evalkit.errors import ConfigError, RolesNotFoundError
+from evalkit.textfile import read_utf8_text
 from evalkit.motion.model import Skeleton
 
 SIDED = ("shoulder", "elbow", "wrist", "hip", "knee", "ankle", "toe")
@@ -182,15 +183,11 @@ def load_role_map(path: str | Path) -> dict[str, str]:
     """Read ``{role: joint name}`` from a YAML file (top-level ``roles:`` key or a plain map)."""
     path = Path(path)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = yaml.safe_load(read_utf8_text(path))
     except FileNotFoundError:
         raise ConfigError(f"{path}: role map file not found") from None
     except IsADirectoryError:
         raise ConfigError(f"{path}: is a folder, expected a role map YAML file") from None
-    except UnicodeDecodeError as exc:
-        line = path.read_bytes()[: exc.start].count(b"\n") + 1
-        raise ConfigError(f"{path}, line {line}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x}); "
-                          "save the role map as UTF-8") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = f", line {mark.line + 1}" if mark else ""

@@ -12,7 +12,7 @@ import pytest
 from tests.conftest import shared_data
 
 from evalkit.cli import main
-from evalkit.errors import ConfigError, InputError
+from evalkit.errors import ConfigError, FileFormatError, InputError
 from evalkit.models.corruptions import corrupt
 from evalkit.models.dataset import ExampleSpec, file_sha256, load_natural, make_examples, trim_glitches, window_table
 from evalkit.models.discriminator import (
@@ -245,7 +245,7 @@ def test_save_reload_identical(model, walk30, tmp_path):
         load_model(tmp_path / "bad.joblib")
     # metadata that is not UTF-8, or JSON but not an object: one-line errors naming the file
     (tmp_path / "m.json").write_bytes(b'{"format": "\xff"}')
-    with pytest.raises(ConfigError, match=r"m\.json: not UTF-8 text \(byte 0xff"):
+    with pytest.raises(FileFormatError, match=r"m\.json, line 1: byte 0xff is not UTF-8; expected UTF-8 text"):
         load_model(path)
     (tmp_path / "m.json").write_text("[1, 2]")
     with pytest.raises(ConfigError, match=r"m\.json: not a naturalness-discriminator metadata file"):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from evalkit.errors import ConfigError, RolesNotFoundError
+from evalkit.errors import ConfigError, FileFormatError, RolesNotFoundError
 from evalkit.motion import ROLE_NAMES, find_roles, load_motion, load_role_map
 from evalkit.motion.model import Skeleton
 from tests.conftest import shared_data
@@ -151,7 +151,7 @@ def test_role_map_errors_name_the_file_line_and_key(tmp_path, cmu_dir):
 
     f = tmp_path / "roles.yaml"
     f.write_bytes(b"roles:\n  left_ankle: Le\xfftFoot\n")
-    with pytest.raises(ConfigError, match=r"roles.yaml, line 2: not UTF-8"):
+    with pytest.raises(FileFormatError, match=r"roles.yaml, line 2: byte 0xff is not UTF-8; expected UTF-8 text"):
         load_role_map(f)
     assert main(["info", str(cmu_dir / "131_01.bvh"), "--roles", str(f)]) == 2
     f.write_text("roles:\n  left_ankle: 5\n")

@@ -1,0 +1,28 @@
+"""Text files that users give: read as UTF-8 (a leading byte-order mark is dropped), or a
+one-line error naming the file, the line of the first byte that is not UTF-8, and what was
+expected (with a hint when the file looks like UTF-16)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from evalkit.errors import FileFormatError
+
+
+def read_utf8_text(path: str | os.PathLike) -> str:
+    """The text of a UTF-8 file.
+
+    Raises:
+        FileFormatError: naming the line of the first byte that is not UTF-8.
+        FileNotFoundError, IsADirectoryError, PermissionError: as :func:`open` does.
+    """
+    p = Path(path)
+    raw = p.read_bytes()
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        utf16 = raw[:2] in (b"\xff\xfe", b"\xfe\xff")
+        raise FileFormatError(p, line, f"byte 0x{raw[exc.start]:02x} is not UTF-8; expected UTF-8 text"
+                                       + (" (the file looks like UTF-16: save it as UTF-8)" if utf16 else "")) from None

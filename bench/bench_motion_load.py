@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -22,7 +23,9 @@ from evalkit.motion import read_bvh
 
 
 def evalkit_positions(path: Path) -> np.ndarray:
-    m = read_bvh(path, units="m", up="y")  # explicit: no detection, raw file units
+    with warnings.catch_warnings():  # raw file units on purpose, as bvhio reads them: not a mistake
+        warnings.filterwarnings("ignore", message=".*check --units", category=UserWarning)
+        m = read_bvh(path, units="m", up="y")  # explicit: no detection, raw file units
     return m.positions
 
 

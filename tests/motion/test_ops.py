@@ -54,7 +54,8 @@ def test_mirror_swaps_sides_and_reflects(bvh_motion):
 
 def test_units_override_and_height(cmu_dir):
     auto = load_motion(cmu_dir / "16_15.amc")
-    forced = load_motion(cmu_dir / "16_15.amc", units="inch")
+    with pytest.warns(UserWarning, match="check --units"):  # a 0.7 m body: the wrong unit, said so
+        forced = load_motion(cmu_dir / "16_15.amc", units="inch")
     np.testing.assert_allclose(forced.positions, auto.positions * 0.45, atol=1e-9)
     assert 1.5 < skeleton_height(auto) < 1.9
     with pytest.raises(InputError, match="unknown unit"):

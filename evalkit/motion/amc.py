@@ -266,7 +266,9 @@ def read_amc(asf: AsfSkeleton, path: str | os.PathLike, fps: float = 120.0,
             number = int(toks[0])
             if frame_no is not None and number != frame_no + 1:
                 raise FileFormatError(path, i + 1, f"frame number {number} after frame {frame_no}; "
-                                                   f"expected {frame_no + 1} (frames must count up by one)")
+                                                   f"expected {frame_no + 1} (frames must count up by one: a "
+                                                   "frame is missing or repeated; a file kept every n-th "
+                                                   "frame needs renumbering 1, 2, 3, ... and --amc-fps)")
             f += 1
             frame_no, frame_line = number, i + 1
             seen = {}

@@ -28,14 +28,25 @@ def _fig(width: float, height: float) -> Figure:
     return fig
 
 
-def save_figure(fig: Figure, out_dir: str | Path, name: str, *, dpi: int = 150) -> bytes:
-    """Write ``name.pdf`` and ``name.png`` under ``out_dir``; return the PNG bytes."""
+def save_figure(fig: Figure, out_dir: str | Path, name: str, *, dpi: int = 150,
+                mark: str | None = None) -> bytes:
+    """Write ``name.pdf`` and ``name.png`` under ``out_dir``; return the PNG bytes.
+
+    ``mark``: a warning drawn as the figure's top title (bold, red) and stored as the document
+    title of both files (e.g. that the data are simulated), so a figure copied out of the report
+    still says so.
+    """
     out_dir = Path(out_dir)
+    pdf_meta = {"CreationDate": None, "ModDate": None}
+    png_meta = {"Software": None}
+    if mark:
+        fig.suptitle(mark, color="#b00000", fontweight="bold", fontsize=10)
+        pdf_meta["Title"] = png_meta["Title"] = mark.replace("—", "-")
     pdf = io.BytesIO()
-    fig.savefig(pdf, format="pdf", metadata={"CreationDate": None, "ModDate": None})
+    fig.savefig(pdf, format="pdf", metadata=pdf_meta)
     atomic_write_bytes(out_dir / f"{name}.pdf", pdf.getvalue())
     png = io.BytesIO()
-    fig.savefig(png, format="png", dpi=dpi, metadata={"Software": None})
+    fig.savefig(png, format="png", dpi=dpi, metadata=png_meta)
     atomic_write_bytes(out_dir / f"{name}.png", png.getvalue())
     return png.getvalue()
 

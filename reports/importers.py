@@ -319,6 +319,11 @@ def load_input(source: str | Path, fmt: str = "auto", *, table: str = "ratings_l
         return "scores", raw
     if fmt == "long":
         df = validate_ratings(raw, text)
+        if "data" in raw.columns and raw["data"].astype(str).str.strip().str.lower().eq("simulated").any():
+            from reports.simulate import SIMULATED_NOTE
+
+            # a ratings_analysed.csv of a report on simulated ratings stays marked when re-read
+            df.attrs.update(simulated=True, notes=[SIMULATED_NOTE])
     else:
         fn = IMPORTERS[fmt]
         df = fn(raw, text, **options) if fmt == "p808" else fn(raw, text)

@@ -35,10 +35,29 @@ from reports.pairwise import pairwise_table, position_bias, significance_matrix
 from reports.ranking import BattleWeights, bradley_terry, bt_difference_table, ELO_PER_LOGIT
 from reports.render import FigureItem, Section, TableItem, fmt_value, render_html, write_table
 from reports.screening import ScreeningRules, screen
+from reports.simulate import SIMULATED_NOTE
 from reports.stats import ZERO_METHODS
 from reports.table import SCALES, canonical_pairs, has_flag, system_order, validate_ratings
 
 PACKAGES = ("numpy", "scipy", "pandas", "statsmodels", "matplotlib", "evalkit")
+#: Start of every caption of a table or figure made from simulated ratings.
+SIMULATED_PREFIX = "SIMULATED ratings — "
+#: Drawn on top of (and stored as the title of) every figure made from simulated ratings.
+SIMULATED_FIGURE_MARK = "SIMULATED ratings — not collected from people"
+#: Default banner of a report on simulated ratings when the caller gives none.
+SIMULATED_BANNER = ("SIMULATED RATINGS: the subjective results in this report come from simulated "
+                    "ratings, not collected from people.")
+
+
+def ratings_are_simulated(ratings: pd.DataFrame | None) -> bool:
+    """Whether a ratings table says it is simulated: ``attrs["simulated"]`` (set by
+    :func:`reports.simulate.simulate_pairwise`), its ``SIMULATED_NOTE``, or a ``data`` column
+    saying ``simulated`` (as in a ``ratings_analysed.csv`` of a simulated report)."""
+    if ratings is None:
+        return False
+    if ratings.attrs.get("simulated") or SIMULATED_NOTE in ratings.attrs.get("notes", []):
+        return True
+    return "data" in ratings.columns and ratings["data"].astype(str).str.lower().eq("simulated").any()
 
 
 @dataclass(frozen=True)
@@ -105,15 +124,25 @@ class _Ctx:
     methods: list = field(default_factory=list)
     subjective: pd.Series | None = None
     subjective_label: str = ""
+    simulated: bool = False
 
     def table(self, section: Section, name: str, caption: str, data: pd.DataFrame,
-              display: pd.DataFrame | None = None) -> None:
+              display: pd.DataFrame | None = None, *, subjective: bool = True) -> None:
+        """A table; ``subjective`` = computed from the ratings (marked when they are simulated:
+        caption prefix, and a first CSV column ``data`` = ``simulated``)."""
+        if subjective and self.simulated:
+            caption = SIMULATED_PREFIX + caption
+            data = data.copy()
+            data.insert(0, "data", "simulated")
         item = TableItem(name=name, caption=caption, data=data, display=display)
         write_table(item, self.out)
         section.items.append(item)
 
-    def figure(self, section: Section, name: str, caption: str, fig) -> None:
-        png = fg.save_figure(fig, self.out / "figures", name)
+    def figure(self, section: Section, name: str, caption: str, fig, *, subjective: bool = True) -> None:
+        mark = SIMULATED_FIGURE_MARK if subjective and self.simulated else None
+        if mark:
+            caption = SIMULATED_PREFIX + caption
+        png = fg.save_figure(fig, self.out / "figures", name, mark=mark)
         section.items.append(FigureItem(name=name, caption=caption, png=png))
 
 
@@ -406,20 +435,22 @@ def _objective(ctx: _Ctx, scores: pd.DataFrame) -> None:
     for m in metrics:
         disp[m] = [f"{fmt_value(a)} ± {fmt_value(b)}" for a, b in zip(wide[m], sd[m])]
     ctx.table(sec, "metrics_by_system", "Per-system mean ± SD of each metric (CSV: n, mean, sd, median, "
-              "quartiles).", summ, disp.reset_index(drop=True))
+              "quartiles).", summ, disp.reset_index(drop=True), subjective=False)
     tests = ob.metric_tests(scores, metrics)
     ctx.table(sec, "metric_tests", "Kruskal–Wallis test across systems per metric, epsilon² = H/(n-1), "
-              "Holm-adjusted across metrics.", tests)
+              "Holm-adjusted across metrics.", tests, subjective=False)
     if ctx.subjective is not None:
         agree = ob.metric_agreement(scores, ctx.subjective, confidence=cfg.confidence, metrics=metrics)
         ctx.table(sec, "metric_agreement", f"Does the metric agree with people? Kendall tau-b between "
                   f"each metric's per-system mean and the {ctx.subjective_label}; {cfg.confidence:.0%} "
                   "Fisher-z CI (SE = sqrt(0.437/(n-4)); needs > 4 systems). A lower-is-better metric "
-                  "agrees when tau < 0.", agree)
+                  "agrees when tau < 0."
+                  + (" The metrics are real; the subjective side is SIMULATED, so this agreement says "
+                     "nothing about people." if ctx.simulated else ""), agree)
     for m in metrics:
         groups = {s: g[m].dropna().to_numpy() for s, g in scores.groupby("system", sort=False)}
         ctx.figure(sec, f"metric_{_slug(m)}", f"{m} per system: box = quartiles, diamond = mean.",
-                   fg.box_figure(groups, title=m, ylabel=m))
+                   fg.box_figure(groups, title=m, ylabel=m), subjective=False)
     ctx.sections.append(sec)
     ctx.methods.append(
         "Objective metrics: per system n, mean, SD, median and quartiles; a Kruskal–Wallis test across "
@@ -451,21 +482,29 @@ def _check_system_list(ratings: pd.DataFrame, systems: tuple[str, ...] | None) -
 def build_report(ratings: pd.DataFrame | None, scores: pd.DataFrame | None, out_dir: str | Path, *,
                  seed: int = 0, title: str = "evalkit report", banner: str | None = None,
                  extra_tables: dict[str, pd.DataFrame] | None = None,
-                 config: ReportConfig | None = None, progress: bool | None = None) -> Path:
+                 config: ReportConfig | None = None, progress: bool | None = None,
+                 simulated: bool | None = None) -> Path:
     """Write a report folder (see module doc) and return the path of ``report.html``.
 
     ``ratings``: long-format table (validated here; ``None`` for objective-only reports);
     ``scores``: ``evalkit score`` table (one row per clip, ``system`` + metric columns) or None;
     ``banner``: text shown first (e.g. that ratings are simulated); ``extra_tables``: further
     objective tables rendered as sections in the given order. ``progress``: tqdm bar (None =
-    only on a terminal).
+    only on a terminal). ``simulated``: whether the ratings are simulated (None = as the table
+    says, see :func:`ratings_are_simulated`); then every table, figure and CSV made from them is
+    marked SIMULATED, and a banner is added when none is given.
     """
     cfg = config or ReportConfig()
+    if simulated is None:
+        simulated = ratings_are_simulated(ratings)
+    simulated = bool(simulated) and ratings is not None
+    if simulated and not banner:
+        banner = SIMULATED_BANNER
     if ratings is None and scores is None and not extra_tables:
         raise InputError("nothing to report: give ratings, scores or extra tables")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    ctx = _Ctx(out=out, cfg=cfg, seed=int(seed))
+    ctx = _Ctx(out=out, cfg=cfg, seed=int(seed), simulated=simulated)
     summary = []
     steps = []
     if ratings is not None:
@@ -488,7 +527,10 @@ def build_report(ratings: pd.DataFrame | None, scores: pd.DataFrame | None, out_
         if step == "ratings":
             res = screen(ratings, cfg.screening)
             _screening_section(ctx, res)
-            atomic_write_text(out / "ratings_analysed.csv", res.kept.to_csv(index=False))
+            analysed = res.kept.copy()
+            if simulated:
+                analysed.insert(0, "data", "simulated")
+            atomic_write_text(out / "ratings_analysed.csv", analysed.to_csv(index=False))
             for scale in dict.fromkeys(res.all["scale"]):
                 kept = res.kept[res.kept["scale"] == scale]
                 allr = res.all[res.all["scale"] == scale]
@@ -506,7 +548,7 @@ def build_report(ratings: pd.DataFrame | None, scores: pd.DataFrame | None, out_
             name = step.split(":", 1)[1]
             df = extra_tables[name]
             sec = Section(name)
-            ctx.table(sec, f"extra_{_slug(name)}", name, df.reset_index(drop=True))
+            ctx.table(sec, f"extra_{_slug(name)}", name, df.reset_index(drop=True), subjective=False)
             ctx.sections.append(sec)
     versions = package_versions()
     ctx.methods.append(f"All bootstrap resampling used the random seed {seed} (per-analysis streams "

@@ -60,4 +60,5 @@ def simulate_pairwise(n_answers: int = 500, n_systems: int = 8, n_raters: int = 
     out = validate_ratings(df, "simulated")
     out.attrs["notes"] = [SIMULATED_NOTE]
     out.attrs["source"] = "simulated"
+    out.attrs["simulated"] = True
     return out, beta - beta.mean()

@@ -42,6 +42,12 @@ def test_demo_builds_both_studies_and_one_report(demo):
     # the simulated ratings are announced before anything else in the page body
     body = re.sub(r"<[^>]+>", " ", html.split("<body", 1)[1].split(">", 1)[1])
     assert body.split()[:2] == ["SIMULATED", "RATINGS:"], body.split()[:10]
+    # ... and every table made from them says so too, also outside the page
+    tables = report.parent / "tables"
+    for name in ("pairwise_cmos5", "bradley_terry_cmos5", "metric_agreement"):
+        assert set(pd.read_csv(tables / f"{name}.csv")["data"]) == {"simulated"}, name
+        assert "\\caption{SIMULATED ratings" in (tables / f"{name}.tex").read_text(), name
+    assert "data" not in pd.read_csv(tables / "metrics_by_system.csv").columns
 
 
 def test_demo_numbers_are_computed_in_the_run_and_show_the_expected_order(demo):

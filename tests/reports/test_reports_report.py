@@ -145,3 +145,62 @@ def test_report_renders_in_chromium(pairwise_report, tmp_path):
     img = np.asarray(Image.open(io.BytesIO(shot)).convert("L"), float)
     assert img.shape[0] > 2000  # a long page
     assert (img < 200).mean() > 0.02  # not blank: text, tables and figures drawn
+
+
+def _png_text(path: Path) -> dict:
+    from PIL import Image
+
+    with Image.open(path) as im:
+        return dict(im.text)
+
+
+def test_simulated_ratings_marked_in_every_subjective_output(pairwise_report):
+    """Simulated ratings: every subjective figure, table caption (HTML and LaTeX), subjective CSV
+    and ratings_analysed.csv say so; the objective metric tables (real scores) do not."""
+    out = pairwise_report.parent
+    html = pairwise_report.read_text()
+    subjective = ["participant_flow", "raters", "pairwise_cmos5", "position_bias_cmos5",
+                  "bradley_terry_cmos5", "win_fraction_cmos5", "bt_differences_cmos5",
+                  "robustness_cmos5", "agreement_cmos5", "metric_agreement"]
+    for name in subjective:
+        csv = pd.read_csv(out / "tables" / f"{name}.csv")
+        assert csv.columns[0] == "data" and set(csv["data"]) == {"simulated"}, name
+        tex = (out / "tables" / f"{name}.tex").read_text()
+        assert "\\caption{SIMULATED ratings" in tex, name
+    for name in ("metrics_by_system", "metric_tests"):
+        assert "data" not in pd.read_csv(out / "tables" / f"{name}.csv").columns, name
+        assert "SIMULATED" not in (out / "tables" / f"{name}.tex").read_text(), name
+    assert html.count('<div class="caption">SIMULATED ratings') == len(subjective)
+    analysed = pd.read_csv(out / "ratings_analysed.csv")
+    assert set(analysed["data"]) == {"simulated"}
+    for name in ("box_cmos5", "preferences_cmos5", "bt_forest_cmos5", "significance_cmos5"):
+        assert _png_text(out / "figures" / f"{name}.png").get("Title", "").startswith("SIMULATED ratings"), name
+        pdf = (out / "figures" / f"{name}.pdf").read_bytes()
+        assert b"/Title (SIMULATED ratings" in pdf, name
+    assert "SIMULATED" not in _png_text(out / "figures" / "metric_foot_skate_ratio.png").get("Title", "")
+    assert b"SIMULATED" not in (out / "figures" / "metric_foot_skate_ratio.pdf").read_bytes()
+
+
+def test_real_ratings_are_not_marked_simulated(mushra_report):
+    out = mushra_report.parent
+    assert "SIMULATED" not in mushra_report.read_text()
+    assert "data" not in pd.read_csv(out / "ratings_analysed.csv").columns
+    assert "data" not in pd.read_csv(out / "tables" / "systems_mushra.csv").columns
+    assert "SIMULATED" not in _png_text(out / "figures" / "box_mushra.png").get("Title", "")
+
+
+def test_simulated_ratings_get_a_banner_without_being_asked(tmp_path):
+    ratings, _ = simulate_pairwise(120, 3, 6, scale="pref3", seed=1)
+    html = build_report(ratings, None, tmp_path, config=ReportConfig(n_boot=50, bt_boot=50,
+                                                                    robustness=False)).read_text()
+    assert html.index('class="banner"') < html.index("<h1>")
+    assert (tmp_path / "methods.md").read_text().split("\n\n")[1].startswith("SIMULATED")
+
+
+def test_reread_simulated_ratings_stay_simulated(pairwise_report, tmp_path):
+    kind, again = load_input(pairwise_report.parent / "ratings_analysed.csv")
+    assert kind == "ratings"
+    build_report(again, None, tmp_path, config=ReportConfig(n_boot=20, bt_boot=20, robustness=False))
+    assert set(pd.read_csv(tmp_path / "tables" / "pairwise_cmos5.csv")["data"]) == {"simulated"}
+    assert "SIMULATED" in (tmp_path / "report.html").read_text()
+

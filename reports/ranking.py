@@ -206,7 +206,8 @@ def bradley_terry(ratings: pd.DataFrame, *, weights: BattleWeights = BattleWeigh
 
 def bt_difference_table(res: BTResult) -> pd.DataFrame:
     """Every pair of systems: difference of log-strengths with its bootstrap percentile CI and
-    whether that CI excludes 0 (``significant``)."""
+    whether that CI excludes 0 (``ci_excludes_0``). Not a test: the CIs are not corrected for the
+    number of pairs (k (k - 1) / 2 of them)."""
     rows = []
     k = len(res.systems)
     full = dict(zip(res.table["system"], res.table["log_strength"]))
@@ -217,6 +218,25 @@ def bt_difference_table(res: BTResult) -> pd.DataFrame:
             lo, hi = st.percentile_ci(d, res.confidence)
             rows.append({"system_a": a, "system_b": b, "difference": full[a] - full[b],
                          "ci_low": lo, "ci_high": hi,
-                         "significant": bool(np.isfinite(lo) and (lo > 0 or hi < 0))})
+                         "ci_excludes_0": bool(np.isfinite(lo) and (lo > 0 or hi < 0))})
     return pd.DataFrame(rows, columns=["system_a", "system_b", "difference", "ci_low", "ci_high",
-                                       "significant"])
+                                       "ci_excludes_0"])
+
+
+#: Fewer participants than this make a participant bootstrap unreliable (few distinct resamples).
+MIN_BOOT_PARTICIPANTS = 5
+
+
+def bootstrap_warnings(res: BTResult, n_participants: int) -> list[str]:
+    """Cautions about the Bradley–Terry bootstrap CIs: most rounds without a finite estimate
+    (the CIs then describe only the rounds where every system both won and lost) and very few
+    participants."""
+    out = []
+    if res.n_boot and res.n_failed > 0.5 * res.n_boot:
+        out.append(f"Caution: {res.n_failed} of {res.n_boot} bootstrap rounds "
+                   f"({res.n_failed / res.n_boot:.0%}) had no finite estimate and were left out; the "
+                   "CIs come from the remaining rounds only and are not trustworthy.")
+    if n_participants < MIN_BOOT_PARTICIPANTS:
+        out.append(f"Caution: only {n_participants} participant(s); a bootstrap over so few "
+                   "participants gives unreliable CIs.")
+    return out

@@ -32,7 +32,8 @@ from reports.agreement import krippendorff_alpha
 from reports.io import atomic_write_text
 from reports.models import mixed_model, ordinal_model
 from reports.pairwise import pairwise_table, position_bias, significance_matrix
-from reports.ranking import BattleWeights, bradley_terry, bt_difference_table, ELO_PER_LOGIT
+from reports.ranking import (BattleWeights, bootstrap_warnings, bradley_terry, bt_difference_table,
+                             ELO_PER_LOGIT)
 from reports.render import FigureItem, Section, TableItem, fmt_value, render_html, write_table
 from reports.screening import ScreeningRules, screen
 from reports.simulate import SIMULATED_NOTE
@@ -248,18 +249,25 @@ def _pairwise_scale(ctx: _Ctx, scale: str, kept: pd.DataFrame, allr: pd.DataFram
                        systems=systems)
     s4 = Section(f"Ranking: Bradley–Terry ({scale})", level=3)
     s4.paragraphs += bt.notes
+    cautions = bootstrap_warnings(bt, int(kept["participant"].nunique()))
+    s4.paragraphs += cautions
+    caution = "".join(" " + c for c in cautions)
     w = cfg.weights
     ctx.table(s4, f"bradley_terry_{scale}", f"Bradley–Terry log-strengths (mean 0) and Elo scale "
               f"with {pct} percentile CIs from {bt.n_boot} bootstrap rounds over participants; "
-              f"weights strong {w.strong:g}, weak {w.weak:g}, tie {w.tie:g} each way.", bt.table)
+              f"weights strong {w.strong:g}, weak {w.weak:g}, tie {w.tie:g} each way." + caution,
+              bt.table)
     ctx.figure(s4, f"bt_forest_{scale}", f"Bradley–Terry Elo with {pct} bootstrap CIs.",
                fg.forest_figure(bt.table, title=f"Bradley–Terry ranking ({scale})"))
     ranked = list(bt.table["system"])
     wf = bt.win_fraction.loc[ranked, ranked]
     ctx.table(s4, f"win_fraction_{scale}", "Weighted share of wins of the row system over the column "
               "system (– = never compared).", wf.reset_index(names="system"))
-    ctx.table(s4, f"bt_differences_{scale}", "Differences of Bradley–Terry log-strengths with bootstrap "
-              "CIs; significant = CI excludes 0.", bt_difference_table(bt))
+    n_pairs = len(ranked) * (len(ranked) - 1) // 2
+    ctx.table(s4, f"bt_differences_{scale}", f"Differences of Bradley–Terry log-strengths with {pct} "
+              f"bootstrap CIs; ci_excludes_0 = the CI excludes 0, uncorrected for the {n_pairs} pairs "
+              "(not a significance test: the significance matrix uses Holm-corrected Wilcoxon tests)."
+              + caution, bt_difference_table(bt))
     sig = significance_matrix(t, ranked, alpha=cfg.alpha)
     ctx.figure(s4, f"significance_{scale}", f"Significance matrix: Holm-corrected Wilcoxon tests "
                f"(alpha {cfg.alpha:g}); systems in Bradley–Terry order.",

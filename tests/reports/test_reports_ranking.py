@@ -75,7 +75,8 @@ def test_bootstrap_recovers_strengths():
     assert t["elo"].to_numpy() == pytest.approx(1000 + 400 / np.log(10) * t["log_strength"].to_numpy())
     assert res.n_failed == 0
     diffs = bt_difference_table(res)
-    assert len(diffs) == 10 and diffs.loc[(diffs.system_a == "S1") & (diffs.system_b == "S5"), "significant"].all()
+    assert len(diffs) == 10 and diffs.loc[(diffs.system_a == "S1") & (diffs.system_b == "S5"), "ci_excludes_0"].all()
+    assert "significant" not in diffs.columns  # uncorrected CIs are not called significant
 
 
 def test_bootstrap_is_seeded():

@@ -204,3 +204,23 @@ def test_reread_simulated_ratings_stay_simulated(pairwise_report, tmp_path):
     assert set(pd.read_csv(tmp_path / "tables" / "pairwise_cmos5.csv")["data"]) == {"simulated"}
     assert "SIMULATED" in (tmp_path / "report.html").read_text()
 
+
+def test_bt_differences_are_not_called_significant_and_warn_when_fragile(tmp_path, pairwise_report):
+    from tests.reports.helpers import long_table
+
+    # three raters; every bootstrap round needs both r1 (A>B, B>C) and r2 (C>A) to have a
+    # finite estimate, so most rounds (1 - 12/27 = 56 %) fail
+    rows = [("r1", "i1", "A", "B", 2), ("r1", "i2", "B", "C", 2), ("r2", "i1", "C", "A", 1),
+            ("r3", "i1", "A", "B", 1), ("r3", "i2", "A", "B", 2)]
+    build_report(long_table(rows), None, tmp_path, config=ReportConfig(n_boot=50, bt_boot=400,
+                                                                         robustness=False))
+    diffs = pd.read_csv(tmp_path / "tables" / "bt_differences_cmos5.csv")
+    assert "significant" not in diffs.columns and "ci_excludes_0" in diffs.columns
+    tex = (tmp_path / "tables" / "bt_differences_cmos5.tex").read_text()
+    assert "uncorrected for the 3 pairs" in tex
+    assert "bootstrap rounds" in tex and "left out" in tex and "only 3 participant(s)" in tex
+    assert "only 3 participant(s)" in (tmp_path / "tables" / "bradley_terry_cmos5.tex").read_text()
+    # a study with 16 raters and no failed rounds gets no caution
+    good = (pairwise_report.parent / "tables" / "bt_differences_cmos5.tex").read_text()
+    assert "uncorrected for the 6 pairs" in good and "Caution" not in good
+

@@ -147,6 +147,13 @@ class _Ctx:
         section.items.append(FigureItem(name=name, caption=caption, png=png))
 
 
+def _independence(tests: str, n_answers: int, n_raters: int, unit: str = "answer") -> str:
+    """Caption sentence: these tests count answers (or blocks), not raters."""
+    return (f" The {tests} treat each of the {n_answers} {unit}s as independent, not accounting for "
+            f"rater clustering ({n_answers} {unit}s from {n_raters} raters); the participant-clustered "
+            "bootstrap CI and the linear mixed model (robustness) are the clustered analyses.")
+
+
 def _ci(lo, hi) -> str:
     return f"[{fmt_value(lo)}, {fmt_value(hi)}]"
 
@@ -210,7 +217,9 @@ def _pairwise_scale(ctx: _Ctx, scale: str, kept: pd.DataFrame, allr: pd.DataFram
     ctx.table(sec, f"pairwise_{scale}", f"Per comparison: mean CMOS with {pct} Student-t and "
               f"participant-bootstrap CIs, median, shares preferring A / equal / B, Wilcoxon "
               f"signed-rank p (zero_method={cfg.zero_method}) with Holm correction, exact sign test, "
-              "rank-biserial r and common-language effect size.", t, _pairwise_display(t))
+              "rank-biserial r and common-language effect size."
+              + _independence("Student-t CIs, Wilcoxon and sign tests", len(kept),
+                              kept["participant"].nunique()), t, _pairwise_display(t))
     pairs = canonical_pairs(kept, order)
     groups = {c: pairs.loc[pairs["comparison"] == c, "score"].to_numpy() for c in t["comparison"]}
     ctx.figure(sec, f"box_{scale}", f"{scale} scores per comparison: box = quartiles, line = "
@@ -228,7 +237,8 @@ def _pairwise_scale(ctx: _Ctx, scale: str, kept: pd.DataFrame, allr: pd.DataFram
         s2.paragraphs.append("Each answer re-expressed as a preference for the LEFT stimulus; with "
                              "randomised sides a mean different from 0 means raters favour a side.")
         ctx.table(s2, f"position_bias_{scale}", "Left-side preference per comparison and overall "
-                  "(Wilcoxon and sign tests against 0).", pb)
+                  "(Wilcoxon and sign tests against 0)."
+                  + _independence("tests", len(kept), kept["participant"].nunique()), pb)
         ctx.sections.append(s2)
 
     if len(allr) != len(kept):
@@ -290,6 +300,10 @@ def _pairwise_scale(ctx: _Ctx, scale: str, kept: pd.DataFrame, allr: pd.DataFram
         f"Wilcoxon p-values across the comparisons (alpha {cfg.alpha:g}), the matched-pairs "
         "rank-biserial correlation (R+ - R-)/(R+ + R-) and the common-language effect size "
         "P(score > 0) + P(score = 0)/2. "
+        f"The Student-t CIs, Wilcoxon and sign tests treat each answer as independent, not accounting "
+        f"for rater clustering (here {len(kept)} answers from {kept['participant'].nunique()} raters, "
+        "several answers per rater); the participant-clustered bootstrap CI and the linear mixed "
+        "model with a random intercept per participant are the analyses that account for it. "
         + ("Position bias: answers re-expressed as preference for the left stimulus, tested against 0 "
            "with the same Wilcoxon and sign tests. " if len(pb) else "")
         + f"Bradley–Terry: maximum-likelihood log-strengths (Newton iterations, centred to mean 0) "
@@ -381,7 +395,8 @@ def _absolute_scale(ctx: _Ctx, scale: str, kept: pd.DataFrame, allr: pd.DataFram
         "sd": summ["sd"].map(fmt_value),
     })
     ctx.table(sec, f"systems_{scale}", f"Per system (best mean first): mean with {pct} Student-t and "
-              "participant-bootstrap CIs, median with participant-bootstrap CI.", summ, disp)
+              "participant-bootstrap CIs, median with participant-bootstrap CI."
+              + _independence("Student-t CIs", len(kept), kept["participant"].nunique()), summ, disp)
     groups = {s: kept.loc[kept["system_a"] == s, "score"].to_numpy() for s in order}
     ctx.figure(sec, f"box_{scale}", f"{scale} ratings per system (best mean first): box = quartiles, "
                "line = median, diamond = mean.",
@@ -389,12 +404,16 @@ def _absolute_scale(ctx: _Ctx, scale: str, kept: pd.DataFrame, allr: pd.DataFram
                              ylim=(sc.low - 0.03 * (sc.high - sc.low), sc.high + 0.03 * (sc.high - sc.low))))
     fr = ab.friedman(kept, order)
     sec.paragraphs.append(
-        f"Friedman test over {fr['blocks']} complete blocks (participant x item) and {fr['systems']} "
+        f"Friedman test over {fr['blocks']} complete blocks (participant x item, from "
+        f"{kept['participant'].nunique()} raters; blocks of the same rater treated as independent, "
+        f"not accounting for rater clustering) and {fr['systems']} "
         f"systems: chi2 = {fmt_value(fr['chi2'])}, p = {fmt_value(fr['p'], 'p')}, Kendall's W = "
         f"{fmt_value(fr['kendall_w'])}.")
     pw = ab.pairwise_wilcoxon(kept, order, zero_method=cfg.zero_method, alpha=cfg.alpha)
+    block_keys = kept[["participant", "item"]].drop_duplicates()
     ctx.table(sec, f"pairwise_{scale}", f"Pairwise Wilcoxon signed-rank tests on paired block ratings "
-              f"(zero_method={cfg.zero_method}), Holm-corrected.", pw)
+              f"(zero_method={cfg.zero_method}), Holm-corrected."
+              + _independence("tests", len(block_keys), kept["participant"].nunique(), "block"), pw)
     sig = significance_matrix(pw.rename(columns={"mean_diff": "mean"}), order, alpha=cfg.alpha)
     ctx.figure(sec, f"significance_{scale}", "Significance matrix: Holm-corrected pairwise Wilcoxon "
                f"tests (alpha {cfg.alpha:g}); systems by mean.", fg.significance_figure(sig, title=f"Significance ({scale})"))
@@ -419,7 +438,13 @@ def _absolute_scale(ctx: _Ctx, scale: str, kept: pd.DataFrame, allr: pd.DataFram
         "participants), and the median with a participant-bootstrap CI; a Friedman test across "
         "systems on complete blocks (one block = one participant's ratings of one item), Kendall's "
         "W = chi2/(n(k-1)); pairwise two-sided Wilcoxon signed-rank tests on the paired block "
-        f"ratings (zero_method='{cfg.zero_method}') with Holm correction (alpha {cfg.alpha:g}).")
+        f"ratings (zero_method='{cfg.zero_method}') with Holm correction (alpha {cfg.alpha:g}). "
+        f"As in common practice (e.g. ITU-R BS.1534 for MUSHRA), the Student-t CIs, the Friedman test and the pairwise "
+        f"Wilcoxon tests treat each rating (or block) as independent, not accounting for rater "
+        f"clustering (here {len(kept)} ratings in {len(block_keys)} blocks from "
+        f"{kept['participant'].nunique()} raters); the participant-clustered bootstrap CIs and the "
+        "linear mixed model with a random intercept per participant are the analyses that account "
+        "for it.")
     _robust_and_alpha(ctx, scale, kept, ranked_order=order, units=("item", "system_a"),
                       data_for_alpha=kept)
 

@@ -224,3 +224,18 @@ def test_bt_differences_are_not_called_significant_and_warn_when_fragile(tmp_pat
     good = (pairwise_report.parent / "tables" / "bt_differences_cmos5.tex").read_text()
     assert "uncorrected for the 6 pairs" in good and "Caution" not in good
 
+
+def test_answer_level_tests_are_labelled_as_ignoring_rater_clustering(mushra_report, pairwise_report):
+    for out, tables in ((mushra_report.parent, ("systems_mushra", "pairwise_mushra")),
+                        (pairwise_report.parent, ("pairwise_cmos5", "position_bias_cmos5"))):
+        n_raters = len(pd.read_csv(out / "ratings_analysed.csv")["participant"].unique())
+        for name in tables:
+            tex = (out / "tables" / f"{name}.tex").read_text()
+            assert "as independent, not accounting for rater clustering" in tex, name
+            assert f"from {n_raters} raters" in tex, name
+            assert "participant-clustered bootstrap CI and the linear mixed model" in tex, name
+        methods = (out / "methods.md").read_text()
+        assert "not accounting for rater clustering" in methods
+        assert f"from {n_raters} raters" in methods
+    html = mushra_report.read_text()
+    assert "blocks of the same rater treated as independent" in html

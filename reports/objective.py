@@ -16,6 +16,23 @@ from scipy import stats
 from evalkit.errors import InputError
 from reports import stats as st
 
+#: Values of a metric that all lie within this of each other (relative to their size when that
+#: exceeds 1) are numerical noise, not variation: such a metric is not tested (e.g. a bone-length
+#: drift of ~1e-14 on rigid skeletons).
+NO_VARIANCE_TOL = 1e-9
+NO_VARIANCE_NOTE = f"no variance (all values within {NO_VARIANCE_TOL:g} of each other); not tested"
+
+
+def has_no_variance(values) -> bool:
+    """Whether the finite ``values`` all lie within :data:`NO_VARIANCE_TOL` of each other
+    (scaled by the largest magnitude when that exceeds 1); True when there are none."""
+    x = np.asarray(values, float)
+    x = x[np.isfinite(x)]
+    if x.size == 0:
+        return True
+    return float(np.ptp(x)) <= NO_VARIANCE_TOL * max(1.0, float(np.max(np.abs(x))))
+
+
 ID_COLUMNS = {"system", "clip", "file", "path", "item", "source", "participant", "trial", "name",
               "id", "take", "start_frame", "end_frame"}
 
@@ -69,7 +86,9 @@ def metric_summary(scores: pd.DataFrame, metrics: list[str] | None = None) -> pd
 
 def metric_tests(scores: pd.DataFrame, metrics: list[str] | None = None) -> pd.DataFrame:
     """Per metric: Kruskal–Wallis H test across systems (scipy), epsilon-squared effect size
-    H / (n - 1), and Holm-adjusted p across metrics. NaN with fewer than 2 systems with data."""
+    H / (n - 1), and Holm-adjusted p across metrics. NaN with fewer than 2 systems with data, and
+    for a metric without variance (:func:`has_no_variance`; ``note`` says so, and it is left out
+    of the Holm family)."""
     from reports.stats import holm
 
     metrics = metrics or scores.attrs.get("metrics") or metric_columns(scores)
@@ -79,12 +98,14 @@ def metric_tests(scores: pd.DataFrame, metrics: list[str] | None = None) -> pd.D
         groups = [g for g in groups if g.size]
         n = sum(g.size for g in groups)
         h = p = math.nan
-        if len(groups) >= 2 and np.ptp(np.concatenate(groups)) > 0:
+        flat = np.concatenate(groups) if groups else np.array([])
+        note = NO_VARIANCE_NOTE if flat.size and has_no_variance(flat) else ""
+        if len(groups) >= 2 and not note:
             res = stats.kruskal(*groups)
             h, p = float(res.statistic), float(res.pvalue)
         rows.append({"metric": m, "systems": len(groups), "n": n, "H": h, "p": p,
-                     "epsilon2": h / (n - 1) if n > 1 and np.isfinite(h) else math.nan})
-    df = pd.DataFrame(rows, columns=["metric", "systems", "n", "H", "p", "epsilon2"])
+                     "epsilon2": h / (n - 1) if n > 1 and np.isfinite(h) else math.nan, "note": note})
+    df = pd.DataFrame(rows, columns=["metric", "systems", "n", "H", "p", "epsilon2", "note"])
     df["p_holm"] = holm(df["p"].to_numpy()) if len(df) else []
     return df
 
@@ -95,15 +116,20 @@ def metric_agreement(scores: pd.DataFrame, subjective: pd.Series, *, confidence:
     Bradley–Terry log-strength or mean rating, higher = better), over systems present in both.
 
     A metric where lower is better (e.g. foot skating) agrees with people when tau is negative.
-    CI: Fisher z with SE sqrt(0.437/(n-4)) (NaN for n <= 4 systems).
+    CI: Fisher z with SE sqrt(0.437/(n-4)) (NaN for n <= 4 systems). A metric without variance
+    (:func:`has_no_variance`) gets NaN and a ``note``: ranking its noise would be meaningless.
     """
     metrics = metrics or scores.attrs.get("metrics") or metric_columns(scores)
     means = scores.groupby("system")[metrics].mean()
     common = [s for s in subjective.index if s in means.index]
     rows = []
     for m in metrics:
-        r = st.kendall_tau_ci(means.loc[common, m].to_numpy(float),
-                              subjective.loc[common].to_numpy(float), confidence)
+        x = means.loc[common, m].to_numpy(float)
+        r = st.kendall_tau_ci(x, subjective.loc[common].to_numpy(float), confidence)
+        note = ""
+        if has_no_variance(scores[m]):
+            note = NO_VARIANCE_NOTE
+            r.update(tau=math.nan, ci_low=math.nan, ci_high=math.nan, p=math.nan)
         rows.append({"metric": m, "systems": r["n"], "tau": r["tau"], "ci_low": r["ci_low"],
-                     "ci_high": r["ci_high"], "p": r["p"]})
-    return pd.DataFrame(rows, columns=["metric", "systems", "tau", "ci_low", "ci_high", "p"])
+                     "ci_high": r["ci_high"], "p": r["p"], "note": note})
+    return pd.DataFrame(rows, columns=["metric", "systems", "tau", "ci_low", "ci_high", "p", "note"])

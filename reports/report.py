@@ -439,8 +439,8 @@ def _absolute_scale(ctx: _Ctx, scale: str, kept: pd.DataFrame, allr: pd.DataFram
         "systems on complete blocks (one block = one participant's ratings of one item), Kendall's "
         "W = chi2/(n(k-1)); pairwise two-sided Wilcoxon signed-rank tests on the paired block "
         f"ratings (zero_method='{cfg.zero_method}') with Holm correction (alpha {cfg.alpha:g}). "
-        f"As in common practice (e.g. ITU-R BS.1534 for MUSHRA), the Student-t CIs, the Friedman test and the pairwise "
-        f"Wilcoxon tests treat each rating (or block) as independent, not accounting for rater "
+        "As in common practice (e.g. ITU-R BS.1534 for MUSHRA), the Student-t CIs, the Friedman "
+        "test and the pairwise Wilcoxon tests treat each rating (or block) as independent, not accounting for rater "
         f"clustering (here {len(kept)} ratings in {len(block_keys)} blocks from "
         f"{kept['participant'].nunique()} raters); the participant-clustered bootstrap CIs and the "
         "linear mixed model with a random intercept per participant are the analyses that account "
@@ -471,7 +471,8 @@ def _objective(ctx: _Ctx, scores: pd.DataFrame) -> None:
               "quartiles).", summ, disp.reset_index(drop=True), subjective=False)
     tests = ob.metric_tests(scores, metrics)
     ctx.table(sec, "metric_tests", "Kruskal–Wallis test across systems per metric, epsilon² = H/(n-1), "
-              "Holm-adjusted across metrics.", tests, subjective=False)
+              "Holm-adjusted across metrics; a metric without variance (all values within "
+              f"{ob.NO_VARIANCE_TOL:g} of each other) is not tested (note).", tests, subjective=False)
     if ctx.subjective is not None:
         agree = ob.metric_agreement(scores, ctx.subjective, confidence=cfg.confidence, metrics=metrics)
         ctx.table(sec, "metric_agreement", f"Does the metric agree with people? Kendall tau-b between "
@@ -488,7 +489,8 @@ def _objective(ctx: _Ctx, scores: pd.DataFrame) -> None:
     ctx.methods.append(
         "Objective metrics: per system n, mean, SD, median and quartiles; a Kruskal–Wallis test across "
         "systems per metric (scipy.stats.kruskal) with epsilon² = H/(n-1) and Holm correction across "
-        "metrics" + ("; agreement with the subjective results as Kendall's tau-b between per-system "
+        f"metrics, leaving out metrics without variance (all values within {ob.NO_VARIANCE_TOL:g} "
+        "of each other, numerical noise)" + ("; agreement with the subjective results as Kendall's tau-b between per-system "
                      f"metric means and the {ctx.subjective_label} (scipy.stats.kendalltau), with a "
                      "Fisher-z CI using SE = sqrt(0.437/(n-4))" if ctx.subjective is not None else "")
         + ".")

@@ -53,3 +53,22 @@ def test_agreement_with_subjective(scores):
     assert t.loc["skate", "systems"] == 6  # 'Z' has no scores
     assert t.loc["skate", "tau"] == pytest.approx(ref.statistic) and t.loc["skate", "tau"] < -0.8
     assert t.loc["skate", "ci_low"] < t.loc["skate", "tau"] < t.loc["skate", "ci_high"]
+
+
+def test_metric_without_variance_is_not_tested(scores):
+    """A metric that is numerical noise (~1e-14, like a bone-length drift on rigid skeletons) is
+    marked, not given a Kruskal–Wallis p or a Kendall tau; it leaves the Holm family."""
+    rng = np.random.default_rng(1)
+    level = {"A": 1, "B": 2, "C": 3, "D": 4, "E": 5, "F": 6}
+    scores = scores.assign(drift=[level[s] * 1e-14 + rng.normal(0, 1e-16) for s in scores["system"]],
+                           zero=0.0, big=[1e6 + level[s] * 1e-12 for s in scores["system"]])
+    metrics = ["skate", "drift", "zero", "big"]
+    tests = metric_tests(prepare_scores(scores), metrics).set_index("metric")
+    for m in ("drift", "zero", "big"):
+        assert np.isnan(tests.loc[m, "H"]) and np.isnan(tests.loc[m, "p_holm"]), m
+        assert tests.loc[m, "note"].startswith("no variance"), m
+    assert tests.loc["skate", "note"] == "" and tests.loc["skate", "p_holm"] == tests.loc["skate", "p"]
+    subj = pd.Series([6.0, 5, 4, 3, 2, 1], index=list("ABCDEF"))
+    agree = metric_agreement(prepare_scores(scores), subj, metrics=metrics).set_index("metric")
+    assert np.isnan(agree.loc["drift", "tau"]) and agree.loc["drift", "note"].startswith("no variance")
+    assert agree.loc["skate", "tau"] == pytest.approx(-1.0)

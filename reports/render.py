@@ -81,6 +81,17 @@ def fmt_value(v, col: str = "") -> str:
     return str(v)
 
 
+def p_text(p) -> str:
+    """A p-value in running text: ``p < 0.001`` or ``p = 0.042`` (``p = –`` when undefined)."""
+    v = fmt_value(p, "p")
+    return f"p {v[0]} {v[1:]}" if v[:1] in "<>" and len(v) > 1 else f"p = {v}"
+
+
+def _latex_math_signs(text: str) -> str:
+    """``<`` and ``>`` as math (``$<$``): in LaTeX text mode without T1 fonts they print as ¡ ¿."""
+    return text.replace("<", "$<$").replace(">", "$>$")
+
+
 def format_frame(df: pd.DataFrame) -> pd.DataFrame:
     """All cells of ``df`` as display strings (see :func:`fmt_value`)."""
     out = pd.DataFrame(index=df.index)
@@ -92,10 +103,11 @@ def format_frame(df: pd.DataFrame) -> pd.DataFrame:
 def to_latex(display: pd.DataFrame, caption: str, label: str) -> str:
     """A booktabs LaTeX table (``\\toprule``/``\\midrule``/``\\bottomrule``), cells escaped."""
     sty = display.style.hide(axis="index").format(escape="latex").format_index(escape="latex", axis=1)
-    body = sty.to_latex(hrules=True, column_format="l" + "r" * (display.shape[1] - 1))
+    body = _latex_math_signs(sty.to_latex(hrules=True, column_format="l" + "r" * (display.shape[1] - 1)))
     cap = caption.replace("\\", "\\textbackslash{}")
     for ch in "&%$#_{}":
         cap = cap.replace(ch, "\\" + ch)
+    cap = _latex_math_signs(cap)
     return ("% requires \\usepackage{booktabs}\n\\begin{table}[t]\n\\centering\n"
             f"\\caption{{{cap}}}\n\\label{{tab:{label}}}\n{body}\\end{{table}}\n")
 

@@ -34,7 +34,7 @@ from reports.models import mixed_model, ordinal_model
 from reports.pairwise import pairwise_table, position_bias, significance_matrix
 from reports.ranking import (BattleWeights, bootstrap_warnings, bradley_terry, bt_difference_table,
                              ELO_PER_LOGIT)
-from reports.render import FigureItem, Section, TableItem, fmt_value, render_html, write_table
+from reports.render import FigureItem, Section, TableItem, fmt_value, p_text, render_html, write_table
 from reports.screening import ScreeningRules, screen
 from reports.simulate import SIMULATED_NOTE
 from reports.stats import ZERO_METHODS
@@ -407,7 +407,7 @@ def _absolute_scale(ctx: _Ctx, scale: str, kept: pd.DataFrame, allr: pd.DataFram
         f"Friedman test over {fr['blocks']} complete blocks (participant x item, from "
         f"{kept['participant'].nunique()} raters; blocks of the same rater treated as independent, "
         f"not accounting for rater clustering) and {fr['systems']} "
-        f"systems: chi2 = {fmt_value(fr['chi2'])}, p = {fmt_value(fr['p'], 'p')}, Kendall's W = "
+        f"systems: chi2 = {fmt_value(fr['chi2'])}, {p_text(fr['p'])}, Kendall's W = "
         f"{fmt_value(fr['kendall_w'])}.")
     pw = ab.pairwise_wilcoxon(kept, order, zero_method=cfg.zero_method, alpha=cfg.alpha)
     block_keys = kept[["participant", "item"]].drop_duplicates()
@@ -425,7 +425,7 @@ def _absolute_scale(ctx: _Ctx, scale: str, kept: pd.DataFrame, allr: pd.DataFram
         s3 = Section(f"With and without exclusions ({scale})", level=3)
         fr_all = ab.friedman(allr, order)
         s3.paragraphs.append(f"Friedman without exclusions: chi2 = {fmt_value(fr_all['chi2'])}, "
-                             f"p = {fmt_value(fr_all['p'], 'p')} ({fr_all['blocks']} blocks).")
+                             f"{p_text(fr_all['p'])} ({fr_all['blocks']} blocks).")
         ctx.table(s3, f"systems_{scale}_exclusions", "Per-system mean and median after screening and "
                   "with every rater kept.", cmp)
         ctx.sections.append(s3)

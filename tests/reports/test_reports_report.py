@@ -239,3 +239,9 @@ def test_answer_level_tests_are_labelled_as_ignoring_rater_clustering(mushra_rep
         assert f"from {n_raters} raters" in methods
     html = mushra_report.read_text()
     assert "blocks of the same rater treated as independent" in html
+
+
+def test_html_p_values_read_as_text(mushra_report):
+    html = mushra_report.read_text()
+    assert "p = &lt;" not in html and "p = <" not in html
+    assert "p &lt; 0.001, Kendall" in html  # the Friedman test of the codec data

@@ -78,3 +78,16 @@ def test_webtest_ab3_scale_is_accepted_and_range_checked():
     assert list(df["scale"].unique()) == ["ab3"]
     with pytest.raises(FileFormatError, match="score"):
         long_table([("p1", "i1", "A", "B", 2)], scale="ab3")
+
+
+def test_latex_writes_less_and_greater_signs_as_math(tmp_path):
+    """Without T1 fonts, a bare < in LaTeX text mode prints as an inverted exclamation mark."""
+    from reports.render import TableItem, p_text, write_table
+
+    data = pd.DataFrame({"comparison": ["A vs B", "A vs C"], "p_holm": [0.0001, 0.25], "n": [3, 4]})
+    write_table(TableItem(name="t", caption="p < 0.05 when n > 4 & 50% agree", data=data), tmp_path)
+    tex = (tmp_path / "tables" / "t.tex").read_text()
+    assert "$<$0.001" in tex and "\\caption{p $<$ 0.05 when n $>$ 4 \\& 50\\% agree}" in tex
+    assert "<" not in tex.replace("$<$", "") and ">" not in tex.replace("$>$", "")
+    assert pd.read_csv(tmp_path / "tables" / "t.csv")["p_holm"].iloc[0] == 0.0001
+    assert p_text(0.0001) == "p < 0.001" and p_text(0.0421) == "p = 0.042"

@@ -7,8 +7,10 @@ term when the side is known); systems are coded +1/-1 with the first system as r
   (REML, :mod:`reports.lmm`), no fixed intercept.
 Absolute scales: system dummies (first system = reference) with the same random effects; the
 ordinal model only for integer scales with at most 11 levels (not for MUSHRA's 0-100 slider).
-Each function returns a tidy table ``model, term, estimate, se, ci_low, ci_high, p`` and a list of
-notes (convergence warnings, why a model was not fitted).
+Each function returns a tidy table ``model, term, estimate, se, ci_low, ci_high, p, status`` and a
+list of notes (convergence warnings, why a model was not fitted). ``status`` is ``ok`` or says what
+went wrong; an ordinal fit that did not converge (optimiser flag, or standard errors above
+:data:`MAX_ORDINAL_SE` logits, the sign of separation) has its numbers replaced by NaN.
 """
 
 from __future__ import annotations
@@ -20,7 +22,11 @@ import pandas as pd
 
 from reports.table import SCALES, system_order
 
-COLUMNS = ["model", "term", "estimate", "se", "ci_low", "ci_high", "p"]
+COLUMNS = ["model", "term", "estimate", "se", "ci_low", "ci_high", "p", "status"]
+#: A standard error above this (logits) means the ordinal fit ran off to infinity (separation: a
+#: system always preferred), whatever the optimiser reports.
+MAX_ORDINAL_SE = 50.0
+NOT_CONVERGED = "did not converge"
 
 
 def _design_pairwise(ratings: pd.DataFrame, systems: list[str]) -> pd.DataFrame:
@@ -48,7 +54,7 @@ def _tidy(name: str, res, terms, confidence: float, rename: dict | None = None) 
         k = back.get(t, t)
         rows.append({"model": name, "term": t, "estimate": float(params[k]), "se": float(bse[k]),
                      "ci_low": float(ci.loc[k].iloc[0]), "ci_high": float(ci.loc[k].iloc[1]),
-                     "p": float(pv[k])})
+                     "p": float(pv[k]), "status": "ok"})
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
@@ -83,7 +89,18 @@ def ordinal_model(ratings: pd.DataFrame, systems: list[str] | None = None, *,
                                                                           maxiter=2000))
     except (np.linalg.LinAlgError, ValueError) as exc:
         return pd.DataFrame(columns=COLUMNS), [f"{name}: fit failed ({exc})"]
-    return _tidy(name, res, list(X.columns), confidence), [f"{name}: {m}" for m in msgs]
+    table = _tidy(name, res, list(X.columns), confidence)
+    notes = [f"{name}: {m}" for m in msgs]
+    converged = bool(getattr(res, "mle_retvals", {}).get("converged", True))
+    se = table["se"].to_numpy(float)
+    if not converged or not np.all(np.isfinite(se)) or np.any(se > MAX_ORDINAL_SE):
+        why = ("the optimiser did not converge" if not converged else
+               f"standard errors up to {np.nanmax(se):.3g} logits (> {MAX_ORDINAL_SE:g}): the "
+               "estimates run off to infinity, as when a system is always preferred (separation)")
+        table[["estimate", "se", "ci_low", "ci_high", "p"]] = np.nan
+        table["status"] = NOT_CONVERGED
+        notes.append(f"{name}: {NOT_CONVERGED} ({why}); its estimates are not reported")
+    return table, notes
 
 
 def mixed_model(ratings: pd.DataFrame, systems: list[str] | None = None, *,
@@ -115,7 +132,8 @@ def mixed_model(ratings: pd.DataFrame, systems: list[str] | None = None, *,
     cols = list(X.columns)
     rows = [{"model": name, "term": t, "estimate": float(res.params[cols.index(t)]),
              "se": float(res.bse[cols.index(t)]), "ci_low": float(ci[cols.index(t), 0]),
-             "ci_high": float(ci[cols.index(t), 1]), "p": float(pv[cols.index(t)])} for t in terms]
+             "ci_high": float(ci[cols.index(t), 1]), "p": float(pv[cols.index(t)]),
+             "status": "ok" if res.converged else "optimiser did not report convergence"} for t in terms]
     notes = [name + ": random-intercept variances " +
              ", ".join(f"{k} {v:.3g}" for k, v in res.variances.items()) + f"; residual {res.sigma2:.3g}"]
     if not res.converged:

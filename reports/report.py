@@ -30,11 +30,12 @@ from reports import figures as fg
 from reports import objective as ob
 from reports.agreement import krippendorff_alpha
 from reports.io import atomic_write_text
-from reports.models import mixed_model, ordinal_model
+from reports.models import NOT_CONVERGED, mixed_model, ordinal_model
 from reports.pairwise import pairwise_table, position_bias, significance_matrix
 from reports.ranking import (BattleWeights, bootstrap_warnings, bradley_terry, bt_difference_table,
                              ELO_PER_LOGIT)
-from reports.render import FigureItem, Section, TableItem, fmt_value, p_text, render_html, write_table
+from reports.render import (FigureItem, Section, TableItem, fmt_value, format_frame, p_text, render_html,
+                            write_table)
 from reports.screening import ScreeningRules, screen
 from reports.simulate import SIMULATED_NOTE
 from reports.stats import ZERO_METHODS
@@ -93,6 +94,10 @@ class ReportConfig:
                                  f"bootstrap CIs need resamples), got {value}")
         if not 0 < self.alpha < 1:
             raise InputError(f"alpha must be in (0, 1), got {self.alpha}")
+
+
+#: Krippendorff's alpha from fewer pairable units than this is marked "too few units".
+MIN_ALPHA_UNITS = 5
 
 
 def _sub_seed(seed: int, *key) -> int:
@@ -333,10 +338,15 @@ def _robust_and_alpha(ctx: _Ctx, scale: str, kept: pd.DataFrame, *, ranked_order
         both = pd.concat([x for x in (ord_t, mix_t) if len(x)], ignore_index=True) \
             if len(ord_t) or len(mix_t) else pd.DataFrame(columns=ord_t.columns)
         if len(both):
+            disp = format_frame(both)
+            bad = (both["status"] == NOT_CONVERGED).to_numpy()
+            disp.loc[bad, "estimate"] = NOT_CONVERGED
             ctx.table(s5, f"robustness_{scale}", f"Model estimates relative to {ref_order[0]} "
                       f"(b = 0) with {pct} Wald CIs: cumulative-logit ordinal model (statsmodels "
                       "OrderedModel) and linear mixed model with crossed random intercepts for "
-                      "participant and item (REML).", both)
+                      "participant and item (REML)."
+                      + (" A model that did not converge is shown without numbers." if bad.any() else ""),
+                      both, disp)
         ctx.sections.append(s5)
         ctx.methods.append(
             f"Robustness ({scale}): " + ("a cumulative-logit ordinal regression (statsmodels "
@@ -352,11 +362,17 @@ def _robust_and_alpha(ctx: _Ctx, scale: str, kept: pd.DataFrame, *, ranked_order
                            cfg.agreement_level, n_boot=cfg.n_boot,
                            seed=_sub_seed(ctx.seed, "alpha", scale), confidence=cfg.confidence)
     s6 = Section(f"Agreement ({scale})", level=3)
+    few = a["units"] < MIN_ALPHA_UNITS
+    a["status"] = f"too few units ({a['units']} < {MIN_ALPHA_UNITS})" if few else "ok"
     s6.paragraphs.append(
         f"Krippendorff's alpha ({cfg.agreement_level}) = {fmt_value(a['alpha'])}, {pct} bootstrap CI "
         f"{_ci(a['ci_low'], a['ci_high'])}, over {a['units']} units ({' x '.join(units)}) with "
-        f"{a['pairable_values']} pairable values.")
-    ctx.table(s6, f"agreement_{scale}", "Krippendorff's alpha.", pd.DataFrame([a]))
+        f"{a['pairable_values']} pairable values."
+        + (f" Too few units: with fewer than {MIN_ALPHA_UNITS} units rated by at least two raters, "
+           "alpha and its bootstrap CI say nothing about agreement." if few else ""))
+    ctx.table(s6, f"agreement_{scale}", "Krippendorff's alpha."
+              + (f" Too few units ({a['units']}) for a meaningful estimate." if few else ""),
+              pd.DataFrame([a]))
     ctx.sections.append(s6)
     ctx.methods.append(
         f"Agreement ({scale}): Krippendorff's alpha at the {cfg.agreement_level} level (coincidence-"

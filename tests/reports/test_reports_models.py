@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from reports.importers import load_input
@@ -77,3 +78,43 @@ def test_lmm_crossed_balanced_equals_anova_estimates():
     assert res.variances["item"] == pytest.approx((ms_i - ms_e) / (S * P), rel=1e-3)
     means = np.bincount(s, y) / (P * I)
     assert res.params[1:] == pytest.approx(means[1:] - means[0], abs=1e-6)
+
+
+def test_ordinal_model_that_runs_off_is_reported_as_not_converged(tmp_path):
+    """Separation (A always strongly beats B, B always C): the ordinal estimates run off to
+    infinity (SE in the thousands); the report says 'did not converge' instead of numbers."""
+    from reports import ReportConfig, build_report
+    from reports.models import ordinal_model
+    from tests.reports.helpers import long_table
+
+    rows = []
+    for p in range(6):
+        for i in range(4):
+            rows += [(f"p{p}", f"i{i}", "A", "B", 2), (f"p{p}", f"i{i}", "B", "C", 2),
+                     (f"p{p}", f"i{i}", "A", "C", i % 2)]
+    ratings = long_table(rows, scale="genea")
+    table, notes = ordinal_model(ratings, ["C", "B", "A"])
+    assert (table["status"] == "did not converge").all() and table["estimate"].isna().all()
+    assert any("did not converge" in n for n in notes)
+    build_report(ratings, None, tmp_path, config=ReportConfig(n_boot=20, bt_boot=20))
+    rob = pd.read_csv(tmp_path / "tables" / "robustness_genea.csv")
+    ordinal = rob[rob["model"].str.startswith("ordinal")]
+    assert ordinal["estimate"].isna().all() and (ordinal["status"] == "did not converge").all()
+    assert (rob.loc[rob["model"] == "linear mixed model", "status"] == "ok").all()
+    tex = (tmp_path / "tables" / "robustness_genea.tex").read_text()
+    assert tex.count("did not converge") >= 2
+    html = (tmp_path / "report.html").read_text()
+    assert "did not converge" in html
+
+
+def test_alpha_from_too_few_units_is_marked(tmp_path):
+    from reports import ReportConfig, build_report
+    from tests.reports.helpers import long_table
+
+    rows = [("p1", "i1", "A", "B", 2), ("p2", "i1", "A", "B", 1), ("p1", "i2", "A", "B", -1),
+            ("p2", "i2", "A", "B", 0), ("p3", "i3", "A", "B", 1)]
+    build_report(long_table(rows), None, tmp_path, config=ReportConfig(n_boot=20, bt_boot=20,
+                                                                         robustness=False))
+    ag = pd.read_csv(tmp_path / "tables" / "agreement_cmos5.csv")
+    assert ag["units"].iloc[0] == 2 and ag["status"].iloc[0].startswith("too few units")
+    assert "Too few units" in (tmp_path / "report.html").read_text()

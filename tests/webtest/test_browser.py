@@ -287,3 +287,27 @@ def test_video_audio_and_motion_with_audio_play_through(browser, media_study, tm
     finally:
         server.shutdown()
         app.extensions["webtest"].db.dispose()
+
+
+def test_trial_status_follows_the_state_and_failed_clips_say_so(browser, live):
+    url, app = live
+    ctx = browser.new_context(viewport={"width": 390, "height": 844})  # a phone: the pair is stacked
+    page = ctx.new_page()
+    _enter_study(page, url)
+    page.wait_for_selector("#trial.ready")
+    # stacked clips say which one is "left"
+    assert page.locator("#cap-left .stacked-hint").is_visible()
+    assert page.locator("#cap-left").inner_text().endswith("(top)")
+    _play_both(page)
+    expect(page.locator("#status")).to_have_text("Choose an answer, then continue.")
+    page.keyboard.press("4")
+    expect(page.locator("#status")).to_have_text("Press Next to continue.")
+    # the play button's accessible name is its visible state, the caption says which clip
+    play = page.get_by_role("button", name="Play again").first
+    assert play.get_attribute("aria-describedby") == "cap-left"
+    # clips that cannot be downloaded: said so (not "your answer could not be saved")
+    page.route("**/stimulus/**", lambda route: route.abort())
+    page.reload()
+    expect(page.locator("#status")).to_contain_text("The clips could not be loaded")
+    assert "could not be saved" not in page.locator("#status").inner_text()
+    ctx.close()

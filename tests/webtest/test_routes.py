@@ -425,7 +425,9 @@ def test_prolific_parameters_validated_and_carried(make_study, app_factory):
     p.complete()
     html = c.get("/done").get_data(as_text=True)
     assert 'href="https://app.prolific.com/submissions/complete?cc=C0DE1"' in html
-    assert 'http-equiv="refresh" content="5;url=https://app.prolific.com/submissions/complete?cc=C0DE1"' in html
+    # the participant is told before being taken back, with time to note the code
+    assert 'http-equiv="refresh" content="15;url=https://app.prolific.com/submissions/complete?cc=C0DE1"' in html
+    assert "You will be taken back to Prolific in 15 seconds" in html
 
 
 def test_mturk_preview_and_submit_form(make_study, app_factory):

@@ -256,7 +256,7 @@
     if (saving) { return; }
     var ready = watched();
     nextBtn.disabled = !(ready && answered());
-    statusEl.textContent = ready ? str("Ready") : str("MustEnd");
+    statusEl.textContent = !ready ? str("MustEnd") : answered() ? str("Answered") : str("Ready");
   }
   form.addEventListener("change", update);
 
@@ -336,6 +336,6 @@
     root.classList.add("ready");
     update();
   }).catch(function (err) {
-    statusEl.textContent = str("SaveFailed").replace("{reason}", String(err && err.message || err));
+    statusEl.textContent = str("LoadFailed").replace("{reason}", String(err && err.message || err));
   });
 })();

@@ -69,7 +69,9 @@ class ReportConfig:
     ``n_boot``: bootstrap rounds for CIs of means, medians and alpha; ``bt_boot``: rounds of the
     Bradley–Terry participant bootstrap; ``zero_method``: Wilcoxon handling of zero scores
     (``pratt``, ``wilcox`` or ``zsplit``); ``alpha``: family-wise level after Holm correction;
-    ``systems``: optional system order (first = reference of the regression models).
+    ``systems``: optional system order (first = reference of the regression models);
+    ``rules_declared``: the screening rules were declared before the data were collected (e.g. in
+    a study file); otherwise methods.md says they are this report's settings, applied afterwards.
     """
 
     confidence: float = 0.95
@@ -82,6 +84,7 @@ class ReportConfig:
     agreement_level: str = "ordinal"
     robustness: bool = True
     systems: tuple[str, ...] | None = None
+    rules_declared: bool = False
 
     def __post_init__(self):
         if not 0.5 <= self.confidence < 1:
@@ -181,12 +184,16 @@ def _screening_section(ctx: _Ctx, res) -> None:
                              "ratings below threshold, and the rule that excluded the rater.", raters)
     ctx.sections.append(sec)
     n_ex = int(res.flow["participants"].iloc[1:-1].sum()) if len(res.flow) > 2 else 0
+    how = ("were declared in advance (before data collection) and applied in order" if ctx.cfg.rules_declared
+           else "are this report's settings, chosen for the analysis and not declared before the data "
+                "were collected; they were applied in order")
     ctx.methods.append(
-        f"Ratings came from {int(res.flow['participants'].iloc[0])} participants. Screening rules were "
-        f"declared in advance and applied in order: {'; '.join(rules) if rules else 'none'}; "
+        f"Ratings came from {int(res.flow['participants'].iloc[0])} participants. Screening rules {how}: "
+        f"{'; '.join(rules) if rules else 'none'}; "
         f"{n_ex} participant(s) were excluded and {int(res.flow['participants'].iloc[-1])} analysed. "
-        "Attention/catch trials (flag 'check') were never analysed as data. Main results are reported "
-        "after exclusions; results without exclusions are shown alongside.")
+        "Attention/catch trials (flag 'check') were never analysed as data. "
+        + ("Main results are reported after exclusions; results without exclusions are shown alongside."
+           if n_ex else "As no participant was excluded, every result includes all participants."))
 
 
 # ---------------------------------------------------------------- pairwise

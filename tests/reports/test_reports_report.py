@@ -245,3 +245,16 @@ def test_html_p_values_read_as_text(mushra_report):
     html = mushra_report.read_text()
     assert "p = &lt;" not in html and "p = <" not in html
     assert "p &lt; 0.001, Kendall" in html  # the Friedman test of the codec data
+
+
+def test_methods_say_what_screening_actually_did(mushra_report, pairwise_report, tmp_path):
+    excluded = (mushra_report.parent / "methods.md").read_text()  # BS.1534-3 excludes 2 raters
+    assert "results without exclusions are shown alongside" in excluded
+    assert "declared in advance" not in excluded and "not declared before the data" in excluded
+    none = (pairwise_report.parent / "methods.md").read_text()  # simulated: nobody excluded
+    assert "shown alongside" not in none and "no participant was excluded" in none
+    ratings, _ = simulate_pairwise(120, 3, 6, scale="pref3", seed=1)
+    build_report(ratings, None, tmp_path, config=ReportConfig(n_boot=20, bt_boot=20, robustness=False,
+                                                              rules_declared=True))
+    declared = (tmp_path / "methods.md").read_text()
+    assert "declared in advance" in declared and "not declared" not in declared

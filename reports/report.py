@@ -185,8 +185,8 @@ def _screening_section(ctx: _Ctx, res) -> None:
     ctx.sections.append(sec)
     n_ex = int(res.flow["participants"].iloc[1:-1].sum()) if len(res.flow) > 2 else 0
     how = ("were declared in advance (before data collection) and applied in order" if ctx.cfg.rules_declared
-           else "are this report's settings, chosen for the analysis and not declared before the data "
-                "were collected; they were applied in order")
+           else "are this report's settings (not stated to have been declared before data collection) "
+                "and were applied in order")
     ctx.methods.append(
         f"Ratings came from {int(res.flow['participants'].iloc[0])} participants. Screening rules {how}: "
         f"{'; '.join(rules) if rules else 'none'}; "

@@ -65,6 +65,10 @@ def register(sub) -> None:
     g.add_argument("--no-robustness", action="store_true",
                    help="skip the ordinal and mixed-model robustness fits")
     s = p.add_argument_group("screening (declared exclusion rules)")
+    s.add_argument("--rules-declared", action="store_true",
+                   help="the screening rules below were declared before data collection (e.g. "
+                        "pre-registered); methods.md then says so (default: it says they are the "
+                        "report's settings)")
     s.add_argument("--max-failed-checks", type=int, default=0,
                    help="exclude raters with more failed checks (default: 0; -1 disables)")
     s.add_argument("--straightline", type=float, default=1.0, metavar="SHARE",
@@ -125,7 +129,8 @@ def config_from_args(args: argparse.Namespace):
     systems = tuple(s.strip() for s in args.systems.split(",")) if args.systems else None
     return ReportConfig(confidence=args.confidence, n_boot=args.n_boot, bt_boot=args.bt_boot,
                         zero_method=args.zero_method, alpha=args.alpha, weights=_weights(args.weights),
-                        screening=rules, robustness=not args.no_robustness, systems=systems)
+                        screening=rules, robustness=not args.no_robustness, systems=systems,
+                        rules_declared=args.rules_declared)
 
 
 def run(args: argparse.Namespace) -> int:

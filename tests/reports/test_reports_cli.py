@@ -22,13 +22,14 @@ def test_cli_report_pairwise_with_scores(tmp_path, capsys):
     out = tmp_path / "rep"
     code = main(["report", str(rpath), "--scores", str(spath), "--out", str(out), "--seed", "2",
                  "--n-boot", "100", "--bt-boot", "100", "--no-robustness", "--weights", "3,1,1",
-                 "--title", "CLI test"])
+                 "--title", "CLI test", "--rules-declared"])
     assert code == 0
     assert "report written" in capsys.readouterr().out
     html = (out / "report.html").read_text()
     assert "<h1>CLI test</h1>" in html and "strong answer 3, weak 1, tie 1" in html
     assert (out / "tables" / "bradley_terry_cmos7.csv").exists()
     assert (out / "tables" / "metric_agreement.csv").exists()
+    assert "Screening rules were declared in advance" in (out / "methods.md").read_text()  # --rules-declared
 
 
 def test_cli_mixed_inputs_and_genea(tmp_path):

@@ -155,7 +155,8 @@ def _check_outputs(args: argparse.Namespace) -> None:
 
 
 def _load_kwargs(args: argparse.Namespace) -> dict:
-    """How clips are read, with the --roles map (checked now; used for the up axis)."""
+    """How clips are read, with the --roles map (checked now; kept on each clip's skeleton, so
+    corruptions, features and mirroring use the same roles)."""
     from evalkit.motion.io import check_fps
     from evalkit.motion.roles import load_role_map
 
@@ -163,8 +164,6 @@ def _load_kwargs(args: argparse.Namespace) -> dict:
     kwargs = load_kwargs(args)
     if args.roles:
         kwargs["roles"] = load_role_map(args.roles)
-        print("evalkit: note: --roles is used to read the clips (up axis, joint names checked); the "
-              "discriminator's features still find joint roles from the joint names", file=sys.stderr)
     return kwargs
 
 

@@ -19,7 +19,7 @@ from typing import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from evalkit.errors import EvalkitError, InputError
+from evalkit.errors import EvalkitError, InputError, RolesNotFoundError
 from evalkit.models.corruptions import CORRUPTION_TYPES, Provenance, corrupt
 from evalkit.models.windows import WindowConfig, window_features, window_labels
 from evalkit.motion import Motion, load_motion, mirror, resample
@@ -149,7 +149,10 @@ def load_natural(paths: Iterable[str | Path], fps: float = 30.0, group_by: str =
         seen_hash.add(digest)
         seen_take.add(family)
         m = load_motion(f, **(load_kwargs or {}))
-        m = trim_glitches(m)
+        try:
+            m = trim_glitches(m)
+        except RolesNotFoundError as exc:  # say which file needs the role map
+            raise RolesNotFoundError(f"{f}: {exc}") from None
         if abs(m.fps - fps) > 1e-6:
             m = resample(m, fps)
         m = replace(m, name=f.stem)
@@ -268,6 +271,8 @@ def iter_examples(clips: Sequence[NaturalClip], spec: ExampleSpec = ExampleSpec(
                             donor = mirror(donor)
                     try:
                         c = corrupt(seg, kind, sev, seed=seed, donor=donor)
+                    except RolesNotFoundError:
+                        raise  # a rig that needs --roles: not a segment to skip quietly
                     except EvalkitError:
                         continue  # not applicable to this segment (too short, nothing dissimilar)
                     yield Example(c.motion, c.provenance, clip.group, seg.name, clip.rig)
@@ -351,9 +356,12 @@ def examples_from_files(paths: Iterable[str | Path], natural: bool, fps: float =
 
 def example_windows(i: int, ex: Example, config: WindowConfig = WindowConfig()) -> pd.DataFrame | None:
     """Window features of one example with the label and provenance columns of
-    :func:`window_table` (``None`` if the clip is too short to have windows)."""
+    :func:`window_table` (``None`` if the clip is too short to have windows; a rig whose joint
+    roles cannot be found raises :class:`RolesNotFoundError` naming the clip)."""
     try:
         f = window_features(ex.motion, config)
+    except RolesNotFoundError as exc:  # a rig that needs --roles: say which clip, do not skip it
+        raise RolesNotFoundError(f"{ex.segment}: {exc}") from None
     except EvalkitError:
         return None
     if ex.natural:

@@ -41,6 +41,10 @@ class Skeleton:
         offsets: ``(joints, 3)`` rest offset of each joint from its parent, metres.
         channels: per joint, the channel names in file order (e.g. ``("Zrotation", ...)``).
         end_sites: joint index -> ``(3,)`` offset of that joint's end site, metres.
+        roles: ``{role: joint name}`` given by the user for a rig whose joint names do not say
+            (a ``--roles`` file, set by the readers); :func:`evalkit.motion.find_roles` applies
+            it before matching names, so every operation on the clip (corruptions, features,
+            mirroring) sees the same roles. Empty for rigs whose roles are found by name.
     """
 
     names: tuple[str, ...]
@@ -48,6 +52,7 @@ class Skeleton:
     offsets: np.ndarray
     channels: tuple[tuple[str, ...], ...]
     end_sites: Mapping[int, np.ndarray] = field(default_factory=dict)
+    roles: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         parents = np.asarray(self.parents, dtype=np.int64)
@@ -65,6 +70,10 @@ class Skeleton:
         if len(set(self.names)) != n:
             dup = sorted({x for x in self.names if self.names.count(x) > 1})
             raise InputError(f"duplicate joint names: {', '.join(dup)}")
+        object.__setattr__(self, "roles", dict(self.roles))
+        for role, joint in self.roles.items():
+            if joint not in self.names:
+                raise InputError(f"roles.{role}: no joint named {joint!r}; joints are: {', '.join(self.names)}")
         for j, p in enumerate(parents):
             if p >= j or (p < 0 and j != 0):
                 raise InputError(

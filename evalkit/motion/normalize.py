@@ -69,7 +69,8 @@ def normalize_motion(motion: Motion, units: str | float = "auto", up: str = "aut
                      roles: Mapping[str, str] | None = None) -> Motion:
     """Scale to metres and rotate to Y-up. ``units`` / ``up`` as in :func:`read_bvh`; ``roles``
     (a role map, :func:`~evalkit.motion.roles.load_role_map`) names the head and feet that the
-    up axis is detected from, and is checked against the skeleton.
+    up axis is detected from, is checked against the skeleton, and is kept on it
+    (:attr:`~evalkit.motion.Skeleton.roles`).
 
     The chosen unit and the file's up axis are recorded in ``motion.meta``
     (``units``, ``unit_scale``, ``up_axis``, and whether each was ``detected``).
@@ -105,6 +106,8 @@ def normalize_motion(motion: Motion, units: str | float = "auto", up: str = "aut
         if roles:
             find_roles(skeleton, overrides=roles, strict=False)  # a joint the map names must exist
     meta["up_axis"] = up_name(axis, sign)
+    if roles:  # the clip keeps its role map, so later operations find the same roles
+        motion = replace(motion, skeleton=replace(motion.skeleton, roles=dict(roles)))
     if not (axis == 1 and sign > 0):
         q = up_conversion(axis, sign)
         rot = motion.rotations.copy()

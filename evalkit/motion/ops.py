@@ -60,14 +60,63 @@ def _mirror_name(name: str) -> str:
 
 
 def mirror_pairs(skeleton: Skeleton) -> np.ndarray:
-    """``(joints,)`` index of each joint's left/right counterpart (itself if unpaired)."""
+    """``(joints,)`` index of each joint's left/right counterpart (itself if unpaired).
+
+    Joints are paired by name (Left/Right, L/R prefixes and suffixes). A rig whose names do not
+    say the side has its sided joints paired through its role map
+    (:attr:`Skeleton.roles`, from ``--roles``): the joints of ``left_knee`` and ``right_knee``,
+    then, where the two sides have the same shape, the joints between them and their common
+    ancestor (a clavicle) and their subtrees (feet, fingers) child by child.
+    """
     names = skeleton.names
     idx = np.arange(skeleton.n_joints)
     for j, n in enumerate(names):
         m = _mirror_name(n)
         if m != n and m in names:
             idx[j] = names.index(m)
+    if skeleton.roles:
+        _pair_by_roles(skeleton, idx)
     return idx
+
+
+def _pair_by_roles(skeleton: Skeleton, idx: np.ndarray) -> None:
+    """Pair still-unpaired joints of the two sides through the role map (in place)."""
+    from evalkit.motion.roles import SIDED, find_roles
+
+    roles = find_roles(skeleton, strict=False)
+
+    def pair(a: int, b: int) -> bool:
+        if a == b or idx[a] not in (a, b) or idx[b] not in (a, b):
+            return False  # one of them is paired with a third joint already
+        idx[a], idx[b] = b, a
+        return True
+
+    def subtrees(a: int, b: int) -> None:
+        ca, cb = skeleton.children(a), skeleton.children(b)
+        if len(ca) == len(cb):
+            for x, y in zip(ca, cb):
+                if pair(x, y):
+                    subtrees(x, y)
+
+    for part in SIDED:
+        a, b = roles.get(f"left_{part}"), roles.get(f"right_{part}")
+        if a is None or b is None or not pair(a, b):
+            continue
+        subtrees(a, b)
+        pa, pb = int(skeleton.parents[a]), int(skeleton.parents[b])
+        # up to the common ancestor, while neither side's joint is an ancestor of the other side
+        while (pa >= 0 and pb >= 0 and pa != pb and not _is_ancestor(skeleton, pa, b)
+               and not _is_ancestor(skeleton, pb, a) and pair(pa, pb)):
+            pa, pb = int(skeleton.parents[pa]), int(skeleton.parents[pb])
+
+
+def _is_ancestor(skeleton: Skeleton, a: int, b: int) -> bool:
+    p = int(skeleton.parents[b])
+    while p >= 0:
+        if p == a:
+            return True
+        p = int(skeleton.parents[p])
+    return False
 
 
 def mirror(motion: Motion) -> Motion:

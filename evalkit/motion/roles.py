@@ -107,7 +107,8 @@ def find_roles(
 
     Args:
         skeleton: the skeleton.
-        overrides: role -> joint name, applied before automatic matching.
+        overrides: role -> joint name, applied before automatic matching (on top of the
+            skeleton's own :attr:`~evalkit.motion.Skeleton.roles`).
         required: roles that must be found when ``strict``.
         strict: raise :class:`RolesNotFoundError` if a required role is missing.
 
@@ -119,7 +120,8 @@ def find_roles(
     parsed = [split_side(n) for n in names]
     roles: dict[str, int] = {}
 
-    for role, joint in (overrides or {}).items():
+    # the skeleton's own role map (given when the clip was read), then the caller's overrides
+    for role, joint in {**skeleton.roles, **(overrides or {})}.items():
         if role not in ROLE_NAMES:
             raise ConfigError(f"roles: unknown role {role!r}; roles are: {', '.join(ROLE_NAMES)}")
         if joint not in names:

@@ -383,3 +383,57 @@ def test_natural_range_and_pose_residual():
     assert (pr.transform(off)[:, 0] > 10 * pr.transform(P[:5])[:, 0] + 1e-9).all()
     with pytest.raises(InputError, match="multiple"):
         pr.transform(P[:, :17])
+
+
+def test_train_with_roles_on_a_rig_whose_names_do_not_say(cmu_dir, tmp_path, capsys):
+    """``train --roles`` on a rig whose joint names say no side: corruptions (limb transplants,
+    keyed limbs), mirrored copies and window features all use the map, so the clips' features
+    equal those of the same takes under their own names, and the model trains and scores."""
+    import re
+
+    from evalkit.models.dataset import example_windows
+    from evalkit.models.dataset import Example
+    from evalkit.models.corruptions import Provenance
+    from evalkit.motion import mirror
+    from evalkit.motion.roles import load_role_map
+
+    folder = tmp_path / "opaque"
+    folder.mkdir()
+    rename = {}
+    for take in ("131_01", "131_03"):
+        text = (cmu_dir / f"{take}.bvh").read_text()
+        names = re.findall(r"(?:ROOT|JOINT)\s+(\S+)", text)
+        rename = {n: f"J{i}" for i, n in enumerate(names) if n[:1] in "LRlr" and n not in ("lowerback", "lowerneck")}
+        text = re.sub(r"((?:ROOT|JOINT)\s+)(\S+)", lambda m: m.group(1) + rename.get(m.group(2), m.group(2)), text)
+        (folder / f"{take}.bvh").write_text(text)
+    from evalkit.motion import find_roles
+
+    orig = load_motion(cmu_dir / "131_03.bvh")
+    roles = tmp_path / "roles.yaml"
+    roles.write_text("roles:\n" + "".join(f"  {r}: {rename.get(orig.skeleton.names[j], orig.skeleton.names[j])}\n"
+                                          for r, j in find_roles(orig.skeleton).items()))
+    odd = load_motion(folder / "131_03.bvh", roles=load_role_map(roles))
+    for a, b in ((orig, odd), (mirror(orig), mirror(odd))):
+        fa = example_windows(0, Example(a, Provenance(source="x"), "g", "s", "r"))
+        fb = example_windows(0, Example(b, Provenance(source="x"), "g", "s", "r"))
+        cols = feature_columns(fa)
+        np.testing.assert_allclose(fa[cols].to_numpy(float), fb[cols].to_numpy(float), atol=1e-6, equal_nan=True)
+    from evalkit.errors import RolesNotFoundError
+
+    with pytest.raises(RolesNotFoundError, match="^seg7: could not find joint roles"):
+        example_windows(0, Example(load_motion(folder / "131_03.bvh", up="y"), Provenance(source="x"), "g", "seg7", "r"))
+    out = tmp_path / "m.joblib"
+    # without the map: an error naming the clip and the fix (not 'all too short?')
+    rc = main(["train", "--natural", str(folder), "--group-by", "file", "--out", str(out), "-q", "--up", "y"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "131_01.bvh: could not find joint roles" in err and "--roles" in err and "Traceback" not in err
+    assert not out.exists()
+    rc = main(["train", "--natural", str(folder), "--roles", str(roles), "--group-by", "file", "--out", str(out),
+               "--types", "transplant,keyframe", "--per-type", "1", "-q"])
+    assert rc == 0 and out.exists()
+    meta = json.loads(out.with_suffix(".json").read_text())
+    assert meta["examples"].get("transplant", 0) > 0 and meta["examples"].get("keyframe", 0) > 0
+    scores = tmp_path / "s.csv"
+    assert main(["score", str(folder), "-o", str(scores), "-q", "--model", str(out), "--roles", str(roles)]) == 0
+    t = pd.read_csv(scores, keep_default_na=False)
+    assert (t["error"] == "").all() and t["naturalness"].astype(float).between(0, 1).all()

@@ -68,3 +68,51 @@ def test_up_override(cmu_dir):
     # forcing the wrong axis lays the figure down: the head is no longer far above the feet
     r = find_roles(m.skeleton)
     assert np.median(m.positions[:, r["head"], 1] - m.positions[:, r["left_toe"], 1]) < 0.5
+
+
+def _opaque_rig(bvh_path, tmp_path):
+    """The CMU take with every sided joint renamed ``J<n>`` (no name says its side), and the
+    role map that names them; returns (file, role map file, original names -> new names)."""
+    import re
+
+    text = bvh_path.read_text()
+    names = re.findall(r"(?:ROOT|JOINT)\s+(\S+)", text)
+    sided = [n for n in names if n[:1] in "LRlr" and n not in ("lowerback", "lowerneck")]
+    new = {n: f"J{i}" for i, n in enumerate(sided)}
+    out = re.sub(r"((?:ROOT|JOINT)\s+)(\S+)", lambda m: m.group(1) + new.get(m.group(2), m.group(2)), text)
+    f = tmp_path / "opaque.bvh"
+    f.write_text(out)
+    orig = load_motion(bvh_path)
+    roles = {r: new.get(orig.skeleton.names[j], orig.skeleton.names[j]) for r, j in find_roles(orig.skeleton).items()}
+    rf = tmp_path / "roles.yaml"
+    rf.write_text("roles:\n" + "".join(f"  {r}: {j}\n" for r, j in roles.items()))
+    return f, rf, new
+
+
+def test_a_role_map_stays_with_the_clip_and_pairs_sides_for_mirroring(cmu_dir, tmp_path):
+    """A rig whose names do not say left/right: the --roles map read with the clip is kept on
+    its skeleton, so roles are found again without it, and mirroring pairs the sides through
+    it (clavicles above the shoulders, hands and fingers below the wrists) as it does by name."""
+    from evalkit.motion import ROLE_NAMES
+    from evalkit.motion.ops import mirror_pairs
+    from evalkit.motion.roles import load_role_map
+
+    src = cmu_dir / "131_03.bvh"
+    f, rf, new = _opaque_rig(src, tmp_path)
+    orig = load_motion(src)
+    with pytest.raises(Exception, match="could not find joint roles"):
+        find_roles(load_motion(f, up="y").skeleton)
+    m = load_motion(f, roles=load_role_map(rf))
+    assert find_roles(m.skeleton) == find_roles(orig.skeleton)
+    assert sorted(m.skeleton.roles) == sorted(ROLE_NAMES)
+    assert np.array_equal(mirror_pairs(m.skeleton), mirror_pairs(orig.skeleton))
+    assert (mirror_pairs(m.skeleton) != np.arange(m.n_joints)).sum() == len(new)  # every sided joint paired
+    np.testing.assert_allclose(mirror(m).positions, mirror(orig).positions, atol=1e-9)
+    # operations keep the map: slicing, resampling, mirroring
+    for op in (lambda x: x.slice(10, 200), lambda x: resample(x, 30.0), mirror):
+        assert find_roles(op(m).skeleton) == find_roles(orig.skeleton)
+    # a map naming a joint the skeleton lacks is refused with the joint's name
+    with pytest.raises(InputError, match="no joint named 'Nope'"):
+        from dataclasses import replace
+
+        replace(m.skeleton, roles={"head": "Nope"})

@@ -197,7 +197,10 @@ def _cache_key(stim: Stimulus, study: Study) -> str:
 
 def stimulus_digest(stim: Stimulus, study: Study) -> str:
     """Fingerprint of what participants see and hear for ``stim``: the bytes of its file (and
-    audio), its trim and transforms and the study's motion options (hex, 32 characters)."""
+    audio), its trim and transforms, the study's motion options and, for motion drawn in the
+    browser, the camera (``playback.camera``; ``fixed``, the only camera before the setting
+    existed, adds nothing, so fingerprints stored by earlier versions still match) (hex, 32
+    characters)."""
     h = hashlib.sha256()
     for path in (stim.file, stim.audio):
         if path is not None:
@@ -207,6 +210,8 @@ def stimulus_digest(stim: Stimulus, study: Study) -> str:
         h.update(b"\0")
     h.update(repr((stim.kind, stim.trim, [(t.name, sorted(t.params.items())) for t in stim.transforms],
                    (study.motion.fps, study.motion.units, study.motion.up))).encode())
+    if stim.kind == "motion" and study.playback.camera != "fixed":
+        h.update(f"camera={study.playback.camera}".encode())
     return h.hexdigest()[:32]
 
 

@@ -14,7 +14,10 @@ EN: dict[str, str] = {
     "app.lang": "en",
     "app.skip": "Skip to content",
     "app.progress": "Progress",
-    "app.progress_text": "Step {done} of {total}",
+    # the trial page's heading ("Comparison {n} of {total}") is its only counter; the progress
+    # line beside the bar says how much of the whole study ({percent}, practice included) is done
+    # ({done} = this page's position and {total} = all pages are also filled, for older overrides)
+    "app.progress_text": "{percent}% done",
     "app.continue": "Continue",
     "app.start": "Start",
     "app.error_title": "Something went wrong",

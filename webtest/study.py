@@ -28,6 +28,7 @@ AUDIO_EXT = (".wav", ".mp3", ".ogg", ".oga", ".flac", ".m4a", ".opus")
 DESIGN_METHODS = ("full", "latin_square", "balanced_incomplete")
 PLATFORMS = ("none", "prolific", "mturk")
 FIELD_TYPES = ("text", "number", "choice")
+CAMERAS = ("follow", "fixed")  # playback.camera (webtest.video and static/player.js)
 SAMPLE_PREFIX = "sample:"
 _SLUG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
@@ -142,12 +143,17 @@ class Exclusion:
 class Playback:
     """Playback rules. The server requires ``max(min_time_s, slack * stimuli time)`` seconds
     between showing a trial and accepting its answer; the stimuli time is the sum of both
-    durations when ``exclusive`` (one plays at a time), else the longer one."""
+    durations when ``exclusive`` (one plays at a time), else the longer one.
+
+    ``camera`` is how motion stimuli are filmed in the browser: ``follow`` (each side's view
+    follows its clip's smoothed root, a standing body fills about 65 % of the canvas height) or
+    ``fixed`` (one still view of both clips' whole paths); see ``static/player.js``."""
 
     must_end: bool = True
     min_time_s: float = 0.0
     exclusive: bool = True
     slack: float = 0.9
+    camera: str = "follow"
 
 
 @dataclass(frozen=True)
@@ -634,7 +640,7 @@ def _exclusion(c: "_Checker", raw, quality: Quality, invalid_checks: frozenset[s
 
 
 def _playback(c: "_Checker", raw) -> Playback:
-    m = c.mapping(raw, ("playback",), allowed=("must_end", "min_time_s", "exclusive", "slack"))
+    m = c.mapping(raw, ("playback",), allowed=("must_end", "min_time_s", "exclusive", "slack", "camera"))
     if m is None:
         return Playback()
     return Playback(
@@ -642,6 +648,7 @@ def _playback(c: "_Checker", raw) -> Playback:
         min_time_s=c.number(m, ("playback", "min_time_s"), default=0.0, minimum=0.0) or 0.0,
         exclusive=bool(c.boolean(m, ("playback", "exclusive"), default=True)),
         slack=c.number(m, ("playback", "slack"), default=0.9, minimum=0.0, maximum=1.0),
+        camera=c.choice(m, ("playback", "camera"), CAMERAS, default="follow") or "follow",
     )
 
 

@@ -112,6 +112,18 @@ def _answer_current(page):
     page.wait_for_url(lambda u: u != url)
 
 
+def _figure_box(png: bytes) -> tuple[np.ndarray, tuple[int, int, int, int]]:
+    """The canvas image and the (top, bottom, left, right) pixels of the stick figure in it
+    (its bones and joint dots, in player.js's colours)."""
+    from PIL import Image
+
+    img = np.asarray(Image.open(io.BytesIO(png)).convert("RGB")).astype(int)
+    mask = (np.abs(img - [0x1F, 0x3B, 0x73]).sum(-1) < 60) | (np.abs(img - [0xC0, 0x39, 0x2B]).sum(-1) < 60)
+    rows, cols = np.flatnonzero(mask.any(axis=1)), np.flatnonzero(mask.any(axis=0))
+    assert len(rows), "no figure drawn"
+    return img, (rows[0], rows[-1], cols[0], cols[-1])
+
+
 def _skeleton_pixels(png: bytes) -> int:
     from PIL import Image
 
@@ -170,7 +182,9 @@ def test_reload_mid_study_resumes_at_the_right_trial(browser, live):
     assert page.url.endswith("/trial/3")
     page.reload()
     assert page.url.endswith("/trial/3")
-    assert page.locator(".progress-text").inner_text() == "Step 3 of 14"
+    # one counter on the page: the heading (practice counted apart); the progress line is a share
+    assert page.locator("#trial-title").inner_text() == "Comparison 2 of 13"
+    assert page.locator(".progress-text").inner_text() == "14% done"  # 2 of 14 pages done
     page.close()  # close the tab, come back through the study link
     page = ctx.new_page()
     page.goto(url + "/")
@@ -311,3 +325,125 @@ def test_trial_status_follows_the_state_and_failed_clips_say_so(browser, live):
     expect(page.locator("#status")).to_contain_text("The clips could not be loaded")
     assert "could not be saved" not in page.locator("#status").inner_text()
     ctx.close()
+
+
+WALK_S = 3.0  # CMU 16_15 walks about 3.3 m in these 3 s
+
+
+@pytest.fixture(scope="module")
+def walk_studies(tmp_path_factory) -> dict[str, Path]:
+    """A 3 s walk against the same walk with jitter, one study per playback.camera."""
+    from webtest import prepare_study
+
+    out = {}
+    for camera in ("follow", "fixed"):
+        d = tmp_path_factory.mktemp(f"walk-{camera}")
+        study = {
+            "id": f"walk-{camera}", "title": "Walk", "consent": "ok", "instructions": "ok", "scale": "ab3",
+            "stimuli": [
+                {"id": "w.a", "item": "walk", "system": "a", "file": "sample:cmu/16_15.amc", "trim": [0, WALK_S]},
+                {"id": "w.b", "item": "walk", "system": "b", "file": "sample:cmu/16_15.amc", "trim": [0, WALK_S],
+                 "transform": [{"jitter": {"deg": 1, "seed": 1}}]},
+            ],
+            "pairs": [["a", "b"]],
+            "design": {"method": "full", "participants": 2},
+            "playback": {"must_end": False, "exclusive": False, "camera": camera},
+        }
+        (d / "study.yaml").write_text(yaml.safe_dump(study, sort_keys=False))
+        prepare_study(d)
+        out[camera] = d
+    return out
+
+
+def _serve(study_dir: Path):
+    from werkzeug.serving import make_server
+
+    from webtest import create_app
+
+    app = create_app(study_dir)
+    server = make_server("127.0.0.1", 0, app, threaded=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, app
+
+
+def _first_and_last_frames(browser, study_dir: Path, tmp_path: Path) -> dict:
+    """Open the study's trial page, screenshot both canvases at the first frame and again after
+    both clips played to the end; also fetch the clips the page drew."""
+    d = tmp_path / study_dir.name
+    shutil.copytree(study_dir, d)
+    server, app = _serve(d)
+    url = f"http://127.0.0.1:{server.server_port}"
+    try:
+        ctx = browser.new_context(viewport={"width": 1100, "height": 900}, device_scale_factor=1)
+        page = ctx.new_page()
+        errors = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(url + "/")
+        page.get_by_role("button", name="Start").click()
+        page.get_by_role("button", name="I agree to take part").click()
+        page.get_by_role("button", name="Begin").click()
+        page.wait_for_url(re.compile(r"/trial/1$"))
+        page.wait_for_selector("#trial.ready")
+        shots = {side: [page.locator(f"#stim-{side} canvas").screenshot()] for side in ("left", "right")}
+        page.keyboard.press("a")
+        page.keyboard.press("l")  # not exclusive: both play at once
+        for side in ("left", "right"):
+            expect(page.locator(f"#stim-{side} button.play")).to_contain_text("again", timeout=3 * WALK_S * 1000)
+            shots[side].append(page.locator(f"#stim-{side} canvas").screenshot())
+        clips = {side: page.request.get(f"{url}/trial/1/stimulus/{side}").json() for side in ("left", "right")}
+        camera = page.locator("#trial").get_attribute("data-camera")
+        ctx.close()
+        assert not errors, errors
+        return {"shots": shots, "clips": clips, "camera": camera}
+    finally:
+        server.shutdown()
+        app.extensions["webtest"].db.dispose()
+
+
+def test_follow_camera_draws_a_walking_figure_large_and_centred(browser, walk_studies, tmp_path):
+    from webtest.video import Camera, view_centres
+
+    seen = {camera: _first_and_last_frames(browser, d, tmp_path) for camera, d in walk_studies.items()}
+    assert seen["follow"]["camera"] == "follow" and seen["fixed"]["camera"] == "fixed"
+    heights = {"follow": [], "fixed": []}
+    for camera, got in seen.items():
+        for side in ("left", "right"):
+            for png in got["shots"][side]:
+                img, (top, bottom, left, right) = _figure_box(png)
+                h, w = img.shape[:2]
+                heights[camera].append((bottom - top + 1) / h)
+                if camera == "follow":  # in the middle, feet and head inside the canvas
+                    assert 0.35 < (left + right) / 2 / w < 0.65 and top > 0.04 * h and bottom < 0.96 * h
+    # measured here (500 x 376 canvas): follow 0.68 of the canvas height at the first and last
+    # frames of both sides, fixed 0.39 at the first and 0.49 at the last (the walk comes closer)
+    assert min(heights["follow"]) >= 0.55, heights
+    assert min(heights["fixed"]) < 0.45 and max(heights["fixed"]) < 0.8 * min(heights["follow"]), heights
+
+    # the page's follow camera is the one webtest/video.py computes for the same clips and canvas:
+    # predicted joint extents (plus the 2.5 px dots) match the drawn pixels within a few pixels
+    got = seen["follow"]
+    clips = {}
+    for side, clip in got["clips"].items():
+        pos = np.array(clip["positions"]).reshape(clip["frames"], clip["joints"], 3)
+        clips[side] = pos
+    lo = np.min([c.min(axis=(0, 1)) for c in clips.values()], axis=0)
+    hi = np.max([c.max(axis=(0, 1)) for c in clips.values()], axis=0)
+    centres = {side: view_centres(pos, got["clips"][side]["fps"], (lo[1] + hi[1]) / 2) for side, pos in clips.items()}
+    img, _ = _figure_box(got["shots"]["left"][0])
+    h, w = img.shape[:2]
+    cam = Camera.follow(lo, hi, w, h, clips=[(clips[s], centres[s]) for s in ("left", "right")])
+    for side in ("left", "right"):
+        for png, frame in zip(got["shots"][side], (0, len(clips[side]) - 1)):
+            _, (top, bottom, left, right) = _figure_box(png)
+            q = cam.at(centres[side][frame]).project(clips[side][frame])
+            assert abs(top - (q[:, 1].min() - 2.5)) <= 4 and abs(bottom - (q[:, 1].max() + 2.5)) <= 4, (side, frame)
+            assert abs(left - (q[:, 0].min() - 2.5)) <= 4 and abs(right - (q[:, 0].max() + 2.5)) <= 4, (side, frame)
+        # the ground grid moved under the figure between the first and the last frame (it is fixed
+        # to the world, not to the canvas); the fixed camera's grid stays where it was
+        for camera, moved in (("follow", True), ("fixed", False)):
+            first, last = (_figure_box(png)[0] for png in seen[camera]["shots"][side])
+            ground = lambda im: (np.abs(im - [0xB4, 0xBF, 0xCC]).sum(-1) < 30)  # noqa: E731 (grid lines)
+            figure = lambda im: (np.abs(im - [0x1F, 0x3B, 0x73]).sum(-1) < 200)  # noqa: E731 (figure, shadow)
+            free = ~(figure(first) | figure(last))
+            changed = (ground(first) != ground(last))[free].mean()
+            assert (changed > 0.03) if moved else (changed < 0.01), (camera, side, changed)

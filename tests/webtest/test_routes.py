@@ -175,6 +175,29 @@ def test_trial_page_content_and_redirects(app):
     assert c.get("/trial/1").location == "/trial/2"  # answered trials are not shown again
 
 
+@pytest.mark.parametrize("camera", [None, "follow", "fixed"])
+def test_trial_page_has_one_counter_and_the_study_camera(make_study, app_factory, camera):
+    """The heading counts practice and comparisons separately; the progress line beside the bar
+    is a share of the whole study, not a second counter. The study's camera reaches the player."""
+    import re
+
+    playback = {"must_end": False, "min_time_s": 0} | ({"camera": camera} if camera else {})
+    app = app_factory(make_study(training=[{"item": "walk", "systems": ["original", "jitter"]}], playback=playback))
+    c = app.test_client()
+    p = Participant(c)
+    p.to_trials({})
+    seen = []
+    for n in (1, 2, 3):  # 1 practice page + 2 comparisons
+        html = p.show(n).get_data(as_text=True)
+        heading = re.search(r'<h1 id="trial-title">([^<]*)</h1>', html).group(1)
+        progress = re.search(r'<span class="progress-text">([^<]*)</span>', html).group(1)
+        seen.append((heading, progress))
+        assert "Step" not in html
+        assert f'data-camera="{camera or "follow"}"' in html
+        assert p.answer(n, 0).status_code == 200
+    assert seen == [("Practice 1 of 1", "0% done"), ("Comparison 1 of 2", "33% done"), ("Comparison 2 of 2", "67% done")]
+
+
 def test_stimulus_routes_serve_own_trial_sides(app):
     c = app.test_client()
     p = Participant(c)

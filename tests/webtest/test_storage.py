@@ -106,6 +106,29 @@ def test_stimuli_changed_after_answers_are_refused(make_study, app_factory, db_u
         assert s.execute(select(func.count()).select_from(Answer)).scalar_one() >= 1
 
 
+def test_camera_changed_after_answers_is_refused(make_study, app_factory, db_url, participant):
+    """The camera is part of what participants see: answers given with the fixed camera (the only
+    one before playback.camera existed, so its fingerprint is the old one) are not pooled with
+    answers given with the following camera."""
+    import yaml
+
+    d = make_study()
+    data = yaml.safe_load((d / "study.yaml").read_text())
+    data.setdefault("playback", {})["camera"] = "fixed"
+    (d / "study.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+    app = app_factory(d, db_url)
+    p = participant(app.test_client())
+    p.to_trials()
+    assert p.complete(value=1)
+    del data["playback"]["camera"]  # the default, follow
+    (d / "study.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+    with pytest.raises(ConfigError, match=r"changed after \d+ answer.*playback\.camera.*'camera: fixed'"):
+        app_factory(d, db_url)
+    data["playback"]["camera"] = "fixed"  # restored: served again
+    (d / "study.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+    app_factory(d, db_url)
+
+
 def test_concurrent_claims_never_share_a_cell(make_study, app_factory, db_url):
     st = _state(app_factory(make_study(design={"participants": 12}), db_url))
     pids = [_new_participant(st) for _ in range(20)]

@@ -86,6 +86,10 @@ CASES = [
     ("exclusion-action", {"exclusion": {"action": "reject"}}, "exclusion.action", "is not one of flag, screen_out"),
     ("playback-bool", {"playback": {"must_end": "yes"}}, "playback.must_end", "must be true or false"),
     ("playback-slack", {"playback": {"slack": 2}}, "playback.slack", "above the maximum"),
+    ("playback-camera", {"playback": {"camera": "moving"}}, "playback.camera", "'moving' is not one of follow, fixed"),
+    ("playback-camera-typo", {"playback": {"camera": "folow"}}, "playback.camera", "did you mean 'follow'"),
+    ("playback-camera-type", {"playback": {"camera": True}}, "playback.camera", "is not one of follow, fixed"),
+    ("playback-camera-key", {"playback": {"camra": "fixed"}}, "playback.camra", "did you mean 'camera'"),
     ("platform", {"crowdsourcing": {"platform": "prolifc", "completion_code": "C1"}}, "crowdsourcing.platform", "did you mean 'prolific'"),
     ("completion-code", {"crowdsourcing": {"completion_code": "C 1"}}, "crowdsourcing.completion_code", "letters and digits"),
     ("completion-url", {"crowdsourcing": {"completion_url": "http://x.org"}}, "crowdsourcing.completion_url", "not an https:// URL"),
@@ -183,6 +187,24 @@ def test_valid_study_loads_into_typed_model(tmp_path):
     assert study.find("run", "jitter").transforms[0].params == {"deg": 3.0, "seed": 2.0}
     assert study.stimulus("walk.orig").file.name == "16_15.amc"
     assert study.assignment_timeout_s == 3600.0
+
+
+@pytest.mark.parametrize("playback, camera", [(None, "follow"), ({"must_end": True}, "follow"),
+                                              ({"camera": "follow"}, "follow"), ({"camera": "fixed"}, "fixed")])
+def test_playback_camera_defaults_to_follow(tmp_path, playback, camera):
+    (tmp_path / "study.yaml").write_text(yaml.safe_dump(deep_update(BASE_STUDY, {"playback": None})
+                                                        | ({"playback": playback} if playback else {})))
+    assert load_study(tmp_path).playback.camera == camera
+
+
+def test_camera_error_names_file_line_and_the_allowed_values(tmp_path):
+    text = yaml.safe_dump(deep_update(BASE_STUDY, {"playback": {"camera": "moving"}}), sort_keys=False)
+    (tmp_path / "study.yaml").write_text(text)
+    with pytest.raises(ConfigError) as err:
+        load_study(tmp_path)
+    line = next(i for i, ln in enumerate(text.splitlines(), 1) if "camera: moving" in ln)
+    assert str(err.value) == (f"{tmp_path / 'study.yaml'}, line {line}: playback.camera: 'moving' is not one of "
+                              "follow, fixed; fix: use one of follow, fixed")
 
 
 def test_example_study_is_valid():

@@ -13,7 +13,7 @@ def register(sub) -> None:
         "render",
         help="render a motion clip to an MP4 video (for papers and supplementary material)",
         description=(
-            "Draw CLIP (BVH or ASF/AMC) as a stick figure over a ground grid, with the camera of the "
+            "Draw CLIP (BVH or ASF/AMC) as a stick figure over a ground grid, with the cameras of the "
             "webtest player, and write an H.264 MP4 with ffmpeg (bundled by imageio-ffmpeg). With "
             "--audio the sound is added as AAC and the last pose is held until it ends."
         ),
@@ -25,7 +25,12 @@ def register(sub) -> None:
     p.add_argument("--size", default="640x480", help="WIDTHxHEIGHT in pixels, multiples of 16 (default: 640x480)")
     p.add_argument("--start", type=float, default=None, metavar="S", help="start time in seconds")
     p.add_argument("--end", type=float, default=None, metavar="S", help="end time in seconds")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--camera", choices=("follow", "fixed"), default="follow",
+                   help="follow: the view follows the clip's hips (smoothed over 1 s) and a standing body "
+                        "fills about 65%% of the height, over a grid fixed to the world, so foot sliding "
+                        "shows; fixed: one still view of the whole path (a long walk is drawn small) "
+                        "(default: follow)")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     add_load_options(p)
     p.set_defaults(func=run)
 
@@ -83,7 +88,8 @@ def run(args: argparse.Namespace) -> int:
             raise InputError(f"--start {args.start} / --end {args.end} select no frames of a {motion.duration:.2f} s clip")
         motion = motion.slice(a, b)
     out_path.parent.mkdir(parents=True, exist_ok=True)  # as convert, score and plot do
-    out = render_video(motion, out_path, audio=args.audio, fps=args.fps, size=(w, h), progress=not args.quiet)
-    print(f"wrote {out} ({motion.duration:.2f} s of motion at {args.fps:g} fps, {w}x{h}"
+    out = render_video(motion, out_path, audio=args.audio, fps=args.fps, size=(w, h), progress=not args.quiet,
+                       camera=args.camera)
+    print(f"wrote {out} ({motion.duration:.2f} s of motion at {args.fps:g} fps, {w}x{h}, {args.camera} camera"
           f"{', with audio' if args.audio else ''})")
     return 0

@@ -78,14 +78,28 @@ def expect(locator):
     return _expect(locator)
 
 
-def _enter_study(page, url):
+def _enter_study(page, url, demographics: bool = True):
+    """Landing, consent, (the example study's demographics), instructions: to trial 1."""
     page.goto(url + "/")
     page.get_by_role("button", name="Start").click()
     page.get_by_role("button", name="I agree to take part").click()
-    page.get_by_label("Experience with animation or motion capture").select_option("some")
-    page.get_by_role("button", name="Continue").click()
+    if demographics:
+        page.get_by_label("Experience with animation or motion capture").select_option("some")
+        page.get_by_role("button", name="Continue").click()
     page.get_by_role("button", name="Begin").click()
     page.wait_for_url(re.compile(r"/trial/1$"))
+
+
+def _serve(study_dir: Path):
+    """The study served by a real HTTP server on 127.0.0.1 (random port): (server, app)."""
+    from werkzeug.serving import make_server
+
+    from webtest import create_app
+
+    app = create_app(study_dir)
+    server = make_server("127.0.0.1", 0, app, threaded=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, app
 
 
 def _play_both(page):
@@ -252,25 +266,16 @@ def media_study(tmp_path_factory) -> Path:
 def test_video_audio_and_motion_with_audio_play_through(browser, media_study, tmp_path):
     import json
 
-    from werkzeug.serving import make_server
-
-    from webtest import create_app
-
     d = tmp_path / "media"
     shutil.copytree(media_study, d)
-    app = create_app(d)
-    server = make_server("127.0.0.1", 0, app, threaded=True)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    server, app = _serve(d)
     url = f"http://127.0.0.1:{server.server_port}"
     try:
         ctx = browser.new_context()
         page = ctx.new_page()
         errors = []
         page.on("pageerror", lambda e: errors.append(str(e)))
-        page.goto(url + "/")
-        page.get_by_role("button", name="Start").click()
-        page.get_by_role("button", name="I agree to take part").click()
-        page.get_by_role("button", name="Begin").click()
+        _enter_study(page, url, demographics=False)
         kinds = []
         while "/trial/" in page.url:
             page.wait_for_selector("#trial.ready")
@@ -355,16 +360,6 @@ def walk_studies(tmp_path_factory) -> dict[str, Path]:
     return out
 
 
-def _serve(study_dir: Path):
-    from werkzeug.serving import make_server
-
-    from webtest import create_app
-
-    app = create_app(study_dir)
-    server = make_server("127.0.0.1", 0, app, threaded=True)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server, app
-
 
 def _first_and_last_frames(browser, study_dir: Path, tmp_path: Path) -> dict:
     """Open the study's trial page, screenshot both canvases at the first frame and again after
@@ -378,11 +373,7 @@ def _first_and_last_frames(browser, study_dir: Path, tmp_path: Path) -> dict:
         page = ctx.new_page()
         errors = []
         page.on("pageerror", lambda e: errors.append(str(e)))
-        page.goto(url + "/")
-        page.get_by_role("button", name="Start").click()
-        page.get_by_role("button", name="I agree to take part").click()
-        page.get_by_role("button", name="Begin").click()
-        page.wait_for_url(re.compile(r"/trial/1$"))
+        _enter_study(page, url, demographics=False)
         page.wait_for_selector("#trial.ready")
         shots = {side: [page.locator(f"#stim-{side} canvas").screenshot()] for side in ("left", "right")}
         page.keyboard.press("a")

@@ -30,9 +30,11 @@ def neutralise_frame(frame):
 
     Only object/string columns are touched, so numeric columns keep their dtype.
     """
+    import pandas as pd
+
     out = frame.copy()
     for col in out.columns:
-        if out[col].dtype == object or str(out[col].dtype).startswith("string"):
+        if not (pd.api.types.is_numeric_dtype(out[col]) or pd.api.types.is_bool_dtype(out[col])):
             out[col] = out[col].map(neutralise_cell)
     out.columns = [neutralise_cell(c) if isinstance(c, str) else c for c in out.columns]
     return out

@@ -420,7 +420,7 @@ def score_stimuli(stimuli: list[Path], log, jobs: int = 1) -> pd.DataFrame:
     stems = [Path(p).stem for p in df["path"]]
     df["item"] = [s.rsplit(".", 1)[0] for s in stems]
     df["system"] = [s.rsplit(".", 1)[-1] for s in stems]
-    from evalkit.models.discriminator import add_model_columns
+    from evalkit.models.naturalness import add_model_columns
     from evalkit.models.training import DEFAULT_MODEL
 
     if DEFAULT_MODEL.exists():

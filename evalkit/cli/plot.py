@@ -60,13 +60,13 @@ def run(args: argparse.Namespace) -> int:
     motion = load_motion(args.clip, **load_kwargs(args), roles=cfg.roles)
     verdict = None
     if args.model:
-        from evalkit.models.discriminator import score_motion
+        from evalkit.models.discriminator import score_naturalness
         from evalkit.models.training import load_model
         from evalkit.motion.roles import find_roles
 
         model, _ = load_model(args.model)
         roles = find_roles(motion.skeleton, overrides=cfg.roles, strict=True) if cfg.roles else None
-        verdict = score_motion(model, motion, roles, drop_pops=not args.keep_pops)
+        verdict = score_naturalness(model, motion, roles, drop_pops=not args.keep_pops)
     out = plot_timeline(motion, args.out, cfg, dpi=args.dpi, verdict=verdict)
     print(f"wrote {out}", file=sys.stderr)
     return 0

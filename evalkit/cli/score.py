@@ -160,7 +160,7 @@ def run(args: argparse.Namespace) -> int:
     table = score_paths(files, opts, jobs=jobs, scheduler=args.scheduler, chunk_size=args.chunk_size,
                         progress=not args.quiet)
     if args.model:
-        from evalkit.models.discriminator import add_model_columns
+        from evalkit.models.naturalness import add_model_columns
 
         table = add_model_columns(table, args.model, load_kwargs(args), cfg.roles, drop_pops=not args.keep_pops,
                                   progress=not args.quiet)

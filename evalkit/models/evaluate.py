@@ -340,12 +340,12 @@ def roc_figure(scores: pd.DataFrame, path: str | Path, severity: float = MODERAT
 
 def rig_transfer(model: NaturalnessDiscriminator, clips: Sequence[NaturalClip]) -> pd.DataFrame:
     """Naturalness of whole natural clips (e.g. from rigs a model never saw), one row per clip."""
-    from evalkit.models.discriminator import score_motion
+    from evalkit.models.discriminator import score_naturalness
 
     rows = []
     for c in clips:
         try:
-            s = score_motion(model, c.motion)
+            s = score_naturalness(model, c.motion)
         except InputError:
             continue
         rows.append({"clip": Path(c.path).name, "group": c.group, "rig": c.rig, "duration_s": round(c.motion.duration, 2),

@@ -21,7 +21,7 @@ from typing import Callable
 
 import yaml
 
-from evalkit.errors import ConfigError, EvalkitError, InputError
+from evalkit.errors import ConfigError, EvalkitError, InputError, yaml_error
 from evalkit.textfile import read_utf8_text
 
 REGISTRY_PATH = Path(__file__).with_name("datasets.yaml")
@@ -63,8 +63,7 @@ def load_registry(path: str | os.PathLike | None = None) -> dict[str, Dataset]:
     except IsADirectoryError:
         raise ConfigError(f"{path}: is a folder, expected a registry YAML file") from None
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise ConfigError(f"{path}{f', line {mark.line + 1}' if mark else ''}: not valid YAML") from None
+        raise yaml_error(path, exc) from None
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping of dataset names")
     out = {}

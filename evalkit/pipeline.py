@@ -30,7 +30,8 @@ import pandas as pd
 import yaml
 
 from evalkit.atomic import atomic_path, write_text
-from evalkit.errors import ConfigError, EvalkitError, InputError
+from evalkit.errors import ConfigError, EvalkitError, InputError, yaml_error
+from evalkit.yamlfile import key_lines
 
 PIPELINE_FILE = "pipeline.yaml"
 
@@ -62,22 +63,7 @@ class _Yaml:
 
     def __init__(self, path: Path, text: str):
         self.path = path
-        self.lines: dict[tuple, int] = {}
-        try:
-            node = yaml.compose(text, Loader=yaml.SafeLoader)
-        except yaml.YAMLError:
-            node = None
-        stack = [((), node)] if node is not None else []
-        while stack:
-            kp, n = stack.pop()
-            if isinstance(n, yaml.MappingNode):
-                for k, v in n.value:
-                    self.lines[kp + (k.value,)] = v.start_mark.line + 1
-                    stack.append((kp + (k.value,), v))
-            elif isinstance(n, yaml.SequenceNode):
-                for i, v in enumerate(n.value):
-                    self.lines[kp + (i,)] = v.start_mark.line + 1
-                    stack.append((kp + (i,), v))
+        self.lines = key_lines(text)
 
     def error(self, kp: tuple, message: str) -> ConfigError:
         line = next((self.lines[kp[:n]] for n in range(len(kp), 0, -1) if kp[:n] in self.lines), None)
@@ -180,9 +166,7 @@ def load_pipeline(study_dir: str | os.PathLike) -> LocomotionPipeline | GestureP
     try:
         data = yaml.safe_load(text) or {}
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise ConfigError(f"{path}{f', line {mark.line + 1}' if mark else ''}: not valid YAML "
-                          f"({getattr(exc, 'problem', exc)})") from None
+        raise yaml_error(path, exc, text) from None
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping with a 'kind' key")
     y = _Yaml(path, text)
@@ -443,7 +427,7 @@ def _refuse_if_rated(study: Path) -> None:
         return  # an invalid study.yaml is reported, with its line, when the web test is prepared
     if not isinstance(study_id, str):
         return
-    from webtest.db import stored_answers
+    from webtest import stored_answers
 
     n = stored_answers(study, study_id)
     if n:
@@ -541,18 +525,14 @@ def study_outputs(study_dir: str | os.PathLike) -> tuple[pd.DataFrame | None, pd
     url = os.environ.get("EVALKIT_DATABASE_URL")
     sqlite = study / "ratings.sqlite"
     if url or sqlite.exists():
-        from reports.io import read_ratings_db
+        from reports.io import NoRatingsError, read_ratings_db
 
+        # Only a readable ratings table without rows means "no ratings yet"; an unreadable or
+        # malformed database, or a wrong EVALKIT_DATABASE_URL, is an error the user must see.
         try:
-            df = read_ratings_db(url or f"sqlite:///{sqlite.resolve()}")
-        except Exception as exc:  # a fresh database without answers, or no view yet
-            from evalkit.errors import EvalkitError
-
-            if not isinstance(exc, (EvalkitError, ValueError, LookupError)) and "no such table" not in str(exc):
-                raise
-            df = None
-        if df is not None and len(df):
-            ratings = df
+            ratings = read_ratings_db(url or f"sqlite:///{sqlite.resolve()}")
+        except NoRatingsError:
+            ratings = None
     if scores is None and ratings is None and not tables:
         have = "its database has no ratings yet" if url or sqlite.exists() else "it has no ratings database"
         if (study / PIPELINE_FILE).exists():

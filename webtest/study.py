@@ -15,7 +15,8 @@ from typing import Any, Iterable, Mapping
 
 import yaml
 
-from evalkit.errors import ConfigError
+from evalkit.errors import ConfigError, yaml_error
+from evalkit.yamlfile import key_lines
 from webtest.config import HASH_FIX, is_password_hash
 from webtest.scales import DEFAULT_SCALE, SCALES, Scale
 from webtest.strings import EN
@@ -247,17 +248,7 @@ def load_study(study_dir: str | Path) -> Study:
         data = yaml.safe_load(text)
         lines = _line_map(text)
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        if mark is not None:
-            where = f", line {mark.line + 1}"
-        else:
-            where = ""
-        problem = getattr(exc, "problem", None) or str(exc)
-        if isinstance(exc, yaml.reader.ReaderError):  # a character YAML does not allow
-            where = f", line {text.count(chr(10), 0, exc.position) + 1}"
-            problem = f"character #x{exc.character:04x} is not allowed" if isinstance(exc.character, int) else exc.reason
-        problem = " ".join(str(problem).split())
-        raise ConfigError(f"{path}{where}: not valid YAML ({problem}); fix: check indentation and quoting") from None
+        raise yaml_error(path, exc, text, fix="fix: check indentation and quoting") from None
     return validate_study(data, path, lines)
 
 
@@ -699,28 +690,7 @@ def format_keypath(kp: tuple) -> str:
     return out or "(top level)"
 
 
-def _line_map(text: str) -> dict[tuple, int]:
-    """1-based line of every key path in a YAML document (keys and sequence entries)."""
-    out: dict[tuple, int] = {}
-    try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.YAMLError:
-        return out
-
-    def walk(n, kp):
-        if isinstance(n, yaml.MappingNode):
-            for k, v in n.value:
-                key = kp + (k.value,)
-                out[key] = k.start_mark.line + 1
-                walk(v, key)
-        elif isinstance(n, yaml.SequenceNode):
-            for i, v in enumerate(n.value):
-                out[kp + (i,)] = v.start_mark.line + 1
-                walk(v, kp + (i,))
-
-    if node is not None:
-        walk(node, ())
-    return out
+_line_map = key_lines  # 1-based line of every key path (evalkit.yamlfile)
 
 
 class _Checker:

@@ -20,7 +20,7 @@ from typing import Iterable, Mapping
 
 import yaml
 
-from evalkit.errors import ConfigError, RolesNotFoundError
+from evalkit.errors import ConfigError, RolesNotFoundError, yaml_error
 from evalkit.textfile import read_utf8_text
 from evalkit.motion.model import Skeleton
 
@@ -191,9 +191,7 @@ def load_role_map(path: str | Path) -> dict[str, str]:
     except IsADirectoryError:
         raise ConfigError(f"{path}: is a folder, expected a role map YAML file") from None
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = f", line {mark.line + 1}" if mark else ""
-        raise ConfigError(f"{path}{line}: not valid YAML ({getattr(exc, 'problem', exc)})") from None
+        raise yaml_error(path, exc) from None
     if isinstance(data, dict) and "roles" in data:
         data = data["roles"]
     if not isinstance(data, dict):

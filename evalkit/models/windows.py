@@ -1,7 +1,7 @@
 """Windowed features of a clip for the naturalness discriminator.
 
 A clip is resampled to :attr:`WindowConfig.fps`, reduced to its 18 role joints
-(:mod:`evalkit.models.body`), and cut into overlapping windows (default 1 s every 0.5 s). Each
+(:mod:`evalkit.features.body`), and cut into overlapping windows (default 1 s every 0.5 s). Each
 window gets one row of features, computed from per-frame signals of the whole clip (so that a
 discontinuity on a window's edge is still seen):
 
@@ -64,7 +64,7 @@ from scipy.signal import savgol_filter
 from scipy.spatial.transform import Rotation
 
 from evalkit.errors import InputError
-from evalkit.models.body import (BONES, FOOT_ROLES, LIMB_ROOTS, ROLE_INDEX, Body, body_of, bone_vectors, heading,
+from evalkit.features.body import (BONES, FOOT_ROLES, LIMB_ROOTS, ROLE_INDEX, Body, body_of, bone_vectors, heading,
                                  limb_joints, to_heading_frame)
 from evalkit.motion import Motion, find_roles, quat, resample
 
@@ -526,7 +526,7 @@ def rotation_signals(motion: Motion, n_frames: int, fps: float, roles: dict[str,
                      moving_rad_s: float = 0.3) -> dict[str, np.ndarray]:
     """Per-frame, per-limb signals of the joints' local rotations, each ``(n_frames, limbs)``.
 
-    Limbs are those of :data:`~evalkit.models.body.LIMB_ROOTS` (a limb's root joint and its
+    Limbs are those of :data:`~evalkit.features.body.LIMB_ROOTS` (a limb's root joint and its
     descendants). Two signals:
 
     * ``rot_linearity``: ``log10(|ω_{t+1} - ω_t| / max(|ω_t|, |ω_{t+1}|) + 1e-6)``, the median

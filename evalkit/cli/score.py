@@ -99,7 +99,7 @@ def _check_run(args: argparse.Namespace, files: list[Path]) -> None:
     """Everything that can be wrong with the options, checked before any clip is scored."""
     from evalkit.atomic import check_writable
     from evalkit.errors import InputError
-    from evalkit.features.batch import TABLE_EXTENSIONS, trace_path
+    from evalkit.features.batch import TABLE_EXTENSIONS, check_table_format, trace_path
     from evalkit.motion.io import check_fps
 
     check_fps(args.amc_fps, "--amc-fps")
@@ -109,6 +109,7 @@ def _check_run(args: argparse.Namespace, files: list[Path]) -> None:
         raise InputError(f"--chunk-size must be a positive number of clips, got {args.chunk_size}")
     if args.out:
         check_writable(args.out, TABLE_EXTENSIONS)
+        check_table_format(args.out)
     if args.model and args.model != "default" and not Path(args.model).is_file():
         raise InputError(f"--model {args.model}: model file not found (train one with 'evalkit train')")
     if args.audio is not None and not Path(args.audio).exists():

@@ -12,6 +12,7 @@ FORMAT_HELP = (
     "(an 'evalkit score' table) (default: auto)")
 
 
+# long: one declaration per option, in the order --help shows them; nothing to compute
 def register(sub) -> None:
     p = sub.add_parser(
         "report",

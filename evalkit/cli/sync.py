@@ -18,6 +18,7 @@ CONSTRUCTED_LINE = ("CONSTRUCTED: this take was built from separately recorded s
 
 
 # --------------------------------------------------------------------------------------------
+# long: one declaration per option, in the order --help shows them; nothing to compute
 def register(sub) -> None:
     p = sub.add_parser(
         "sync",
@@ -180,10 +181,8 @@ def _check_pairing_options(args: argparse.Namespace) -> None:
 
 
 def run_sync(args: argparse.Namespace) -> int:
-    import numpy as np
-
     from evalkit.speech import analysis_to_textgrid, write_textgrid
-    from evalkit.sync import fit_intensity, load_rules, pair_take, plot_offsets, plot_psi_gsi
+    from evalkit.sync import load_rules, pair_take, plot_offsets, plot_psi_gsi
     from evalkit.sync import _write_text
 
     _check_pairing_options(args)
@@ -211,6 +210,30 @@ def run_sync(args: argparse.Namespace) -> int:
     tg = analysis_to_textgrid(speech, _gesture_tiers(gestures, speech.duration))
     write_textgrid(tg, out / f"{motion_path.stem}.TextGrid")
 
+    summary = _take_summary(args, motion_path, audio_path, constructed, manifest, rules, gestures, speech, pairs)
+    figures = []
+    if summary["pairs"]:
+        figures.append(str(plot_offsets(pairs, out / "offsets.png", constructed=constructed)))
+        figures.append(str(plot_psi_gsi(pairs, out / "psi_gsi.png", constructed=constructed)))
+    summary["figures"] = figures
+    _write_text(out / "sync.json", json.dumps(summary, indent=2) + "\n")
+
+    if args.json:
+        json.dump(summary, sys.stdout, indent=2)
+        print()
+        return 0
+    _print_take(summary, motion_path, audio_path, gestures, speech, pairs, rules, out)
+    return 0
+
+
+def _take_summary(args: argparse.Namespace, motion_path: Path, audio_path: Path, constructed: bool, manifest,
+                  rules, gestures, speech, pairs) -> dict:
+    """The ``sync.json`` summary of one take: counts, apex-PAPT offsets (s), share within the
+    rules, the PSI-GSI fit and, for a constructed take, its known truth."""
+    import numpy as np
+
+    from evalkit.sync import fit_intensity
+
     o = pairs["offset_s"].to_numpy(float)
     summary = {
         "constructed": constructed,
@@ -235,18 +258,12 @@ def run_sync(args: argparse.Namespace) -> int:
     if constructed and manifest and "truth" in manifest:
         tr = manifest["truth"]
         summary["truth"] = {k: tr.get(k) for k in ("offset_mean_s", "offset_sd_s", "imposed_intercept", "imposed_slope")}
-    figures = []
-    if len(o):
-        figures.append(str(plot_offsets(pairs, out / "offsets.png", constructed=constructed)))
-        figures.append(str(plot_psi_gsi(pairs, out / "psi_gsi.png", constructed=constructed)))
-    summary["figures"] = figures
-    _write_text(out / "sync.json", json.dumps(summary, indent=2) + "\n")
+    return summary
 
-    if args.json:
-        json.dump(summary, sys.stdout, indent=2)
-        print()
-        return 0
-    if constructed:
+
+def _print_take(summary: dict, motion_path: Path, audio_path: Path, gestures, speech, pairs, rules, out: Path) -> None:
+    """The take's result as a few lines and a table of the apex-PAPT pairs (standard output)."""
+    if summary["constructed"]:
         print(CONSTRUCTED_LINE)
     print(f"{motion_path.name}: {len(gestures.strokes)} stroke(s) in {len(gestures.phrases)} phrase(s); "
           f"{audio_path.name}: {len(speech.accents)} accent(s), {speech.accent_rate:.2f}/s ({summary['accents_from']})")
@@ -267,8 +284,7 @@ def run_sync(args: argparse.Namespace) -> int:
         t = summary["truth"]
         print(f"constructed truth: mean offset {t['offset_mean_s']:+.3f} s, imposed GSI = {t['imposed_intercept']} + {t['imposed_slope']} * PSI")
     print(f"wrote {out}/ (apexes.csv, phrases.csv, accents.csv, pairs.csv, sync.json, {motion_path.stem}.TextGrid"
-          + (", offsets.png, psi_gsi.png)" if figures else ")"))
-    return 0
+          + (", offsets.png, psi_gsi.png)" if summary["figures"] else ")"))
 
 
 # --------------------------------------------------------------------------------------------

@@ -5,11 +5,11 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from evalkit.cli.common import add_load_options, load_kwargs
+from evalkit.cli.common import add_command, add_load_options, load_kwargs
 
 
 def register(sub) -> None:
-    p = sub.add_parser(
+    p = add_command(sub, run,
         "render",
         help="render a motion clip to an MP4 video (for papers and supplementary material)",
         description=(
@@ -32,7 +32,6 @@ def register(sub) -> None:
                         "(default: follow)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     add_load_options(p)
-    p.set_defaults(func=run)
 
 
 #: Largest video side in pixels (8K UHD); larger frames only exhaust memory.

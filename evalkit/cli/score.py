@@ -9,11 +9,11 @@ import sys
 from pathlib import Path
 from dataclasses import replace
 
-from evalkit.cli.common import add_load_options, load_kwargs
+from evalkit.cli.common import add_command, add_load_options, load_kwargs
 
 
 def register(sub) -> None:
-    p = sub.add_parser(
+    p = add_command(sub, run,
         "score",
         help="compute every motion-quality metric for motion files (one row per clip)",
         description=(
@@ -26,7 +26,6 @@ def register(sub) -> None:
             "defaults: docs/metrics.md."
         ),
         epilog="Example: evalkit score evalkit/data/samples/cmu --out scores.csv --jobs 2",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("paths", nargs="+", metavar="PATH", help="motion files or folders (searched recursively)")
     p.add_argument("--out", "-o", metavar="FILE",
@@ -68,7 +67,6 @@ def register(sub) -> None:
                    help="keep end frames that pop (e.g. a T-pose at frame 0); default: drop them")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     add_load_options(p)
-    p.set_defaults(func=run)
 
 
 def config_from_args(args: argparse.Namespace):

@@ -57,6 +57,14 @@ KNOWN_CIRCLES: dict[tuple[str, str], str] = {
 #: (importer, imported) module edges that run up or sideways between layers today -> who fixes it.
 KNOWN_LAYER_SLIPS: dict[tuple[str, str], str] = {
 }
+#: Modules that switch matplotlib's global backend (``matplotlib.use``) or draw through pyplot's
+#: global figure state -> who moves them to ``matplotlib.figure.Figure``.
+KNOWN_GLOBAL_STATE: dict[str, str] = {
+    "evalkit.sync": "generators",
+    "evalkit.synth.plots": "generators",
+    "evalkit.synth.measure": "generators",
+    "evalkit.features.plot": "hostile",
+}
 #: Functions over MAX_FUNCTION_LINES without a "# long:" reason -> who splits them.
 KNOWN_LONG_FUNCTIONS: dict[str, str] = {
     "evalkit.features.plot:plot_timeline": "hostile",
@@ -304,6 +312,25 @@ def test_foundation_modules_motion_uses_import_only_the_standard_library():
            for name in MOTION_MAY_IMPORT for target, line, is_project in imports_of(name)
            if not (target in MOTION_MAY_IMPORT if is_project else _stdlib(target))]
     assert not bad, "\n".join(bad)
+
+
+def test_no_module_touches_matplotlibs_global_state():
+    """Library code draws on ``matplotlib.figure.Figure`` objects: ``matplotlib.use`` would switch a
+    notebook user's backend, and pyplot keeps figures in global state."""
+    slips = []
+    for name in modules():
+        for target, line, is_project in imports_of(name):
+            if not is_project and target == "matplotlib":
+                for node in ast.walk(parsed(name)):
+                    if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("matplotlib.pyplot") \
+                            or isinstance(node, ast.Import) and any(a.name == "matplotlib.pyplot" for a in node.names) \
+                            or isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                            and node.func.attr == "use" and isinstance(node.func.value, ast.Name) \
+                            and node.func.value.id == "matplotlib":
+                        slips.append((name, name, f"{name} (line {node.lineno})"))
+                break
+    problems = sorted(set(_known(slips, {(k, k): v for k, v in KNOWN_GLOBAL_STATE.items()}, "matplotlib state")))
+    assert not problems, "matplotlib.use or pyplot in library code:\n  " + "\n  ".join(problems)
 
 
 def long_functions() -> list[tuple[str, int, str]]:

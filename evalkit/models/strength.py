@@ -2,11 +2,12 @@
 
 Two ways to turn features into a strength in [0, 1]:
 
-* :class:`StrengthScale` (unsupervised, the default): each feature is standardised against a
-  reference population (optionally after a log), the z-scores are averaged, and the average is
-  mapped through the normal CDF after dividing by its own reference SD. So 0.5 is the median
-  stroke/accent of the reference population, 0.84 is one SD stronger, and the score grows
-  monotonically with every feature.
+* :class:`~evalkit.strength_scale.StrengthScale` (unsupervised, the default; it lives in
+  :mod:`evalkit.strength_scale`, below gesture and speech, which use it): each feature is
+  standardised against a reference population (optionally after a log), the z-scores are
+  averaged, and the average is mapped through the normal CDF after dividing by its own
+  reference SD. So 0.5 is the median stroke/accent of the reference population, 0.84 is one SD
+  stronger, and the score grows monotonically with every feature.
 * :class:`StrengthClassifier` (supervised): a scikit-learn classifier trained on labelled
   examples (strong vs weak, accented vs not), whose probability of the positive class is
   calibrated (Platt scaling / isotonic via ``CalibratedClassifierCV``) and used as the strength.

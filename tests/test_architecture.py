@@ -2,9 +2,9 @@
 
 Every ``import`` and ``from ... import`` of ``evalkit``, ``webtest`` and ``reports`` counts,
 including those inside function bodies (only imports under ``if TYPE_CHECKING:``, which never
-run, are left out). The layers come from the table in
-``docs/ARCHITECTURE.md`` (between ``<!-- layers:begin`` and ``<!-- layers:end -->``), so the
-documentation and this test cannot disagree:
+run, are left out). The layers come from the table in ``docs/ARCHITECTURE.md`` (between
+``<!-- layers:begin`` and ``<!-- layers:end -->``), so the documentation and this test cannot
+disagree:
 
 * no import circle between modules;
 * a module imports only its own unit (package or module of the table) and units of lower layers —
@@ -12,6 +12,7 @@ documentation and this test cannot disagree:
   nor of a higher one;
 * ``evalkit.motion`` imports only the standard library, numpy/scipy and the foundation modules
   :data:`MOTION_MAY_IMPORT` (which themselves import only the standard library);
+* no library code switches matplotlib's global backend or draws through pyplot;
 * no function is longer than :data:`MAX_FUNCTION_LINES` lines unless a ``# long: <reason>``
   comment stands on its ``def`` line or on the line above.
 

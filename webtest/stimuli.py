@@ -6,6 +6,7 @@ skeleton style and ground plane whatever system produced it. The JSON holds::
 
     {"format": "evalkit-positions/1", "fps": 30.0, "frames": F, "joints": J,
      "parents": [-1, 0, ...], "duration_s": F / fps,
+     "roles": {"hips": 0, "left_knee": 3, ...},   # joints evalkit recognised (the mannequin's parts)
      "bounds": [[xmin, ymin, zmin], [xmax, ymax, zmax]],
      "positions": [x, y, z, ...]}   # metres, Y-up, rounded to 1 mm, frame-major (F*J*3)
 
@@ -36,7 +37,7 @@ if TYPE_CHECKING:  # evalkit.motion (and scipy) load only when a stimulus must b
     from evalkit.motion import Motion  # so server workers start fast from the cache
 
 FORMAT = "evalkit-positions/1"
-_CACHE_VERSION = "1"
+_CACHE_VERSION = "2"  # 2: "roles" in the payload (the 3-D mannequin)
 MIME = {
     ".mp4": "video/mp4", ".webm": "video/webm", ".ogv": "video/ogg", ".mov": "video/quicktime",
     ".wav": "audio/wav", ".mp3": "audio/mpeg", ".ogg": "audio/ogg", ".oga": "audio/ogg",
@@ -152,13 +153,17 @@ def stimulus_motion(stim: Stimulus, study: Study) -> "Motion":
 
 def motion_payload(motion: "Motion") -> dict:
     """The browser JSON of a clip (see the module docstring); positions in metres."""
+    from evalkit.motion import find_roles
+
     pos = np.asarray(motion.positions, dtype=np.float64)
+    roles = find_roles(motion.skeleton, strict=False)  # those found; the renderer falls back without
     return {
         "format": FORMAT,
         "fps": float(motion.fps),
         "frames": int(motion.n_frames),
         "joints": int(motion.n_joints),
         "parents": [int(p) for p in motion.skeleton.parents],
+        "roles": {str(k): int(v) for k, v in roles.items()},
         "duration_s": round(motion.duration, 4),
         "bounds": [np.round(pos.min(axis=(0, 1)), 3).tolist(), np.round(pos.max(axis=(0, 1)), 3).tolist()],
         "positions": np.round(pos, 3).reshape(-1).tolist(),

@@ -1,0 +1,41 @@
+/* evalkit render: the headless side of the one renderer. webtest/render.py loads render.html in
+ * headless chromium and calls window.evalkitRender: setup() once with the clip (and the clips
+ * the camera is fitted to, as on a trial page), then frame(f) for each video frame, which draws
+ * frame f with stage.js (the trial page's code) and returns its pixels. */
+import { Stage, makeView, smoothPath, webglAvailable } from "./stage.js";
+
+var stage = null, width = 0, height = 0, pixels = null;
+
+function base64(bytes) {
+  var s = "", step = 0x8000;
+  for (var i = 0; i < bytes.length; i += step) { s += String.fromCharCode.apply(null, bytes.subarray(i, i + step)); }
+  return btoa(s);
+}
+
+window.evalkitRender = {
+  webgl: webglAvailable,
+  /* clip: the motion payload to draw; opts: {width, height, camera, framing, color, background,
+   * fit: [other payloads the camera is fitted to together with clip]} */
+  setup: function (clip, opts) {
+    width = opts.width; height = opts.height;
+    var canvas = document.getElementById("stage");
+    canvas.style.width = width + "px"; canvas.style.height = height + "px";
+    stage = new Stage(canvas, { color: opts.color, background: opts.background, pixelRatio: 1 });
+    var clips = [clip].concat(opts.fit || []);
+    clips.forEach(function (c) { c._path = smoothPath(c); });
+    stage.setClip(clip, makeView(clips, width, height, { camera: opts.camera, framing: opts.framing }));
+    pixels = new Uint8Array(width * height * 4);
+    window.evalkitRender.stage = stage;  // for inspection from tests
+    return { frames: clip.frames, H: stage.body.H, full: stage.body.full };
+  },
+  /* draw frame f; its RGBA pixels, bottom row first, base64 */
+  frame: function (f) {
+    stage.draw(f);
+    var gl = stage.gl;
+    gl.readPixels(0, 0, width, height, gl.RGBA, gl.UNSIGNED_BYTE, pixels);
+    return base64(pixels);
+  },
+  /* pixel coordinates of world points (metres) with frame f's camera */
+  project: function (f, points) { stage.draw(f); return stage.project(points); }
+};
+window.evalkitReady = true;

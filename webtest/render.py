@@ -97,6 +97,23 @@ class Renderer(AbstractContextManager):
     """
 
     def __init__(self):
+        # Playwright's sync API runs on one thread that has no asyncio loop of its own (a caller
+        # may have one, e.g. another Playwright session): every call goes to a worker thread.
+        from concurrent.futures import ThreadPoolExecutor
+
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="evalkit-render")
+        try:
+            self._run(self._start)
+        except BaseException:
+            self._pool.shutdown()
+            raise
+        self._page = None
+        self.size = (0, 0)
+
+    def _run(self, fn, *args):
+        return self._pool.submit(fn, *args).result()
+
+    def _start(self):
         try:
             from playwright.sync_api import Error as PlaywrightError
             from playwright.sync_api import sync_playwright
@@ -113,8 +130,6 @@ class Renderer(AbstractContextManager):
                 f"cannot start chromium ({exe or 'Playwright browser'}: {first}); install Debian's chromium "
                 "(apt-get install chromium), or run 'python -m playwright install chromium', or set "
                 "EVALKIT_CHROMIUM to a chromium binary") from None
-        self._page = None
-        self.size = (0, 0)
 
     def _open(self, width: int, height: int):
         if self._page is not None and self.size == (width, height):
@@ -151,32 +166,44 @@ class Renderer(AbstractContextManager):
         of a trial). Returns ``{"frames": F, "H": body height in metres, "full": mannequin with
         roles}``."""
         w, h = (int(v) for v in size)
-        self._open(w, h)
+        self._run(self._open, w, h)
         opts = {"width": w, "height": h, "camera": look.camera, "framing": look.framing,
                 "color": look.color, "background": look.background, "fit": list(fit)}
-        return self._page.evaluate("([c, o]) => evalkitRender.setup(c, o)", [clip, opts])
+        info = self.evaluate("([c, o]) => evalkitRender.setup(c, o)", [clip, opts])
+        self.frames = int(info["frames"])
+        return info
 
     def frame(self, f: int) -> np.ndarray:
         """Frame ``f`` of the loaded clip: ``(height, width, 3)`` uint8 RGB, top row first."""
         w, h = self.size
-        raw = base64.b64decode(self._page.evaluate("f => evalkitRender.frame(f)", int(f)))
+        raw = base64.b64decode(self.evaluate("f => evalkitRender.frame(f)", int(f)))
         return np.frombuffer(raw, np.uint8).reshape(h, w, 4)[::-1, :, :3]
 
     def frame_rgba_bottom_up(self, f: int) -> bytes:
         """Frame ``f`` as raw RGBA bytes, bottom row first (as WebGL reads them; for ffmpeg)."""
-        return base64.b64decode(self._page.evaluate("f => evalkitRender.frame(f)", int(f)))
+        return base64.b64decode(self.evaluate("f => evalkitRender.frame(f)", int(f)))
 
     def project(self, f: int, points) -> np.ndarray:
         """Pixel coordinates ``(n, 2)`` (x right, y down) of world points ``(n, 3)`` metres
         through the camera of frame ``f``."""
         pts = np.asarray(points, float).reshape(-1, 3).tolist()
-        return np.asarray(self._page.evaluate("([f, p]) => evalkitRender.project(f, p)", [int(f), pts]), float)
+        return np.asarray(self.evaluate("([f, p]) => evalkitRender.project(f, p)", [int(f), pts]), float)
 
-    def close(self) -> None:
+    def evaluate(self, expression: str, arg=None):
+        """Evaluate a JavaScript expression in the renderer page (``window.evalkitRender`` is its API)."""
+        return self._run(self._page.evaluate, expression, arg)
+
+    def _stop(self):
         try:
             self._browser.close()
         finally:
             self._pw.stop()
+
+    def close(self) -> None:
+        try:
+            self._run(self._stop)
+        finally:
+            self._pool.shutdown()
 
     def __exit__(self, *exc):
         self.close()
@@ -208,9 +235,6 @@ def render_video(motion: Motion, out: str | os.PathLike, audio: str | os.PathLik
 
     Returns the output path.
     """
-    import imageio_ffmpeg
-    from tqdm import tqdm
-
     w, h = _check_size(size)
     if not fps > 0:
         raise InputError(f"video frame rate must be positive, got {fps}")
@@ -231,26 +255,41 @@ def render_video(motion: Motion, out: str | os.PathLike, audio: str | os.PathLik
     r = Renderer() if own else renderer
     try:
         r.load(clip_payload(clip), (w, h), look)
-        fd, tmp = tempfile.mkstemp(dir=out.parent if str(out.parent) else ".", prefix=".tmp-", suffix=".mp4")
-        os.close(fd)
-        writer = imageio_ffmpeg.write_frames(
-            tmp, (w, h), fps=fps, codec="libx264", pix_fmt_in="rgba", macro_block_size=16,
-            audio_path=str(audio) if audio is not None else None, audio_codec="aac" if audio is not None else None,
-            output_params=["-vf", "vflip", "-movflags", "+faststart"])
-        try:
-            writer.send(None)
-            for f in tqdm(range(n_frames), desc=f"render {out.name}", unit="frame", disable=not progress):
-                writer.send(r.frame_rgba_bottom_up(min(f, clip.n_frames - 1)))
-            writer.close()
-            os.chmod(tmp, 0o666 & ~_umask())
-            os.replace(tmp, out)
-        except BaseException:
-            writer.close()
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        write_video(r, out, n_frames, fps, audio=audio, progress=progress)
     finally:
         if own:
             r.close()
+    return out
+
+
+def write_video(renderer: Renderer, out: str | os.PathLike, n_frames: int, fps: float,
+                audio: str | os.PathLike | None = None, progress: bool = False) -> Path:
+    """Encode ``n_frames`` frames of the clip loaded in ``renderer`` (frames past its end hold its
+    last pose) as an H.264 MP4 at ``fps`` with the ffmpeg of imageio-ffmpeg, the audio muxed as
+    AAC; written to a temporary file beside ``out``, then renamed. Returns ``out``."""
+    import imageio_ffmpeg
+    from tqdm import tqdm
+
+    out = Path(out)
+    w, h = renderer.size
+    last = renderer.frames - 1
+    fd, tmp = tempfile.mkstemp(dir=out.parent if str(out.parent) else ".", prefix=".tmp-", suffix=".mp4")
+    os.close(fd)
+    writer = imageio_ffmpeg.write_frames(
+        tmp, (w, h), fps=fps, codec="libx264", pix_fmt_in="rgba", macro_block_size=16,
+        audio_path=str(audio) if audio is not None else None, audio_codec="aac" if audio is not None else None,
+        output_params=["-vf", "vflip", "-movflags", "+faststart"])
+    try:
+        writer.send(None)
+        for f in tqdm(range(n_frames), desc=f"render {out.name}", unit="frame", disable=not progress):
+            writer.send(renderer.frame_rgba_bottom_up(min(f, last)))
+        writer.close()
+        os.chmod(tmp, 0o666 & ~_umask())
+        os.replace(tmp, out)
+    except BaseException:
+        writer.close()
+        Path(tmp).unlink(missing_ok=True)
+        raise
     return out
 
 

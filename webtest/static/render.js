@@ -35,6 +35,8 @@ window.evalkitRender = {
     gl.readPixels(0, 0, width, height, gl.RGBA, gl.UNSIGNED_BYTE, pixels);
     return base64(pixels);
   },
+  /* the follow camera's smoothed root path of a clip: [x0, z0, x1, z1, ...] metres */
+  path: function (clip) { return Array.from(smoothPath(clip)); },
   /* pixel coordinates of world points (metres) with frame f's camera */
   project: function (f, points) { stage.draw(f); return stage.project(points); }
 };

@@ -404,7 +404,7 @@ export function Stage(canvas, opts) {
   scene.add(this.key);
   scene.add(this.key.target);
   this.material = new THREE.MeshStandardMaterial({ color: new THREE.Color(this.colors.color), roughness: 0.62, metalness: 0.0 });
-  this.floor = new THREE.Mesh(new THREE.PlaneGeometry(400, 400).rotateX(-Math.PI / 2),
+  this.floor = new THREE.Mesh(new THREE.PlaneGeometry(80, 80).rotateX(-Math.PI / 2),
     new THREE.MeshBasicMaterial({ color: new THREE.Color(this.colors.ground) }));
   scene.add(this.floor);
   var n = Math.round(2 * GRID_HALF_M / GRID_STEP);
@@ -426,7 +426,7 @@ Stage.prototype.setClip = function (clip, view) {
   if (!clip._path) { clip._path = smoothPath(clip); }
   this.body = bodyOf(clip);
   this.renderer.setSize(view.width, view.height, false);
-  this.unitSphere = this.unitSphere || new THREE.SphereGeometry(1, 28, 18);
+  this.unitSphere = this.unitSphere || new THREE.SphereGeometry(1, 20, 14);
   this.unitPlane = this.unitPlane || new THREE.PlaneGeometry(2, 2).rotateX(-Math.PI / 2);
   var add = function (geo, mat, kind, data) {
     var m = new THREE.Mesh(geo, mat);
@@ -437,7 +437,7 @@ Stage.prototype.setClip = function (clip, view) {
     return m;
   };
   this.body.limbs.forEach(function (l) {
-    var g = new THREE.CylinderGeometry(l.rb, l.ra, 1, 24, 1, true).translate(0, 0.5, 0);
+    var g = new THREE.CylinderGeometry(l.rb, l.ra, 1, 16, 1, true).translate(0, 0.5, 0);
     add(g, self.material, "limb", l);
   });
   this.body.balls.forEach(function (b) { add(self.unitSphere, self.material, "ball", b); });

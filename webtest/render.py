@@ -272,11 +272,13 @@ def write_video(renderer: Renderer, out: str | os.PathLike, n_frames: int, fps: 
 
     out = Path(out)
     w, h = renderer.size
+    if w % 2 or h % 2:
+        raise InputError(f"video size {w}x{h}: H.264 needs even sides")
     last = renderer.frames - 1
     fd, tmp = tempfile.mkstemp(dir=out.parent if str(out.parent) else ".", prefix=".tmp-", suffix=".mp4")
     os.close(fd)
     writer = imageio_ffmpeg.write_frames(
-        tmp, (w, h), fps=fps, codec="libx264", pix_fmt_in="rgba", macro_block_size=16,
+        tmp, (w, h), fps=fps, codec="libx264", pix_fmt_in="rgba", macro_block_size=2,
         audio_path=str(audio) if audio is not None else None, audio_codec="aac" if audio is not None else None,
         output_params=["-vf", "vflip", "-movflags", "+faststart"])
     try:

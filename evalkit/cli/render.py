@@ -124,7 +124,7 @@ def _check(args: argparse.Namespace) -> tuple[int, int]:
     elif out.suffix.lower() == ".png":
         raise InputError(f"{out}: a .png output needs --at SECONDS (one pose) or --strip START:END:STEP")
     elif w % 16 or h % 16:
-        raise InputError(f"--size {w}x{h}: a video's sides must be multiples of 16 (e.g. 640x480)")
+        raise InputError(f"--size {w}x{h}: each side of a video must be a multiple of 16 (e.g. 640x480)")
     return w, h
 
 

@@ -17,16 +17,9 @@ import pytest
 from evalkit.cli import main
 from evalkit.data import sample_path
 from tests.conftest import require_system
+from tests.webtest.helpers import figure_mask
 
 FPS, W, H = 15, 320, 240
-
-
-def figure_mask(img: np.ndarray) -> np.ndarray:
-    """Pixels of the (default blue, shaded) mannequin: blue well above red. The ground, grid,
-    shadows and background are greys (blue - red < 27); checked against a render without the
-    body: this finds 97 % of its pixels and nothing else."""
-    img = np.asarray(img, int)
-    return (img[..., 2] - img[..., 0]) > 30
 
 
 def figure_box(img: np.ndarray) -> tuple[int, int, int, int]:

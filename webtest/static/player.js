@@ -190,23 +190,29 @@ import { Stage, makeView, smoothPath, webglAvailable } from "./stage.js";
     return Promise.all([clip, media]).then(function (r) { return r[0]; });
   };
   // make(w, h): the camera shared by both sides for a canvas of w x h CSS pixels
+  // (the canvas gets a whole number of CSS pixels, about 4:3 with an even height, so its pixels
+  // are the renderer's own and a video of the same size can be encoded; set again on resize)
   Player.prototype.setup = function (make) {
     var c = this.canvas;
-    var w = c.clientWidth || 480, h = Math.round(w * 0.75);
-    this.stage = new Stage(c, { pixelRatio: window.devicePixelRatio || 1, color: this.fig.dataset.color || undefined,
-                                background: root.dataset.background || undefined });
+    c.style.width = ""; c.style.height = "";
+    var w = Math.max(Math.floor(c.getBoundingClientRect().width) || 480, 64), h = 2 * Math.round(w * 0.375);
+    c.style.width = w + "px"; c.style.height = h + "px";
+    if (!this.stage) {
+      this.stage = new Stage(c, { pixelRatio: window.devicePixelRatio || 1, color: this.fig.dataset.color || undefined,
+                                  background: root.dataset.background || undefined });
+    }
     this.stage.setClip(this.clip, make(w, h));
-    this.draw();
+    this.draw(true);
   };
   Player.prototype.enable = function () {
     this.button.disabled = false;
     this.label();
   };
-  Player.prototype.draw = function () {
+  Player.prototype.draw = function (force) {
     var clip = this.clip;
     if (!this.stage) { return; }
     var f = Math.min(clip.frames - 1, Math.max(0, Math.floor(this.t * clip.fps + 1e-6)));
-    if (f !== this.stage.f) { this.stage.draw(f); }
+    if (force || f !== this.stage.f) { this.stage.draw(f); }
     this.fig.dataset.frame = String(f);
   };
 
@@ -334,12 +340,22 @@ import { Stage, makeView, smoothPath, webglAvailable } from "./stage.js";
         // one camera for both sides, fitted to both clips (each canvas gets its own for its size)
         var opts = { camera: root.dataset.camera, framing: root.dataset.framing };
         var make = function (w, h) { return makeView(motion, w, h, opts); };
-        try {
+        var setupAll = function () {
           ["left", "right"].forEach(function (side) { if (players[side].clip) { players[side].setup(make); } });
+        };
+        try {
+          setupAll();
         } catch (err) {  // the browser refused a WebGL context
           noWebgl();
           return;
         }
+        var resizing = null, lastWidth = window.innerWidth;
+        window.addEventListener("resize", function () {
+          if (window.innerWidth === lastWidth) { return; }  // phones: the address bar hiding changes the height only
+          lastWidth = window.innerWidth;
+          clearTimeout(resizing);
+          resizing = setTimeout(setupAll, 200);
+        });
       }
       players.left.enable(); players.right.enable();
       if (bothBtn) {

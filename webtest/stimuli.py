@@ -204,7 +204,9 @@ def stimulus_digest(stim: Stimulus, study: Study) -> str:
     """Fingerprint of what participants see and hear for ``stim``: the bytes of its file (and
     audio), its trim and transforms, the study's motion options and, for motion drawn in the
     browser, the camera (``playback.camera``; ``fixed``, the only camera before the setting
-    existed, adds nothing, so fingerprints stored by earlier versions still match) (hex, 32
+    existed, adds nothing), the renderer (the shaded 3-D body of ``static/stage.js``, which replaced
+    the stick figure: answers given to stick figures are not pooled with answers given to bodies)
+    and the look set in the study (``playback.framing``, ``colors``, ``background``) (hex, 32
     characters)."""
     h = hashlib.sha256()
     for path in (stim.file, stim.audio):
@@ -217,6 +219,11 @@ def stimulus_digest(stim: Stimulus, study: Study) -> str:
                    (study.motion.fps, study.motion.units, study.motion.up))).encode())
     if stim.kind == "motion" and study.playback.camera != "fixed":
         h.update(f"camera={study.playback.camera}".encode())
+    if stim.kind == "motion":  # drawn by the 3-D renderer (static/stage.js), in the study's look
+        pb = study.playback
+        look = [("framing", pb.framing if pb.framing != "full" else None), ("color_left", pb.color_left),
+                ("color_right", pb.color_right), ("background", pb.background)]
+        h.update(("renderer=stage3d/1" + "".join(f";{k}={v}" for k, v in look if v)).encode())
     return h.hexdigest()[:32]
 
 

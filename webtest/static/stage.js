@@ -88,7 +88,7 @@ export function smoothPath(clip) {
 var R = {
   hip: 0.05, knee: 0.033, ankle: 0.022, shoulder: 0.032, elbow: 0.024, wrist: 0.017, neck: 0.03,
   stick: 0.014, head: [0.053, 0.07, 0.061], headUp: 0.045, nose: 0.012,
-  chest: 0.065, waist: [0.077, 0.058], pelvis: [0.03, 0.062, 0.062],
+  chest: 0.065, waist: [0.077, 0.058], pelvis: [0.022, 0.062, 0.062],
   hand: [0.055, 0.026, 0.012], foot: [0.04, 0.024, 0.032]
 };
 
@@ -132,14 +132,15 @@ export function bodyOf(clip) {
       Object.keys(d).forEach(function (k) { if (+k !== roles[r]) { covered[k] = true; } });
     });
     var limb = function (a, b, ra, rb) { body.limbs.push({ a: roles[a], b: roles[b], ra: ra * H, rb: rb * H }); };
+    var hipR = Math.min(R.hip, 0.48 * len(sub(p0("left_hip"), p0("right_hip"))) / H);  // thighs do not overlap
     ["left", "right"].forEach(function (s) {
-      limb(s + "_hip", s + "_knee", R.hip, R.knee);
+      limb(s + "_hip", s + "_knee", hipR, R.knee);
       limb(s + "_knee", s + "_ankle", R.knee, R.ankle);
       limb(s + "_shoulder", s + "_elbow", R.shoulder, R.elbow);
       limb(s + "_elbow", s + "_wrist", R.elbow, R.wrist);
       limb("neck", s + "_shoulder", R.neck, R.shoulder);
       body.balls.push({ j: roles[s + "_knee"], r: R.knee * H }, { j: roles[s + "_elbow"], r: R.elbow * H },
-        { j: roles[s + "_shoulder"], r: R.shoulder * H }, { j: roles[s + "_hip"], r: R.hip * H },
+        { j: roles[s + "_shoulder"], r: R.shoulder * H }, { j: roles[s + "_hip"], r: hipR * H },
         { j: roles[s + "_ankle"], r: R.ankle * H }, { j: roles[s + "_wrist"], r: R.wrist * H });
     });
     limb("neck", "head", R.neck, R.neck);
@@ -159,12 +160,22 @@ export function bodyOf(clip) {
   } else {
     body.topPad = 0.06 * H;
   }
-  // every other bone: a thin limb (inside the body for most rigs; the whole figure without roles)
-  var inFull = {};
+  // every other bone: a thin limb (the whole figure without roles). With roles only bones on the
+  // way from the hips to a role joint (spine, clavicles, twist bones: inside the body), not
+  // helper bones (a root on the ground, breast, eye or jaw bones)
+  var inFull = {}, onPath = null;
   body.limbs.forEach(function (l) { inFull[l.a + ":" + l.b] = true; });
+  if (full) {
+    onPath = {};
+    var below = descendants(par, roles.hips);
+    Object.keys(roles).forEach(function (r) {
+      for (var k = roles[r]; k >= 0 && below[k]; k = par[k]) { onPath[k] = true; }
+    });
+  }
   var r0 = full ? R.stick : 0.022;
   for (j = 0; j < J; j++) {
     if (par[j] < 0 || covered[j] || inFull[par[j] + ":" + j]) { continue; }
+    if (onPath && !(onPath[j] && onPath[par[j]])) { continue; }
     if (len(sub(jointAt(clip, 0, j), jointAt(clip, 0, par[j]))) < 1e-3) { continue; }
     body.limbs.push({ a: par[j], b: j, ra: r0 * H, rb: r0 * H });
     if (!full) { body.balls.push({ j: j, r: r0 * H }); }
@@ -196,9 +207,11 @@ function shapePoses(clip, body, f) {
   var x = ortho(norm(sub(LS, RS), [1, 0, 0]), y, [1, 0, 0]);
   var z = cross(x, y);
   var trunk = len(sub(N, P)), sw = len(sub(LS, RS));
-  out.chest = { centre: lerp(P, N, 0.68), axes: [x, y, z], radii: [Math.max(0.45 * sw, 0.08 * H), 0.5 * trunk, R.chest * H] };
-  var xh = ortho(norm(sub(LH, RH), x), y, x), zh = cross(xh, y);
-  out.waist = { centre: lerp(P, N, 0.3), axes: [xh, y, zh], radii: [R.waist[0] * H, 0.45 * trunk, R.waist[1] * H] };
+  // widths follow the skeleton's own shoulder and hip spacing (narrow rigs get narrow bodies)
+  var cw = Math.max(0.45 * sw, 0.05 * H);
+  out.chest = { centre: lerp(P, N, 0.68), axes: [x, y, z], radii: [cw, 0.5 * trunk, Math.min(R.chest * H, 0.8 * cw)] };
+  var xh = ortho(norm(sub(LH, RH), x), y, x), zh = cross(xh, y), ww = Math.min(R.waist[0] * H, 0.85 * cw);
+  out.waist = { centre: lerp(P, N, 0.3), axes: [xh, y, zh], radii: [ww, 0.45 * trunk, Math.min(R.waist[1] * H, 0.8 * ww)] };
   var hw = len(sub(LH, RH));
   out.pelvis = { centre: lerp(P, lerp(LH, RH, 0.5), 0.6), axes: [xh, y, zh],
                  radii: [0.5 * hw + R.pelvis[0] * H, R.pelvis[1] * H, R.pelvis[2] * H] };

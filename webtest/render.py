@@ -22,6 +22,7 @@ import base64
 import os
 import shutil
 import tempfile
+import zlib
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
@@ -60,13 +61,14 @@ def find_chromium() -> str | None:
 @dataclass(frozen=True)
 class Look:
     """How a clip is filmed: ``camera`` (follow|fixed), ``framing`` (full|upper), the figure's
-    ``color`` and the ``background`` (CSS colours, e.g. ``#5b7fb5``; None: the defaults of
-    stage.js)."""
+    ``color`` and the ``background`` (``#rrggbb``; None: the defaults of stage.js);
+    ``antialias``: multisampled edges (off on the trial page, so off by default: the same pixels)."""
 
     camera: str = "follow"
     framing: str = "full"
     color: str | None = None
     background: str | None = None
+    antialias: bool = False
 
     def __post_init__(self):
         if self.camera not in CAMERAS:
@@ -168,7 +170,8 @@ class Renderer(AbstractContextManager):
         w, h = (int(v) for v in size)
         self._run(self._open, w, h)
         opts = {"width": w, "height": h, "camera": look.camera, "framing": look.framing,
-                "color": look.color, "background": look.background, "fit": list(fit)}
+                "color": look.color, "background": look.background, "antialias": look.antialias,
+                "fit": list(fit)}
         info = self.evaluate("([c, o]) => evalkitRender.setup(c, o)", [clip, opts])
         self.frames = int(info["frames"])
         return info
@@ -176,12 +179,11 @@ class Renderer(AbstractContextManager):
     def frame(self, f: int) -> np.ndarray:
         """Frame ``f`` of the loaded clip: ``(height, width, 3)`` uint8 RGB, top row first."""
         w, h = self.size
-        raw = base64.b64decode(self.evaluate("f => evalkitRender.frame(f)", int(f)))
-        return np.frombuffer(raw, np.uint8).reshape(h, w, 4)[::-1, :, :3]
+        return np.frombuffer(self.frame_rgba_bottom_up(f), np.uint8).reshape(h, w, 4)[::-1, :, :3]
 
     def frame_rgba_bottom_up(self, f: int) -> bytes:
         """Frame ``f`` as raw RGBA bytes, bottom row first (as WebGL reads them; for ffmpeg)."""
-        return base64.b64decode(self.evaluate("f => evalkitRender.frame(f)", int(f)))
+        return zlib.decompress(base64.b64decode(self.evaluate("f => evalkitRender.frame(f)", int(f))))
 
     def project(self, f: int, points) -> np.ndarray:
         """Pixel coordinates ``(n, 2)`` (x right, y down) of world points ``(n, 3)`` metres
@@ -220,7 +222,8 @@ def _check_size(size: tuple[int, int], multiple: int = 16) -> tuple[int, int]:
 def render_video(motion: Motion, out: str | os.PathLike, audio: str | os.PathLike | None = None,
                  fps: float = 30.0, size: tuple[int, int] = (640, 480), progress: bool = True,
                  camera: str = "follow", framing: str = "full", color: str | None = None,
-                 background: str | None = None, renderer: Renderer | None = None) -> Path:
+                 background: str | None = None, renderer: Renderer | None = None,
+                 antialias: bool = False) -> Path:
     """Write ``motion`` as an H.264 MP4 at ``out``, drawn by the trial page's renderer.
 
     Args:
@@ -230,7 +233,7 @@ def render_video(motion: Motion, out: str | os.PathLike, audio: str | os.PathLik
         fps: video frame rate; the clip is resampled to it and frame ``k`` shows time ``k / fps`` s.
         size: ``(width, height)`` in pixels; both must be multiples of 16.
         progress: show a progress bar.
-        camera, framing, color, background: see :class:`Look`.
+        camera, framing, color, background, antialias: see :class:`Look`.
         renderer: a running :class:`Renderer` to reuse (one is started and closed otherwise).
 
     Returns the output path.
@@ -238,7 +241,7 @@ def render_video(motion: Motion, out: str | os.PathLike, audio: str | os.PathLik
     w, h = _check_size(size)
     if not fps > 0:
         raise InputError(f"video frame rate must be positive, got {fps}")
-    look = Look(camera, framing, color, background)
+    look = Look(camera, framing, color, background, antialias)
     out = Path(out)
     if out.suffix.lower() != ".mp4":
         raise InputError(f"{out}: the output must be an .mp4 file")
@@ -304,13 +307,13 @@ def _umask() -> int:
 def render_frames(motion: Motion, times: Sequence[float], size: tuple[int, int] = (640, 480),
                   camera: str = "follow", framing: str = "full", color: str | None = None,
                   background: str | None = None, renderer: Renderer | None = None,
-                  fps: float = 30.0) -> list[np.ndarray]:
+                  fps: float = 30.0, antialias: bool = False) -> list[np.ndarray]:
     """The poses of ``motion`` at ``times`` (seconds from its start) as ``(height, width, 3)``
     uint8 RGB images, with the camera of a ``fps`` video of the clip (frame ``floor(t * fps)``)."""
     w, h = (int(v) for v in size)
     if not (16 <= w <= 7680 and 16 <= h <= 7680):
         raise InputError(f"image size {w}x{h}: each side must be 16 to 7680 pixels")
-    look = Look(camera, framing, color, background)
+    look = Look(camera, framing, color, background, antialias)
     clip = resample(motion, fps)
     for t in times:
         if not (0 <= t <= motion.duration + 1e-9):

@@ -14,13 +14,14 @@ function base64(bytes) {
 
 window.evalkitRender = {
   webgl: webglAvailable,
-  /* clip: the motion payload to draw; opts: {width, height, camera, framing, color, background,
+  /* clip: the motion payload to draw; opts: {width, height, camera, framing, color, background, antialias,
    * fit: [other payloads the camera is fitted to together with clip]} */
   setup: function (clip, opts) {
     width = opts.width; height = opts.height;
     var canvas = document.getElementById("stage");
     canvas.style.width = width + "px"; canvas.style.height = height + "px";
-    stage = new Stage(canvas, { color: opts.color, background: opts.background, pixelRatio: 1 });
+    if (stage) { stage.renderer.dispose(); canvas = canvas.cloneNode(false); document.getElementById("stage").replaceWith(canvas); }
+    stage = new Stage(canvas, { color: opts.color, background: opts.background, pixelRatio: 1, antialias: !!opts.antialias });
     var clips = [clip].concat(opts.fit || []);
     clips.forEach(function (c) { c._path = smoothPath(c); });
     stage.setClip(clip, makeView(clips, width, height, { camera: opts.camera, framing: opts.framing }));
@@ -28,12 +29,14 @@ window.evalkitRender = {
     window.evalkitRender.stage = stage;  // for inspection from tests
     return { frames: clip.frames, H: stage.body.H, full: stage.body.full };
   },
-  /* draw frame f; its RGBA pixels, bottom row first, base64 */
-  frame: function (f) {
+  /* draw frame f; its RGBA pixels, bottom row first, zlib-deflated (most of a frame is flat
+   * ground and sky: a tenth of the bytes to carry to Python), base64 */
+  frame: async function (f) {
     stage.draw(f);
     var gl = stage.gl;
     gl.readPixels(0, 0, width, height, gl.RGBA, gl.UNSIGNED_BYTE, pixels);
-    return base64(pixels);
+    var packed = await new Response(new Blob([pixels]).stream().pipeThrough(new CompressionStream("deflate"))).arrayBuffer();
+    return base64(new Uint8Array(packed));
   },
   /* the follow camera's smoothed root path of a clip: [x0, z0, x1, z1, ...] metres */
   path: function (clip) { return Array.from(smoothPath(clip)); },

@@ -396,11 +396,14 @@ function blobTexture() {
   return t;
 }
 
-/** Draws one clip on a canvas. opts: {color, background, pixelRatio, antialias}. */
+/** Draws one clip on a canvas. opts: {color, background, pixelRatio, antialias}. antialias
+ * (multisampling) is off by default on the trial page and in videos alike, so both show the same
+ * pixels: in software WebGL it costs three times the rest of a frame (`evalkit render
+ * --antialias` turns it on for a video or a still). */
 export function Stage(canvas, opts) {
   opts = opts || {};
   this.canvas = canvas;
-  this.renderer = new THREE.WebGLRenderer({ canvas: canvas, antialias: opts.antialias !== false,
+  this.renderer = new THREE.WebGLRenderer({ canvas: canvas, antialias: !!opts.antialias,
     preserveDrawingBuffer: !!opts.preserveDrawingBuffer, powerPreference: "low-power" });
   this.renderer.setPixelRatio(opts.pixelRatio || 1);
   this.gl = this.renderer.getContext();
@@ -409,7 +412,7 @@ export function Stage(canvas, opts) {
     ground: opts.ground || DEFAULTS.ground, grid: opts.grid || DEFAULTS.grid
   };
   var scene = this.scene = new THREE.Scene();
-  scene.background = new THREE.Color(this.colors.background);
+  scene.background = null;  // the sky and ground are cleared by paintGround
   this.camera = new THREE.PerspectiveCamera();
   this.camera.matrixAutoUpdate = false;
   scene.add(new THREE.HemisphereLight(0xffffff, 0x5d636e, 1.5));
@@ -417,53 +420,75 @@ export function Stage(canvas, opts) {
   scene.add(this.key);
   scene.add(this.key.target);
   this.material = new THREE.MeshStandardMaterial({ color: new THREE.Color(this.colors.color), roughness: 0.62, metalness: 0.0 });
-  this.floor = new THREE.Mesh(new THREE.PlaneGeometry(80, 80).rotateX(-Math.PI / 2),
-    new THREE.MeshBasicMaterial({ color: new THREE.Color(this.colors.ground) }));
-  scene.add(this.floor);
+  // The ground plane is not a mesh: seen by a camera without roll, each row of the picture meets
+  // the (infinite) plane at one depth, so the fogged ground is one colour per row, drawn by
+  // clearing bands of rows (see paintGround) - the same picture as a fogged plane for a fraction
+  // of the cost in software WebGL. Vertices of the body below the ground are lifted onto it (a
+  // foot through the floor shows flat on it; a clipping plane would cost twice the whole body).
+  this.renderer.autoClear = false;
+  this.groundColor = new THREE.Color(this.colors.ground);
+  this.skyColor = new THREE.Color(this.colors.background);
   var n = Math.round(2 * GRID_HALF_M / GRID_STEP);
   this.grid = new THREE.GridHelper(2 * GRID_HALF_M, n, new THREE.Color(this.colors.grid), new THREE.Color(this.colors.grid));
   this.grid.material.transparent = true;
   this.grid.material.depthWrite = false;
   scene.add(this.grid);
   this.blob = blobTexture();
-  this.meshes = [];
+  this.shadowMaterial = new THREE.MeshBasicMaterial({ map: this.blob, transparent: true, depthWrite: false, vertexColors: true,
+    color: 0x1d232b, polygonOffset: true, polygonOffsetFactor: -2, polygonOffsetUnits: -8 });
 }
 
 /** Set the clip and the camera (from makeView for this canvas's size). */
 Stage.prototype.setClip = function (clip, view) {
   var self = this, scene = this.scene;
-  this.meshes.forEach(function (m) { scene.remove(m); if (m.geometry !== self.unitSphere && m.geometry !== self.unitPlane) { m.geometry.dispose(); } });
-  this.meshes = [];
+  if (this.bodyMesh) { scene.remove(this.bodyMesh); this.bodyMesh.geometry.dispose(); }
+  if (this.shadowMesh) { scene.remove(this.shadowMesh); this.shadowMesh.geometry.dispose(); }
   this.clip = clip;
   this.view = view;
   if (!clip._path) { clip._path = smoothPath(clip); }
   this.body = bodyOf(clip);
   this.renderer.setSize(view.width, view.height, false);
-  this.unitSphere = this.unitSphere || new THREE.SphereGeometry(1, 20, 14);
-  this.unitPlane = this.unitPlane || new THREE.PlaneGeometry(2, 2).rotateX(-Math.PI / 2);
-  var add = function (geo, mat, kind, data) {
-    var m = new THREE.Mesh(geo, mat);
-    m.matrixAutoUpdate = false;
-    m.userData = { kind: kind, data: data };
-    scene.add(m);
-    self.meshes.push(m);
-    return m;
-  };
+  // The whole body is one mesh (one draw call: in software WebGL the cost of a draw call, not of
+  // its few hundred triangles, dominates): every part is a template (a tapered open cylinder for
+  // a limb, a unit sphere for a ball or an ellipsoid) whose vertices and normals are placed on the
+  // CPU each frame (drawParts).
+  var sphere = this.unitSphere = this.unitSphere || new THREE.SphereGeometry(1, 20, 14);
+  var parts = [];
   this.body.limbs.forEach(function (l) {
-    var g = new THREE.CylinderGeometry(l.rb, l.ra, 1, 16, 1, true).translate(0, 0.5, 0);
-    add(g, self.material, "limb", l);
+    parts.push({ kind: "limb", data: l, geo: new THREE.CylinderGeometry(l.rb, l.ra, 1, 16, 1, true).translate(0, 0.5, 0) });
   });
-  this.body.balls.forEach(function (b) { add(self.unitSphere, self.material, "ball", b); });
-  this.body.shapes.forEach(function (s) { add(self.unitSphere, self.material, "shape", s); });
-  // contact shadows: one soft blob under every joint and a wide faint one under the root
-  this.shadows = [];
-  for (var j = 0; j <= clip.joints; j++) {
-    var mat = new THREE.MeshBasicMaterial({ map: this.blob, transparent: true, depthWrite: false, opacity: 0, color: 0x1d232b,
-      polygonOffset: true, polygonOffsetFactor: -2, polygonOffsetUnits: -8 });
-    var m = add(this.unitPlane, mat, "shadow", j < clip.joints ? j : -1);
-    m.renderOrder = 1;
-    this.shadows.push(m);
+  this.body.balls.forEach(function (b) { parts.push({ kind: "ball", data: b, geo: sphere }); });
+  this.body.shapes.forEach(function (sh) { parts.push({ kind: "shape", data: sh, geo: sphere }); });
+  var nv = 0, ni = 0;
+  parts.forEach(function (pt) { pt.v0 = nv; nv += pt.geo.attributes.position.count; ni += pt.geo.index.count; });
+  var index = new (nv > 65535 ? Uint32Array : Uint16Array)(ni), at = 0;
+  parts.forEach(function (pt) {
+    var src = pt.geo.index.array;
+    for (var i = 0; i < src.length; i++) { index[at++] = src[i] + pt.v0; }
+  });
+  var geo = new THREE.BufferGeometry();
+  geo.setIndex(new THREE.BufferAttribute(index, 1));
+  geo.setAttribute("position", new THREE.BufferAttribute(new Float32Array(3 * nv), 3).setUsage(THREE.DynamicDrawUsage));
+  geo.setAttribute("normal", new THREE.BufferAttribute(new Float32Array(3 * nv), 3).setUsage(THREE.DynamicDrawUsage));
+  this.parts = parts;
+  this.bodyMesh = new THREE.Mesh(geo, this.material);
+  this.bodyMesh.frustumCulled = false;
+  scene.add(this.bodyMesh);
+  // contact shadows: one soft blob under every joint and a wide faint one under the root, one mesh
+  // of quads whose vertex alpha is the blob's darkness
+  var nb = clip.joints + 1, sg = new THREE.BufferGeometry(), sidx = new Uint16Array(6 * nb), uv = new Float32Array(8 * nb);
+  for (var k = 0; k < nb; k++) {
+    sidx.set([4 * k, 4 * k + 1, 4 * k + 2, 4 * k + 1, 4 * k + 3, 4 * k + 2], 6 * k);  // facing up
+    uv.set([0, 1, 1, 1, 0, 0, 1, 0], 8 * k);
   }
+  sg.setIndex(new THREE.BufferAttribute(sidx, 1));
+  sg.setAttribute("position", new THREE.BufferAttribute(new Float32Array(12 * nb), 3).setUsage(THREE.DynamicDrawUsage));
+  sg.setAttribute("uv", new THREE.BufferAttribute(uv, 2));
+  sg.setAttribute("color", new THREE.BufferAttribute(new Float32Array(16 * nb).fill(1), 4).setUsage(THREE.DynamicDrawUsage));
+  this.shadowMesh = new THREE.Mesh(sg, this.shadowMaterial);
+  this.shadowMesh.frustumCulled = false;
+  this.shadowMesh.renderOrder = 1;
+  scene.add(this.shadowMesh);
   // the view's fixed parts: projection, orientation, lights, fog
   var W = view.width, Hh = view.height, s = view.scale, nr = 0.5, fr = 100;  // m; the ground nearer than 0.5 m is cut
   this.camera.projectionMatrix.set(
@@ -479,16 +504,26 @@ Stage.prototype.setClip = function (clip, view) {
   var az = view.azimuth + 40 * Math.PI / 180, el = 50 * Math.PI / 180;
   this.keyDir = [Math.sin(az) * Math.cos(el), Math.sin(el), Math.cos(az) * Math.cos(el)];
   scene.fog = new THREE.Fog(new THREE.Color(this.colors.background), view.dist * 1.4, view.dist * 4.5);
-  this.floor.position.set(0, view.ground, 0);
+  this.bands = null;
   this.grid.position.y = view.ground + 0.002;
   this.f = -1;
 };
 
-var tmpM = new THREE.Matrix4(), vX = new THREE.Vector3(), vY = new THREE.Vector3(), vZ = new THREE.Vector3();
-function basis(m, x, y, z, sx, sy, sz, c) {
-  vX.set(x[0] * sx, x[1] * sx, x[2] * sx); vY.set(y[0] * sy, y[1] * sy, y[2] * sy); vZ.set(z[0] * sz, z[1] * sz, z[2] * sz);
-  m.makeBasis(vX, vY, vZ);
-  m.setPosition(c[0], c[1], c[2]);
+// the template geo's vertices and normals placed at origin o with axes x, y, z (unit) scaled by
+// sx, sy, sz, written into pos/nrm from vertex v0 on (normals by the inverse transpose); none
+// below the ground height g
+function placePart(geo, v0, pos, nrm, o, x, y, z, sx, sy, sz, g) {
+  var tp = geo.attributes.position.array, tn = geo.attributes.normal.array, n = tp.length / 3, i, k, a, b, c, nx, ny, nz, l;
+  for (i = 0; i < n; i++) {
+    a = tp[3 * i] * sx; b = tp[3 * i + 1] * sy; c = tp[3 * i + 2] * sz; k = 3 * (v0 + i);
+    pos[k] = o[0] + x[0] * a + y[0] * b + z[0] * c;
+    pos[k + 1] = Math.max(o[1] + x[1] * a + y[1] * b + z[1] * c, g);
+    pos[k + 2] = o[2] + x[2] * a + y[2] * b + z[2] * c;
+    a = tn[3 * i] / sx; b = tn[3 * i + 1] / sy; c = tn[3 * i + 2] / sz;
+    nx = x[0] * a + y[0] * b + z[0] * c; ny = x[1] * a + y[1] * b + z[1] * c; nz = x[2] * a + y[2] * b + z[2] * c;
+    l = Math.sqrt(nx * nx + ny * ny + nz * nz) || 1;
+    nrm[k] = nx / l; nrm[k + 1] = ny / l; nrm[k + 2] = nz / l;
+  }
 }
 
 /** Pose the body and the camera for frame f (clamped to the clip) and render. */
@@ -511,43 +546,81 @@ Stage.prototype.draw = function (f) {
   // the grid: a square around the view centre, at world multiples of GRID_STEP
   this.grid.position.x = Math.round(t[0] / GRID_STEP) * GRID_STEP;
   this.grid.position.z = Math.round(t[2] / GRID_STEP) * GRID_STEP;
-  this.floor.position.x = t[0]; this.floor.position.z = t[2];
   var shapes = shapePoses(clip, this.body, f), H = this.body.H;
   var pos = function (j) { return jointAt(clip, f, j); };
-  this.meshes.forEach(function (m) {
-    var k = m.userData.kind, d = m.userData.data;
-    if (k === "limb") {
-      var a = pos(d.a), b = pos(d.b), y = sub(b, a), L = len(y);
-      var yy = L > 1e-9 ? mul(y, 1 / L) : [0, 1, 0];
-      var x = ortho(Math.abs(yy[1]) < 0.9 ? [0, 1, 0] : [1, 0, 0], yy);
-      basis(m.matrix, x, yy, cross(x, yy), 1, Math.max(L, 1e-6), 1, a);
-    } else if (k === "ball") {
-      basis(m.matrix, [1, 0, 0], [0, 1, 0], [0, 0, 1], d.r, d.r, d.r, pos(d.j));
-    } else if (k === "shape") {
-      var s = shapes[d];
-      if (s) { basis(m.matrix, s.axes[0], s.axes[1], s.axes[2], s.radii[0], s.radii[1], s.radii[2], s.centre); }
+  var P = this.bodyMesh.geometry.attributes.position, NN = this.bodyMesh.geometry.attributes.normal;
+  this.parts.forEach(function (pt) {
+    var d = pt.data, o, x, y, z, sx = 1, sy = 1, sz = 1;
+    if (pt.kind === "limb") {
+      var a = pos(d.a), b = pos(d.b), v = sub(b, a), L = len(v);
+      y = L > 1e-9 ? mul(v, 1 / L) : [0, 1, 0];
+      x = ortho(Math.abs(y[1]) < 0.9 ? [0, 1, 0] : [1, 0, 0], y);
+      z = cross(x, y); sy = Math.max(L, 1e-6); o = a;
+    } else if (pt.kind === "ball") {
+      x = [1, 0, 0]; y = [0, 1, 0]; z = [0, 0, 1]; sx = sy = sz = d.r; o = pos(d.j);
+    } else {
+      var sh = shapes[d];
+      if (!sh) { sh = { centre: [0, -1e3, 0], axes: [[1, 0, 0], [0, 1, 0], [0, 0, 1]], radii: [1e-6, 1e-6, 1e-6] }; }
+      x = sh.axes[0]; y = sh.axes[1]; z = sh.axes[2]; sx = sh.radii[0]; sy = sh.radii[1]; sz = sh.radii[2]; o = sh.centre;
     }
+    placePart(pt.geo, pt.v0, P.array, NN.array, o, x, y, z, sx, sy, sz, g);
   });
+  P.needsUpdate = true; NN.needsUpdate = true;
   // contact shadows: darker and tighter the closer a joint is to the ground
-  this.shadows.forEach(function (m) {
-    var j = m.userData.data, p, r, op;
-    if (j >= 0) {
+  var SP = this.shadowMesh.geometry.attributes.position, SC = this.shadowMesh.geometry.attributes.color;
+  var hips = clip.roles && ("hips" in clip.roles) ? clip.roles.hips : 0;
+  for (var j = 0; j <= clip.joints; j++) {
+    var p, r, op;
+    if (j < clip.joints) {
       p = pos(j);
       var h = Math.max(p[1] - g, 0);
       r = 0.07 * H + 0.25 * h;
       op = 0.55 * Math.exp(-h / (0.09 * H));
     } else {
-      var hj = clip.roles && ("hips" in clip.roles) ? clip.roles.hips : 0;
-      p = pos(hj);
+      p = pos(hips);
       r = 0.24 * H;
       op = 0.22 * Math.exp(-Math.max(p[1] - g, 0) / (0.9 * H));
     }
-    m.material.opacity = op;
-    m.visible = op > 0.004;
-    basis(m.matrix, [1, 0, 0], [0, 1, 0], [0, 0, 1], r, 1, r, [p[0], g + 0.003, p[2]]);
-  });
+    if (op < 0.004) { r = 0; }  // invisible: a collapsed quad draws nothing
+    var yg = g + 0.003, corners = [[-r, r], [r, r], [-r, -r], [r, -r]];
+    for (var c = 0; c < 4; c++) {
+      SP.array.set([p[0] + corners[c][0], yg, p[2] + corners[c][1]], 12 * j + 3 * c);
+      SC.array[16 * j + 4 * c + 3] = op;
+    }
+  }
+  SP.needsUpdate = true; SC.needsUpdate = true;
   this.scene.updateMatrixWorld();
+  this.paintGround();
   this.renderer.render(this.scene, cam);
+};
+
+// Clear the picture to the sky colour and the ground rows to the ground colour mixed with the fog
+// as three.js fogs a plane (smoothstep(near, far, depth), in linear colour). The bands depend on
+// the camera's direction and zoom only, so they are computed once per view.
+Stage.prototype.paintGround = function () {
+  var v = this.view, r = this.renderer, H = v.height, W = v.width;
+  if (!this.bands) {
+    var fog = this.scene.fog, bands = [], y, c, hex, last = null, g = v.ground;
+    for (y = 0; y < H; y++) {
+      var yc = (v.oy - (y + 0.5)) / v.scale, dy = v.u[1] * yc + v.f[1];
+      if (dy >= 0) { c = this.skyColor; } else {
+        var t = (g - v.eye[1]) / dy;  // depth along the view direction where this row meets the ground
+        var k = Math.min(Math.max((t - fog.near) / (fog.far - fog.near), 0), 1);
+        c = this.groundColor.clone().lerp(this.skyColor, k * k * (3 - 2 * k));
+      }
+      hex = c.getHexString();
+      if (hex !== last) { bands.push({ top: y, color: c }); last = hex; }
+      bands[bands.length - 1].bottom = y + 1;
+    }
+    this.bands = bands;
+  }
+  r.setScissorTest(true);
+  this.bands.forEach(function (b) {
+    r.setScissor(0, H - b.bottom, W, b.bottom - b.top);
+    r.setClearColor(b.color, 1);
+    r.clear(true, true, true);
+  });
+  r.setScissorTest(false);
 };
 
 /** Pixel coordinates of world points [[x, y, z], ...] seen by the camera of the last drawn frame. */

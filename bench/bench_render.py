@@ -21,6 +21,7 @@ in software here (no GPU), so the intervals are an upper bound for a laptop with
 from __future__ import annotations
 
 import os
+import resource
 import sys
 import tempfile
 import time
@@ -61,6 +62,13 @@ FRAME_TIMES_JS = """async ([clip, seconds]) => {
 }"""
 
 
+def _cpu() -> float:
+    """CPU seconds used so far by this process and its finished children (chromium, its driver,
+    ffmpeg): on an idle machine a run takes at least this divided by the cores."""
+    a, b = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return a.ru_utime + a.ru_stime + b.ru_utime + b.ru_stime
+
+
 def main() -> None:
     from evalkit.data import SAMPLES_DIR
     from evalkit.motion import load_motion, resample
@@ -74,19 +82,22 @@ def main() -> None:
           f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at start")
     times: dict[str, list[float]] = {"evalkit render (three.js, headless chromium)": [],
                                      "former matplotlib stick figure (peer)": []}
+    cpu: dict[str, list[float]] = {name: [] for name in times}
     with tempfile.TemporaryDirectory() as d:
         for run in range(2):
             for name in times:
                 out = Path(d) / f"{run}-{len(times[name])}.mp4"
-                t0 = time.perf_counter()
+                t0, c0 = time.perf_counter(), _cpu()
                 if name.startswith("evalkit"):
                     render_video(motion, out, fps=30, size=(640, 480), progress=False)
                 else:
                     baseline_mpl_render.render_video(motion, out, fps=30, size=(640, 480), progress=False)
                 times[name].append(time.perf_counter() - t0)
+                cpu[name].append(_cpu() - c0)
                 assert out.stat().st_size > 10_000
     for name, ts in times.items():
-        print(f"{name:48s} best {min(ts):6.1f} s   runs: {', '.join(f'{t:.1f}' for t in ts)}")
+        print(f"{name:48s} best {min(ts):6.1f} s   runs: {', '.join(f'{t:.1f}' for t in ts)}   "
+              f"CPU time (all processes): {', '.join(f'{c:.1f}' for c in cpu[name])} s")
     print(f"load average {os.getloadavg()[0]:.1f} at the end")
 
     clip = clip_payload(resample(load_motion(SAMPLES_DIR / "cmu" / "16_15.amc"), 30))

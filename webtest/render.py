@@ -22,7 +22,6 @@ import base64
 import os
 import shutil
 import tempfile
-import zlib
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,6 +44,13 @@ _TYPES = {".html": "text/html", ".js": "text/javascript", ".css": "text/css", ".
 
 class RendererUnavailable(EvalkitError):
     """Chromium (or Playwright) is missing, or WebGL does not work in it."""
+
+
+def _unrun(text: str) -> bytes:
+    """The page's run-length coded pixels (base64 of little-endian uint32 pairs: run length,
+    RGBA pixel) as raw RGBA bytes."""
+    pairs = np.frombuffer(base64.b64decode(text), "<u4").reshape(-1, 2)
+    return np.repeat(pairs[:, 1], pairs[:, 0]).astype("<u4").tobytes()
 
 
 def find_chromium() -> str | None:
@@ -183,7 +189,19 @@ class Renderer(AbstractContextManager):
 
     def frame_rgba_bottom_up(self, f: int) -> bytes:
         """Frame ``f`` as raw RGBA bytes, bottom row first (as WebGL reads them; for ffmpeg)."""
-        return zlib.decompress(base64.b64decode(self.evaluate("f => evalkitRender.frame(f)", int(f))))
+        return _unrun(self.evaluate("f => evalkitRender.frame(f)", int(f)))
+
+    def frames_rgba_bottom_up(self, frames):
+        """Raw RGBA bytes (bottom row first) of each frame index in ``frames``, in order; the
+        page draws the next frame while the caller handles this one."""
+        pending = None
+        for f in frames:
+            nxt = self._pool.submit(self._page.evaluate, "f => evalkitRender.frame(f)", int(f))
+            if pending is not None:
+                yield _unrun(pending.result())
+            pending = nxt
+        if pending is not None:
+            yield _unrun(pending.result())
 
     def project(self, f: int, points) -> np.ndarray:
         """Pixel coordinates ``(n, 2)`` (x right, y down) of world points ``(n, 3)`` metres
@@ -286,8 +304,10 @@ def write_video(renderer: Renderer, out: str | os.PathLike, n_frames: int, fps: 
         output_params=["-vf", "vflip", "-movflags", "+faststart"])
     try:
         writer.send(None)
-        for f in tqdm(range(n_frames), desc=f"render {out.name}", unit="frame", disable=not progress):
-            writer.send(renderer.frame_rgba_bottom_up(min(f, last)))
+        shown = (min(f, last) for f in range(n_frames))
+        for data in tqdm(renderer.frames_rgba_bottom_up(shown), total=n_frames, desc=f"render {out.name}",
+                         unit="frame", disable=not progress):
+            writer.send(data)
         writer.close()
         os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, out)

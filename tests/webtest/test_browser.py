@@ -407,7 +407,7 @@ def test_follow_camera_draws_a_walking_figure_large_and_centred(walk_seen):
                 if camera == "follow":  # in the middle, feet and head inside the canvas
                     assert 0.3 < (left + right) / 2 / w < 0.7 and top > 0.03 * h and bottom < 0.97 * h
     # measured here (500 x 376 canvas): follow 0.68-0.69 of the canvas height at the first and
-    # last frames of both sides, fixed 0.45 at the first and 0.57 at the last (the walk comes closer)
+    # last frames of both sides, fixed 0.44-0.45 at the first and 0.56 at the last (the walk comes closer)
     assert min(heights["follow"]) >= 0.55 and max(heights["follow"]) <= 0.75, heights
     assert min(heights["fixed"]) < 0.5 and np.mean(heights["fixed"]) < 0.8 * np.mean(heights["follow"]), heights
     # the ground grid moved under the figure between the first and the last frame (it is fixed to
@@ -424,8 +424,8 @@ def test_follow_camera_draws_a_walking_figure_large_and_centred(walk_seen):
 @pytest.mark.parametrize("camera", ["follow", "fixed"])
 def test_browser_and_video_show_the_same_pixels(walk_seen, camera, tmp_path):
     """The trial page's canvas and `evalkit render`'s frame of the same clip at the same time
-    (one camera fitted to both clips, as on the page) are the same picture: the PNG frame within
-    a pixel level on average, the H.264 video frame within a few."""
+    (one camera fitted to both clips, as on the page) are the same picture: the raw frame to
+    within rounding, the H.264 video frame within a few levels on average."""
     from webtest.render import Look, Renderer, write_video
 
     got = walk_seen[camera]
@@ -455,8 +455,8 @@ def test_browser_and_video_show_the_same_pixels(walk_seen, camera, tmp_path):
                 h = 2 * int(np.floor(w * 0.375 + 0.5))  # the page's canvas: whole pixels, 4:3, even height
                 r.load(clips[side], (w, h), Look(camera=camera), fit=[clips[other]])
                 diff = compare(shot, r.frame(f))
-                # measured here: 0.0 mean, no pixel off by more than a few levels
-                assert diff.mean() < 1.0 and (diff.max(-1) > 40).mean() < 0.002, (side, f, diff.mean())
+                # measured here: identical, pixel for pixel (the same code on the same SwiftShader)
+                assert diff.mean() < 0.5 and (diff.max(-1) > 2).mean() < 0.001, (side, f, diff.mean(), diff.max())
         # the video of the left clip: its frame f is the page's frame f
         f_last = got["frames"]["left"][-1]
         r.load(clips["left"], (w, h), Look(camera=camera), fit=[clips["right"]])
@@ -469,7 +469,7 @@ def test_browser_and_video_show_the_same_pixels(walk_seen, camera, tmp_path):
     assert len(frames) == f_last + 1
     for png, f in zip(got["shots"]["left"], got["frames"]["left"]):
         diff = compare(png_rgb(png), frames[f])
-        assert diff.mean() < 3.0, (f, diff.mean())  # H.264 at its default quality
+        assert diff.mean() < 3.0, (f, diff.mean())  # H.264 at its default quality; measured 1.4-2.1
 
 
 def test_without_webgl_the_page_says_so(browser, live):

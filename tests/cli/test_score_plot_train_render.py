@@ -154,6 +154,15 @@ def test_render_start_past_the_end_names_the_clip_length(tmp_path, clip, capsys,
     assert sorted(p.name for p in tmp_path.iterdir()) == ["good.bvh"]
 
 
+def test_render_without_chromium_says_how_to_get_it(tmp_path, clip, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("EVALKIT_CHROMIUM", str(tmp_path / "no-such-chromium"))
+    refused(capsys, ["render", str(clip), "-o", "v.mp4", "--end", "0.2", "--quiet"],
+            "cannot start chromium")
+    refused(capsys, ["render", str(clip), "-o", "p.png", "--at", "0.2"], "apt-get install chromium")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["good.bvh"]
+
+
 def test_render_writes_a_still_and_a_strip(tmp_path, clip, capsys):
     """--at: one pose as PNG (the body drawn); --strip: the poses side by side, labelled."""
     import numpy as np

@@ -20,7 +20,7 @@ window.evalkitRender = {
     width = opts.width; height = opts.height;
     var canvas = document.getElementById("stage");
     canvas.style.width = width + "px"; canvas.style.height = height + "px";
-    if (stage) { stage.renderer.dispose(); canvas = canvas.cloneNode(false); document.getElementById("stage").replaceWith(canvas); }
+    if (stage) { stage.renderer.dispose(); stage.renderer.forceContextLoss(); canvas = canvas.cloneNode(false); document.getElementById("stage").replaceWith(canvas); }
     stage = new Stage(canvas, { color: opts.color, background: opts.background, pixelRatio: 1, antialias: !!opts.antialias });
     var clips = [clip].concat(opts.fit || []);
     clips.forEach(function (c) { c._path = smoothPath(c); });

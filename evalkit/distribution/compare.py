@@ -120,7 +120,19 @@ def _score_columns(feats: Sequence[ClipFeatures]) -> list[str]:
 
 def summarise(feats: Sequence[ClipFeatures], system_names: Sequence[str], ext: Extractor, n_boot: int = 500,
               seed: int = 0, audio: str | None = None, score: bool = True) -> Comparison:
-    """The comparison from already extracted clip features (see :func:`compare`)."""
+    """The comparison from already extracted clip features (see :func:`compare`).
+
+    Runs on one BLAS thread: the many small eigendecompositions of the bootstrap are fastest so
+    (multi-threaded LAPACK on 32-dimensional matrices only adds overhead, and on a busy machine a
+    lot of it), and the numbers do not depend on the thread count.
+    """
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(1):
+        return _summarise(feats, system_names, ext, n_boot, seed, audio, score)
+
+
+def _summarise(feats, system_names, ext, n_boot, seed, audio, score) -> Comparison:
     import pandas as pd
 
     groups: dict[str, list[ClipFeatures]] = {REFERENCE: []}

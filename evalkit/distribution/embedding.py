@@ -91,6 +91,27 @@ class TrainingSettings:
     seed: int = 0
     train_stride: int = 2
     augment: str = "mirror"
+    inputs: str = "positions+velocities+accelerations"
+
+
+#: Input representations of a window (``TrainingSettings.inputs``).
+INPUTS = ("positions", "positions+velocities", "positions+velocities+accelerations")
+
+
+def input_features(windows: np.ndarray, inputs: str) -> np.ndarray:
+    """Network input ``(n, D)`` of normalised windows ``(n, window, joints, 3)``: the flattened
+    positions, and for ``positions+velocities`` also the frame-to-frame displacements (so that
+    high-frequency errors such as jitter, which barely move positions, weigh in the embedding)."""
+    w = np.asarray(windows, float)
+    x = w.reshape(len(w), -1)
+    if inputs == "positions":
+        return x
+    if inputs == "positions+velocities":
+        return np.concatenate([x, np.diff(w, axis=1).reshape(len(w), -1)], axis=1)
+    if inputs == "positions+velocities+accelerations":
+        return np.concatenate([x, np.diff(w, axis=1).reshape(len(w), -1),
+                               np.diff(w, n=2, axis=1).reshape(len(w), -1)], axis=1)
+    raise InputError(f"unknown extractor inputs {inputs!r}; expected one of {', '.join(INPUTS)}")
 
 
 def _canon(obj: Any) -> str:
@@ -133,7 +154,7 @@ class Extractor:
     """A trained FGD extractor: weights plus card.
 
     Attributes:
-        weights: ``mu`` (input mean), ``scale`` (input scale, 1 value), ``W1, b1, W2, b2`` (encoder),
+        weights: ``mu`` and ``scale`` (per-input standardisation), ``W1, b1, W2, b2`` (encoder),
             ``W3, b3, W4, b4`` (decoder), float32.
         card: the card (``format``, ``protocol``, ``protocol_hash``, ``weights_sha256``,
             ``extractor_hash``, ``training``).
@@ -161,18 +182,26 @@ class Extractor:
     def _params(self) -> dict[str, np.ndarray]:
         return {k: np.asarray(v, np.float64) for k, v in self.weights.items()}
 
+    @property
+    def inputs(self) -> str:
+        return str(self.card["protocol"]["training"].get("inputs", "positions"))
+
+    def _standardised(self, windows: np.ndarray, w: Mapping[str, np.ndarray]) -> np.ndarray:
+        x = input_features(windows, self.inputs)
+        if x.shape[1] != w["W1"].shape[0]:
+            raise InputError(f"windows give {x.shape[1]} inputs, the extractor expects {w['W1'].shape[0]}")
+        return (x - w["mu"]) / w["scale"]
+
     def encode(self, windows: np.ndarray) -> np.ndarray:
         """Embeddings ``(n, latent)`` of normalised windows ``(n, window, joints, 3)``."""
         w = self._params()
-        x = (np.asarray(windows, float).reshape(len(windows), -1) - w["mu"]) / w["scale"][0]
-        if x.shape[1] != w["W1"].shape[0]:
-            raise InputError(f"windows have {x.shape[1]} values, the extractor expects {w['W1'].shape[0]}")
+        x = self._standardised(windows, w)
         return np.tanh(x @ w["W1"] + w["b1"]) @ w["W2"] + w["b2"]
 
     def reconstruction_error(self, windows: np.ndarray) -> float:
         """Mean squared reconstruction error (standardised units) of ``windows``."""
         w = self._params()
-        x = (np.asarray(windows, float).reshape(len(windows), -1) - w["mu"]) / w["scale"][0]
+        x = self._standardised(windows, w)
         z = np.tanh(x @ w["W1"] + w["b1"]) @ w["W2"] + w["b2"]
         y = np.tanh(z @ w["W3"] + w["b3"]) @ w["W4"] + w["b4"]
         return float(((y - x) ** 2).mean())
@@ -401,15 +430,18 @@ def train_extractor(files: Iterable[str | os.PathLike], protocol: WindowProtocol
     if len(win) < 2:
         raise InputError(f"fewer than 2 training windows of {protocol.window} frames at {protocol.fps:g} fps in "
                          f"{len(files)} file(s); use longer clips or a shorter --window")
-    x = win.reshape(len(win), -1)
+    if settings.inputs not in INPUTS:
+        raise InputError(f"unknown extractor inputs {settings.inputs!r}; expected one of {', '.join(INPUTS)}")
+    x = input_features(win, settings.inputs)
     mu = x.mean(axis=0)
-    scale = float(x.std()) or 1.0
+    sd = x.std(axis=0)
+    scale = np.maximum(sd, 1e-3 * float(sd.max()) + 1e-12)  # a constant input (the origin) is not amplified
     xs = (x - mu) / scale
     with threadpool_limits(1):
         params, losses = _adam_train(xs, settings, progress)
     weights = {k: v.astype(np.float32) for k, v in params.items()}
     weights["mu"] = mu.astype(np.float32)
-    weights["scale"] = np.array([scale], dtype=np.float32)
+    weights["scale"] = scale.astype(np.float32)
     proto = {
         "comparison": protocol.to_dict(),
         "training": asdict(settings),

@@ -1,0 +1,266 @@
+"""Validity study of the distribution metrics on real capture held out of the extractor's training.
+
+The shipped FGD extractor was trained on the bundled CMU clips only; this study uses the real
+capture in ../shared/data/mocap that is not among them (Bandai Namco walks/runs in styles,
+Reallusion retargets of CMU subjects 02/07, CMU 11_01 and 131_02; files whose bytes match a
+training file are dropped). The pool is split (seeded) into a reference half R and a test half T.
+
+1. Degradations of T (corruptions of evalkit.models.corruptions: jitter, foot skate, time warp,
+   freezing) at severities 0.25, 0.5, 0.75, 1.0, each clip with its own seed: every distance of T
+   against R per level, with bootstrap intervals; is it monotonic?
+2. Real vs real: unedited T against R, and the null distribution of each distance between two
+   random halves of the pool (100 splits): is unedited T inside the null's 95 % range?
+3. Motion graphs: SMG and BPMG transitions synthesised from T's Bandai clips (one rig), against
+   R, beside the unedited sources and the sources corrupted at severity 0.5 (mixed types).
+4. Across all conditions: Spearman correlations of each distance with the shipped discriminator's
+   mean naturalness and with the means of evalkit score's per-clip metrics.
+
+    python bench/study_distribution_validity.py --out docs/distribution-validity
+
+Writes ``levels.csv``, ``null.csv``, ``graphs.csv``, ``correlations.csv`` and ``summary.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "mocap"
+METRICS = ("fgd", "fgd_raw", "fid_k", "fid_g", "pfc")
+KINDS = {"jitter": {"mode": "clip"}, "foot_skate": {}, "time_warp": {}, "freeze": {}}
+LEVELS = (0.25, 0.5, 0.75, 1.0)
+
+
+def held_out_files(shared: Path) -> list[Path]:
+    from evalkit.distribution.embedding import _file_hash, load_extractor
+
+    trained = {d["sha256"] for d in load_extractor().card["protocol"]["data"]}
+    trained_names = {d["name"].split(".")[0].split("-")[0] for d in load_extractor().card["protocol"]["data"]}
+    files = sorted(f for f in (shared / "bandai-namco-1").glob("*.bvh") if "_normal_" not in f.name)
+    files += sorted((shared / "cmu-reallusion").glob("*.bvh"))
+    files += [f for f in sorted((shared / "cmu-asfamc").glob("*.amc")) + sorted((shared / "cmu-bvh").glob("*.bvh"))]
+    keep = []
+    for f in files:
+        if _file_hash(f) in trained or (f.parent.name.startswith("cmu-") and f.stem.split("-")[0] in trained_names):
+            continue
+        keep.append(f)
+    return keep
+
+
+def _md(df, index: bool = False) -> str:
+    """A pandas DataFrame as a Markdown table (no tabulate dependency)."""
+    d = df.reset_index() if index else df
+    fmt = (lambda v: f"{v:.4g}" if isinstance(v, (float, np.floating)) else str(v))
+    head = "| " + " | ".join(map(str, d.columns)) + " |"
+    sep = "|" + "|".join("---" for _ in d.columns) + "|"
+    return "\n".join([head, sep] + ["| " + " | ".join(fmt(v) for v in r) + " |" for r in d.itertuples(index=False)])
+
+
+def naturalness(motions) -> float:
+    from evalkit.errors import EvalkitError
+    from evalkit.models.discriminator import score_motion
+    from evalkit.models.training import load_model
+
+    model, _ = load_model(None)
+    vals = []
+    for m in motions:
+        try:
+            vals.append(score_motion(model, m).naturalness)
+        except EvalkitError:
+            pass
+    return float(np.mean(vals)) if vals else float("nan")
+
+
+def kinetic_bug_effect(R, T, jittered, fps: float) -> dict:
+    """FID_k and Div_k of T (and of jittered T) against R, kinetic features computed with the
+    public code's ``p[t] - p[t-1] / dt`` (restated loop in bench_kinetic.py) and fixed."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from bench_kinetic import kinetic_features_loop
+
+    from evalkit.distribution.diversity import diversity, reference_scaler
+    from evalkit.distribution.frechet import frechet_from_features
+    from evalkit.distribution.windows import canonical_positions
+
+    def feats(ms, bug):
+        out = []
+        for m in ms:
+            pos, _, _ = canonical_positions(m, fps)
+            out.append(kinetic_features_loop(pos, fps, precedence_bug=bug).ravel())
+        return np.array(out)
+
+    res = {}
+    for bug in (False, True):
+        r, t, j = feats(R, bug), feats(T, bug), feats(jittered, bug)
+        mean, scale = reference_scaler(r)
+        z = lambda x: (x - mean) / scale  # noqa: E731
+        key = "public code (bug)" if bug else "evalkit (fixed)"
+        res[key] = {"fid_k unedited": frechet_from_features(z(t), z(r)),
+                    "fid_k jitter@0.5": frechet_from_features(z(j), z(r)),
+                    "div_k unedited": diversity(z(t)), "div_k reference": diversity(z(r)),
+                    "energy_expenditure median m/s^2": float(np.median(t.reshape(len(t), -1, 3)[:, :, 2]))}
+    return res
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", default="docs/distribution-validity")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--null-splits", type=int, default=100)
+    ap.add_argument("--bootstrap", type=int, default=200)
+    a = ap.parse_args()
+
+    import pandas as pd
+    from scipy.stats import spearmanr
+
+    from evalkit.distribution.compare import summarise
+    from evalkit.distribution.embedding import load_extractor
+    from evalkit.distribution.extract import ExtractOptions, features_of_motions
+    from evalkit.distribution.metrics import ClipSet, half_split, set_metrics
+    from evalkit.models.corruptions import corrupt
+    from evalkit.motion import load_motion
+
+    t0 = time.time()
+    out = Path(a.out)
+    out.mkdir(parents=True, exist_ok=True)
+    files = held_out_files(SHARED)
+    motions = [load_motion(f) for f in files]
+    for m, f in zip(motions, files):
+        object.__setattr__(m, "name", f"{f.parent.name}/{f.stem}")
+    ext = load_extractor()
+    opts = ExtractOptions(extractor=ext, score=True)
+    r_idx, t_idx = half_split(len(motions), a.seed)
+    R = [motions[i] for i in r_idx]
+    T = [motions[i] for i in t_idx]
+    print(f"{len(files)} held-out clips: reference {len(R)}, test {len(T)}", flush=True)
+    ref = ClipSet(features_of_motions(R, "ref", opts))
+
+    conditions: dict[str, list] = {"unedited": T}
+    for kind, kw in KINDS.items():
+        for s in LEVELS:
+            conditions[f"{kind}@{s}"] = [corrupt(m, kind, s, seed=i, **kw).motion for i, m in enumerate(T)]
+
+    rows = []
+    score_cols: list[str] = []
+    for name, ms in conditions.items():
+        feats = features_of_motions(ms, name, opts)
+        if not score_cols:
+            score_cols = [k for k in feats[0].scores if not k.startswith("beat")]
+        row = {"condition": name, **set_metrics(ClipSet(feats), ref, a.bootstrap, a.seed, score_cols),
+               "naturalness": naturalness(ms)}
+        rows.append(row)
+        print(f"{name:18s} " + " ".join(f"{k}={row[k]:.4g}" for k in METRICS) + f" nat={row['naturalness']:.3f}",
+              flush=True)
+    levels = pd.DataFrame(rows)
+    levels.to_csv(out / "levels.csv", index=False)
+
+    # monotonicity per degradation and metric (level 0 = unedited)
+    mono = []
+    base = levels.set_index("condition").loc["unedited"]
+    for kind in KINDS:
+        sub = levels[levels["condition"].str.startswith(kind + "@")]
+        for m in METRICS:
+            seq = [base[m]] + list(sub[m])
+            mono.append({"degradation": kind, "metric": m, "values": " < ".join(f"{v:.4g}" for v in seq),
+                         "strictly_increasing": bool(all(y > x for x, y in zip(seq, seq[1:])))})
+    mono = pd.DataFrame(mono)
+    mono.to_csv(out / "monotonic.csv", index=False)
+
+    # real-vs-real null: distances between random halves of the whole pool
+    pool = ClipSet(features_of_motions(motions, "pool", ExtractOptions(extractor=ext, score=False)))
+    null = []
+    for k in range(a.null_splits):
+        ia, ib = half_split(pool.n, 1000 + k)
+        r = set_metrics(pool.subset(ia), pool.subset(ib), 0, k)
+        null.append({m: r[m] for m in METRICS})
+    null = pd.DataFrame(null)
+    null.to_csv(out / "null.csv", index=False)
+    inside = {m: {"unedited": float(base[m]), "null_2.5%": float(null[m].quantile(0.025)),
+                  "null_97.5%": float(null[m].quantile(0.975)),
+                  "percentile_of_unedited": float((null[m] < base[m]).mean() * 100),
+                  "inside": bool(null[m].quantile(0.025) <= base[m] <= null[m].quantile(0.975))} for m in METRICS}
+
+    # motion graphs on T's Bandai clips (one rig)
+    from evalkit.synth import build_bpmg, build_smg, synthesize_transition
+
+    bandai = [m for m in T if m.name.startswith("bandai")]
+    loco = [m for m in bandai if any(w in m.name for w in ("_walk_", "_run_", "_dash_"))][:6]
+    graph_rows = []
+    if len(loco) >= 2:
+        src_names = [m.name.split("/")[-1] for m in loco]
+        named = [m.with_(name=n) for m, n in zip(loco, src_names)]
+        smg = build_smg(named, fps=30.0)
+        bpmg = build_bpmg(smg.clipset, fps=30.0)
+        outs: dict[str, list] = {"SMG": [], "BPMG": []}
+        for gname, g in (("SMG", smg), ("BPMG", bpmg)):
+            for i, x in enumerate(src_names):
+                for j, y in enumerate(src_names):
+                    if i == j:
+                        continue
+                    try:
+                        mo, _ = synthesize_transition(g, x, y, request_time_s=1.0, skate=False)
+                        outs[gname].append(mo)
+                    except Exception as exc:  # noqa: BLE001 - a pair without a transition is skipped
+                        print(f"{gname} {x}->{y}: {exc}", flush=True)
+        mixed = [corrupt(m, list(KINDS)[i % 4], 0.5, seed=i, **KINDS[list(KINDS)[i % 4]]).motion
+                 for i, m in enumerate(loco)]
+        for name, ms in (("unedited sources", loco), ("SMG", outs["SMG"]), ("BPMG", outs["BPMG"]),
+                         ("corrupted sources (0.5, mixed)", mixed)):
+            if len(ms) < 2:
+                continue
+            feats = features_of_motions(ms, name, opts)
+            r = set_metrics(ClipSet(feats), ref, a.bootstrap, a.seed, score_cols)
+            graph_rows.append({"system": name, "n_clips": len(ms), **{k: r[k] for k in r if not k.startswith("mean_")},
+                               "naturalness": naturalness(ms)})
+            print(f"{name:32s} n={len(ms)} " + " ".join(f"{k}={r[k]:.4g}" for k in METRICS), flush=True)
+    graphs = pd.DataFrame(graph_rows)
+    graphs.to_csv(out / "graphs.csv", index=False)
+
+    # correlations across conditions
+    allrows = pd.concat([levels.assign(source="levels"), graphs.rename(columns={"system": "condition"})
+                         .assign(source="graphs")], ignore_index=True)
+    others = ["naturalness"] + [c for c in levels.columns if c.startswith("mean_") and not c.endswith(("_low", "_high"))]
+    corr = []
+    for m in METRICS:
+        for o in others:
+            if o not in allrows:
+                continue
+            x, y = allrows[m].to_numpy(float), allrows[o].to_numpy(float)
+            ok = np.isfinite(x) & np.isfinite(y)
+            if ok.sum() >= 5 and np.ptp(y[ok]) > 0:
+                rho, p = spearmanr(x[ok], y[ok])
+                corr.append({"distance": m, "against": o, "spearman_rho": rho, "p": p, "n_conditions": int(ok.sum())})
+    corr = pd.DataFrame(corr)
+    corr.to_csv(out / "correlations.csv", index=False)
+
+    # the public kinetic code's precedence bug: FID_k / Div_k with it and without it
+    bug = kinetic_bug_effect(R, T, conditions["jitter@0.5"], ext.window_protocol.fps)
+    print("kinetic precedence bug:", bug, flush=True)
+
+    summary = {"kinetic_precedence_bug": bug, "held_out_files": [str(f.relative_to(SHARED)) for f in files], "reference": len(R), "test": len(T),
+               "extractor_hash": ext.extractor_hash, "real_vs_real": inside, "seconds": round(time.time() - t0, 1)}
+    (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
+    lines = ["# Validity study (generated by bench/study_distribution_validity.py)", "",
+             f"{len(files)} held-out clips, reference {len(R)}, test {len(T)}; extractor {ext.extractor_hash}.", "",
+             "## Monotonic growth with degradation (level 0 = unedited)", "", _md(mono), "",
+             "## Real vs real inside its null (100 random half splits of the pool)", "",
+             _md(pd.DataFrame(inside).T, index=True), "", "## Motion graphs", "",
+             _md(graphs[["system", "n_clips"] + [m for m in METRICS] + ["naturalness"]])
+             if len(graphs) else "(no graph outputs)", "",
+             "## FID_k / Div_k with the public code's precedence bug", "", json.dumps(bug, indent=1), "",
+             "## Spearman correlations across conditions", "",
+             _md(corr.pivot(index="against", columns="distance", values="spearman_rho").round(2), index=True)
+             if len(corr) else "", ""]
+    (out / "summary.md").write_text("\n".join(lines))
+    print("\n".join(lines))
+    print(f"done in {time.time() - t0:.0f} s -> {out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -105,8 +105,8 @@ def bench_scale(clips: int, ref_clips: int, jobs: int, score: bool, boot: int) -
 
     with tempfile.TemporaryDirectory() as tmp:
         t = time.perf_counter()
-        sys_files = make_clips(Path(tmp) / "sys", clips, seed=1)
-        ref_files = make_clips(Path(tmp) / "ref", ref_clips, seed=2)
+        make_clips(Path(tmp) / "sys", clips, seed=1)
+        make_clips(Path(tmp) / "ref", ref_clips, seed=2)
         print(f"made {clips} + {ref_clips} clips of 10 s at 30 fps in {time.perf_counter() - t:.1f} s (not timed below)")
         t = time.perf_counter()
         res = compare([Path(tmp) / "ref"], {"sys": [Path(tmp) / "sys"]}, jobs=jobs, n_boot=boot, score=score,

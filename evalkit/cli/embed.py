@@ -135,6 +135,6 @@ def run_info(args: argparse.Namespace) -> int:
           f"hidden {tr['hidden']}, latent {tr['latent']}, training stride {tr['train_stride']}, augment {tr['augment']}")
     print(f"data            {len(p['data'])} file(s), {p['n_training_windows']} windows: "
           + ", ".join(d["name"] for d in p["data"]))
-    print(f"versions        " + ", ".join(f"{k} {v}" for k, v in p["versions"].items()))
+    print("versions        " + ", ".join(f"{k} {v}" for k, v in p["versions"].items()))
     print(f"final loss      {card['final_loss']:.4g}")
     return 0

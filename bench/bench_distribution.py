@@ -109,14 +109,19 @@ def bench_scale(clips: int, ref_clips: int, jobs: int, score: bool, boot: int) -
         make_clips(Path(tmp) / "ref", ref_clips, seed=2)
         print(f"made {clips} + {ref_clips} clips of 10 s at 30 fps in {time.perf_counter() - t:.1f} s (not timed below)")
         t = time.perf_counter()
+        cpu = time.process_time()
         res = compare([Path(tmp) / "ref"], {"sys": [Path(tmp) / "sys"]}, jobs=jobs, n_boot=boot, score=score,
                       progress=False)
         wall = time.perf_counter() - t
+        cpu = time.process_time() - cpu
     row = res.table.iloc[0]
     print(f"compare: {clips} system clips vs {ref_clips} reference clips, jobs={jobs}, score metrics={score}, "
           f"bootstrap={boot}: {wall:.1f} s wall ({os.cpu_count()} cores, load average "
           f"{os.getloadavg()[0]:.1f}); fgd {row['fgd']:.3g} [{row['fgd_ci_low']:.3g}, {row['fgd_ci_high']:.3g}], "
           f"{int(row['n_windows'])} windows")
+    if jobs == 1:  # all work in this process: its CPU time is what an idle machine would need
+        print(f"  CPU time of this process: {cpu:.1f} s = {cpu / (clips + ref_clips) * 1e3:.1f} ms per clip; "
+              f"on 2 idle cores about {cpu / 2:.1f} s for these {clips + ref_clips} clips")
 
 
 def main() -> None:

@@ -10,7 +10,7 @@ from evalkit.cli.common import add_load_options, load_kwargs
 
 EPILOG = """\
 examples:
-  # the shipped default extractor, byte for byte on one machine (about 1-2 minutes on 2 cores)
+  # the shipped default extractor, byte for byte on one machine (about a minute of CPU time)
   evalkit embed train evalkit/data/samples/cmu --out evalkit/distribution/default_extractor
 
   # an extractor for 64-frame windows at 30 fps (GENEA 2022 also used 30/60/90-frame chunks)

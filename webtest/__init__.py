@@ -8,7 +8,8 @@ Library entry points: :func:`create_app` (the Flask app factory) and :func:`prep
 (validate ``study.yaml`` and precompute stimulus JSON, e.g. for ``evalkit study build``).
 """
 
-from webtest.app import PreparedStudy, create_app, prepare_study
+from webtest.app import create_app, prepare_study
+from webtest.state import PreparedStudy
 from webtest.config import WebtestConfig
 from webtest.scales import SCALES, Scale, get_scale, signed_score
 from webtest.study import Study, load_study

@@ -22,10 +22,10 @@ from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 from werkzeug.security import check_password_hash
 
-from webtest.app import StudyState, state
+from webtest.state import StudyState, state
 from webtest.design import balance_report
 from webtest.export import cells_table, cmos_summary, mos_summary, participants_table, ratings_long
-from webtest.models import LoginFailure
+from webtest.tables import LoginFailure
 
 bp = Blueprint("admin", __name__)
 

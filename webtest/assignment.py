@@ -22,7 +22,7 @@ from sqlalchemy import and_, or_, select, update
 from sqlalchemy.orm import Session
 
 from webtest.design import cell_from_json
-from webtest.models import Assignment, Cell, Participant, Trial
+from webtest.tables import Assignment, Cell, Participant, Trial
 from webtest.stimuli import PreparedStimulus
 from webtest.study import Study
 

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from sqlalchemy import select, text
 
 from webtest.db import RATINGS_COLUMNS, Database
-from webtest.models import Cell, Participant
+from webtest.tables import Cell, Participant
 
 if TYPE_CHECKING:  # pandas and scipy load on first use (server workers start faster)
     import pandas as pd

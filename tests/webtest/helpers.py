@@ -106,3 +106,13 @@ class Participant:
         return done
 
 
+
+
+STIM_RE = re.compile(r'id="stim-(left|right)"[^>]*data-src="([^"]*)"[^>]*data-audio="([^"]*)"')
+
+
+def stimulus_urls(html: str) -> dict[str, tuple[str, str]]:
+    """side -> (stimulus URL, audio URL or '') of a trial page, as the page's player reads them."""
+    found = {side: (src, audio) for side, src, audio in STIM_RE.findall(html)}
+    assert set(found) == {"left", "right"}, "trial page without both stimuli"
+    return found

@@ -291,7 +291,7 @@ def test_video_audio_and_motion_with_audio_play_through(browser, media_study, tm
         assert not errors, errors
         from sqlalchemy import select
 
-        from webtest.models import Answer
+        from webtest.tables import Answer
 
         with app.extensions["webtest"].db.session() as s:
             answers = s.execute(select(Answer)).scalars().all()

@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 from sqlalchemy import select, update
 
-from tests.webtest.helpers import ADMIN_PASSWORD, Participant, csrf
+from tests.webtest.helpers import ADMIN_PASSWORD, Participant, csrf, stimulus_urls
 from webtest.db import RATINGS_COLUMNS
-from webtest.models import Answer, Cell, Participant as PRow, Trial
+from webtest.tables import Answer, Cell, Participant as PRow, Trial
 
 PROLIFIC = "?PROLIFIC_PID=5f1a2b3c4d5e6f7a8b9c0d1e&STUDY_ID=60aabbccddeeff0011223344&SESSION_ID=61aabbccddeeff0011223344"
 MTURK = "?workerId=A1B2C3D4E5F6G7&assignmentId=3ABCDEFGHIJKLMNOPQRST&hitId=3HITHITHITHITHIT&turkSubmitTo=https://workersandbox.mturk.com"
@@ -170,7 +170,9 @@ def test_trial_page_content_and_redirects(app):
     assert 'id="next"' in html and "disabled" in html.split('id="next"')[1].split(">")[0]
     assert 'aria-keyshortcuts="A"' in html and 'role="progressbar"' in html and "<progress" in html
     assert "Comparison 1 of 2" in html
-    assert _trials(app, _pid(c, app))[0].served_at is not None
+    with c.session_transaction() as sess:  # shown at: in the signed cookie, not a database write
+        assert sess["sv:mini"][0] == 1 and abs(sess["sv:mini"][1] - time.time()) < 60
+    assert _trials(app, _pid(c, app))[0].served_at is None
     assert p.answer(1, 1).status_code == 200
     assert c.get("/trial/1").location == "/trial/2"  # answered trials are not shown again
 
@@ -198,22 +200,54 @@ def test_trial_page_has_one_counter_and_the_study_camera(make_study, app_factory
     assert seen == [("Practice 1 of 1", "0% done"), ("Comparison 1 of 2", "33% done"), ("Comparison 2 of 2", "67% done")]
 
 
-def test_stimulus_routes_serve_own_trial_sides(app):
+def test_stimuli_are_served_by_content_addressed_immutable_urls(app):
     c = app.test_client()
     p = Participant(c)
     p.to_trials({})
     t1 = _trials(app, _pid(c, app))[0]
     stim = _st(app).stimuli
+    urls = stimulus_urls(p.show(1).get_data(as_text=True))
     for side, sid in (("left", t1.stim_left), ("right", t1.stim_right)):
-        r = c.get(f"/trial/1/stimulus/{side}")
+        src, audio = urls[side]
+        assert src.startswith("/stimulus/") and src.endswith(".json") and audio == ""
+        name = src.rsplit("/", 1)[1][:-5]
+        assert len(name) == 32 and sid not in src and t1.system_a not in src  # nothing says which system
+        r = c.get(src)
         assert r.status_code == 200 and r.mimetype == "application/json"
         assert r.get_json() == json.loads(stim[sid].path.read_text())
-        assert "private" in r.headers["Cache-Control"]
-    assert c.get("/trial/1/stimulus/middle").status_code == 404
-    assert c.get("/trial/2/stimulus/left").status_code == 404  # no peeking ahead
-    assert c.get("/trial/9/stimulus/left").status_code == 404
-    assert c.get("/trial/1/audio/left").status_code == 404  # no audio in this study
-    assert app.test_client().get("/trial/1/stimulus/left").status_code == 404  # nobody
+        assert r.headers["Cache-Control"] == "private, max-age=31536000, immutable"
+        assert app.test_client().get(src).status_code == 200  # no database, no cookie needed
+    # the name is an HMAC of the content under the app's secret: the same bytes, another
+    # secret, another name (nobody can compute a name from a file without the key)
+    from webtest.stimuli import stimulus_names
+
+    st = _st(app)
+    digests = {sid: "x" for sid in stim}
+    assert stimulus_names(stim, digests, "k1")[0] != stimulus_names(stim, digests, "k2")[0]
+    assert set(st.stimulus_files) == {n["file"] for n in st.stimulus_urls.values()}
+    # not listable, not guessable
+    for path in ("/stimulus/", "/stimulus", f"/stimulus/{'0' * 32}.json", "/stimulus/..%2Fstudy.yaml"):
+        assert c.get(path).status_code == 404, path
+    assert c.get("/trial/1/stimulus/left").status_code == 404  # the old per-trial routes are gone
+
+
+def test_a_stimulus_costs_no_database_statement(app):
+    from sqlalchemy import event
+
+    c = app.test_client()
+    p = Participant(c)
+    p.to_trials({})
+    src, _ = stimulus_urls(p.show(1).get_data(as_text=True))["left"]
+    seen = []
+    engine = _st(app).db.engine
+    listener = lambda *a: seen.append(a[2])  # noqa: E731
+    event.listen(engine, "before_cursor_execute", listener)
+    try:
+        assert c.get(src).status_code == 200
+        assert p.show(1).status_code == 200  # the trial page: reads only
+    finally:
+        event.remove(engine, "before_cursor_execute", listener)
+    assert len(seen) == 2 and all(sql.lstrip().upper().startswith("SELECT") for sql in seen), seen
 
 
 @pytest.mark.parametrize("n", ["99999999999999999999999", str(2**63), str(2**31)])
@@ -222,8 +256,7 @@ def test_huge_trial_numbers_are_not_found(app, n):
     p = Participant(c)
     p.to_trials({})
     p.show(1)
-    for path in (f"/trial/{n}", f"/trial/{n}/stimulus/left", f"/trial/{n}/audio/right"):
-        assert c.get(path).status_code == 404, path
+    assert c.get(f"/trial/{n}").status_code == 404
     r = c.post(f"/trial/{n}", json={"answer": 1}, headers={"X-CSRFToken": p.token})
     assert r.status_code == 404 and r.get_json()["ok"] is False
     assert p.answer(1, 1).status_code == 200  # the participant is unaffected
@@ -235,10 +268,13 @@ def test_motion_audio_route(make_study, app_factory):
     stimuli = [dict(s, audio="sample:speech/LJ001-0001.wav") for s in BASE_STUDY["stimuli"]]
     app = app_factory(make_study(stimuli=stimuli))
     c = app.test_client()
-    Participant(c).to_trials({})
-    r = c.get("/trial/1/audio/left")
+    p = Participant(c)
+    p.to_trials({})
+    _, audio = stimulus_urls(p.show(1).get_data(as_text=True))["left"]
+    assert audio.startswith("/stimulus/") and audio.endswith(".wav")
+    r = c.get(audio)
     assert r.status_code == 200 and r.mimetype.startswith("audio/") and r.data[:4] == b"RIFF"
-    r = c.get("/trial/1/audio/left", headers={"Range": "bytes=0-99"})
+    r = c.get(audio, headers={"Range": "bytes=0-99"})
     assert r.status_code == 206 and len(r.data) == 100  # seekable media
 
 

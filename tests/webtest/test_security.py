@@ -8,7 +8,7 @@ from sqlalchemy import select
 
 from evalkit.errors import ConfigError
 from tests.webtest.helpers import ADMIN_PASSWORD, BASE_STUDY, Participant, csrf
-from webtest.models import Answer, LoginFailure, Trial
+from webtest.tables import Answer, LoginFailure, Trial
 
 
 @pytest.fixture
@@ -71,9 +71,11 @@ def test_participant_reads_and_answers_only_their_own_trials(app):
         ta = s.execute(select(Trial).where(Trial.participant_id == ida, Trial.position == 1)).scalar_one()
         tb = s.execute(select(Trial).where(Trial.participant_id == idb, Trial.position == 1)).scalar_one()
     st = app.extensions["webtest"]
-    # the same URL gives each participant their own stimuli (cells differ in sides)
-    assert a.get("/trial/1/stimulus/left").get_json() == pa_json(st, ta.stim_left)
-    assert b.get("/trial/1/stimulus/left").get_json() == pa_json(st, tb.stim_left)
+    # each participant's page names their own stimuli (cells differ in sides)
+    from tests.webtest.helpers import stimulus_urls
+
+    assert a.get(stimulus_urls(pa.show(1).get_data(as_text=True))["left"][0]).get_json() == pa_json(st, ta.stim_left)
+    assert b.get(stimulus_urls(pb.show(1).get_data(as_text=True))["left"][0]).get_json() == pa_json(st, tb.stim_left)
     # A answers: only A's trial gets an answer, B's stays open
     pa.show(1)
     assert pa.answer(1, 3).status_code == 200
@@ -109,7 +111,7 @@ def test_forged_identity_cookie_is_ignored(app):
     m = app.test_client()
     m.set_cookie("evalkit_session", forged)
     assert m.get("/trial").location == "/"
-    assert m.get("/trial/1/stimulus/left").status_code == 404
+    assert m.get("/trial/1").location == "/"
     # and a tampered valid cookie is rejected too
     good = b.get_cookie("evalkit_session").value
     m2 = app.test_client()

@@ -19,7 +19,7 @@ from webtest.answers import record_answer
 from webtest.assignment import claim_cell, holds_cell
 from webtest.db import RATINGS_COLUMNS, Database, init_schema
 from webtest.export import ratings_long
-from webtest.models import Answer, Assignment, Cell, Participant, Trial
+from webtest.tables import Answer, Assignment, Cell, Participant, Trial
 
 
 def _state(app):

@@ -1,0 +1,79 @@
+"""Reading a participant's state and trials on the hot path: one SQL statement each.
+
+The trial page and the answer use SQLAlchemy Core (compiled statements are cached) rather than
+ORM objects: these are the requests every answer makes, and most of their database time was
+building ORM statements. Answers are stored strictly in order, so a participant's answered
+trials are always the positions ``1..k`` and the first unanswered trial is ``k + 1``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from sqlalchemy import func, select
+from sqlalchemy.engine import Row
+
+from webtest.tables import Answer, Cell, Participant, Trial
+
+P = Participant.__table__
+C = Cell.__table__
+T = Trial.__table__
+A = Answer.__table__
+
+_PARTICIPANT = (select(P.c.id, P.c.study_id, P.c.stage, P.c.status, P.c.cell_id, P.c.exclusion_reason,
+                       P.c.platform, C.c.participant_id.label("holder"))
+                .select_from(P.outerjoin(C, C.c.id == P.c.cell_id)))
+_TRIAL_COLUMNS = (T.c.id, T.c.position, T.c.kind, T.c.stim_a, T.c.stim_b, T.c.side_shown, T.c.expected,
+                  T.c.tolerance, T.c.ref_position, T.c.required_s, T.c.served_at, A.c.id.label("answer_id"))
+_TRIALS = select(*_TRIAL_COLUMNS).select_from(T.outerjoin(A, A.c.trial_id == T.c.id))
+
+
+def participant_state(db, participant_id: str, study_id: str) -> Row | None:
+    """The participant's ``id, study_id, stage, status, cell_id, exclusion_reason, platform`` and
+    ``holder`` (who holds their cell now), or ``None``. ``db``: a Connection or Session."""
+    return db.execute(_PARTICIPANT.where(P.c.id == participant_id, P.c.study_id == study_id)).first()
+
+
+def at_trials(row: Row | None) -> bool:
+    """Whether the participant may see and answer trials: active, at the trials, holding a cell."""
+    return (row is not None and row.status == "active" and row.stage == "trials"
+            and row.holder is not None and row.holder == row.id)
+
+
+def all_trials(db, participant_id: str) -> Sequence[Row]:
+    """Every trial of the participant in order, with ``answer_id`` (``None`` when unanswered)."""
+    return db.execute(_TRIALS.where(T.c.participant_id == participant_id).order_by(T.c.position)).all()
+
+
+def trials_around(db, participant_id: str, position: int) -> dict[int, Row]:
+    """The trials at ``position - 1``, ``position`` and ``position + 1`` by position."""
+    rows = db.execute(_TRIALS.where(T.c.participant_id == participant_id,
+                                    T.c.position.between(position - 1, position + 1))).all()
+    return {r.position: r for r in rows}
+
+
+def first_unanswered(db, participant_id: str) -> int | None:
+    """Position of the first trial without an answer (``None`` when all are answered)."""
+    answered = select(A.c.trial_id).where(A.c.participant_id == participant_id)
+    return db.execute(select(func.min(T.c.position)).where(
+        T.c.participant_id == participant_id, T.c.id.not_in(answered))).scalar_one_or_none()
+
+
+def current_position(trials: Sequence[Any]) -> int | None:
+    """First unanswered position in rows of :func:`all_trials` (``None``: all answered)."""
+    return next((t.position for t in trials if t.answer_id is None), None)
+
+
+def is_answered(db, participant_id: str, position: int) -> bool:
+    """Whether the participant's trial at ``position`` has a stored answer."""
+    return db.execute(select(A.c.id).join(T, T.c.id == A.c.trial_id).where(
+        T.c.participant_id == participant_id, T.c.position == position)).first() is not None
+
+
+def stim_left(trial) -> str:
+    """Stimulus id shown on the left (``side_shown`` is the side of system A)."""
+    return trial.stim_a if trial.side_shown == "left" else trial.stim_b
+
+
+def stim_right(trial) -> str:
+    return trial.stim_b if trial.side_shown == "left" else trial.stim_a

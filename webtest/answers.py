@@ -130,10 +130,11 @@ def parse_submission(raw, scale: Scale, client_time_s=None, events=None) -> Subm
 
 
 def check_flags(db, trial, participant_id: str, raw_answer: str, raw_value: float, score: float,
-                scale: Scale) -> list[str]:
+                scale: Scale, reference: dict | None = None) -> list[str]:
     """Flags of an answer to a check trial: ``check`` and ``check:<kind>``, plus ``check_failed``
     and ``<kind>_fail`` / ``repeat_inconsistent`` when it failed (the generic tokens are the
-    ones ``reports`` screens on). ``db`` is read only for a repeat trial (its reference answer)."""
+    ones ``reports`` screens on). A repeat trial's reference answer is taken from ``reference``
+    (rows by position with ``score``, e.g. from :func:`webtest.trials.trials_around`) or read."""
     if trial.kind in ("main", "training"):
         return []
     flags = ["check", f"check:{trial.kind}"]
@@ -148,7 +149,8 @@ def check_flags(db, trial, participant_id: str, raw_answer: str, raw_value: floa
         if not ok:
             flags.append("attention_fail")
     elif trial.kind == "repeat" and trial.ref_position is not None:
-        ref_score = db.execute(
+        ref = (reference or {}).get(trial.ref_position)
+        ref_score = ref.score if ref is not None else db.execute(
             select(A.c.score).join(T, T.c.id == A.c.trial_id)
             .where(T.c.participant_id == participant_id, T.c.position == trial.ref_position)
         ).scalar_one_or_none()
@@ -179,18 +181,26 @@ def exclusion_reason(db, participant_id: str, rules: Exclusion, completed: bool,
     """
     limits = _limits(rules)
     tokens = [t for t in previous.split(";") if t and not t.startswith(_MEDIAN)]
-    if new_flags is None or any(f in new_flags and limits[f] is not None for f in _COUNTED):
+    recount = new_flags is None or any(f in new_flags and limits[f] is not None for f in _COUNTED)
+    median = completed and rules.min_median_response_s is not None
+    if median:  # one read serves both rules
+        rows = db.execute(select(A.c.flags, A.c.response_time_s, T.c.kind).join(T, T.c.id == A.c.trial_id)
+                          .where(A.c.participant_id == participant_id)).all()
+    elif recount:
+        rows = db.execute(select(A.c.flags, A.c.response_time_s, A.c.scale).where(
+            A.c.participant_id == participant_id, A.c.flags.like("%check_failed%"))).all()
+    else:
+        return ";".join(tokens)
+    if recount:
         counts = dict.fromkeys(_COUNTED, 0)
-        for (flags,) in db.execute(select(A.c.flags).where(A.c.participant_id == participant_id,
-                                                           A.c.flags.like("%check_failed%"))):
+        for flags, _, _ in rows:
             for f in flags.split(";"):
                 if f in counts:
                     counts[f] += 1
         tokens = [f"{k}:{counts[k]}>{limit}" for k, limit in limits.items()
                   if limit is not None and counts[k] > limit]
-    if completed and rules.min_median_response_s is not None:
-        times = db.execute(select(A.c.response_time_s).join(T, T.c.id == A.c.trial_id).where(
-            A.c.participant_id == participant_id, T.c.kind != "training")).scalars().all()
+    if median:
+        times = [rt for _, rt, kind in rows if kind != "training"]
         if times and statistics.median(times) < rules.min_median_response_s:
             tokens.append(f"{_MEDIAN}{rules.min_median_response_s:g}")
     return ";".join(tokens)
@@ -250,7 +260,7 @@ def store_answer(db, participant, position: int, sub: Submission, scale: Scale, 
         db.rollback()
         return refused
     score = signed_score(sub.raw_value, trial.side_shown)  # type: ignore[arg-type]
-    flags = check_flags(db, trial, pid, sub.raw_answer, sub.raw_value, score, scale)
+    flags = check_flags(db, trial, pid, sub.raw_answer, sub.raw_value, score, scale, reference=trials)
     rating_a = rating_b = None
     if scale.kind == "absolute":  # "left|right" -> ratings of system_a and system_b
         left, right = (float(v) for v in sub.raw_answer.split("|"))

@@ -24,7 +24,8 @@ _PARTICIPANT = (select(P.c.id, P.c.study_id, P.c.stage, P.c.status, P.c.cell_id,
                        P.c.platform, C.c.participant_id.label("holder"))
                 .select_from(P.outerjoin(C, C.c.id == P.c.cell_id)))
 _TRIAL_COLUMNS = (T.c.id, T.c.position, T.c.kind, T.c.stim_a, T.c.stim_b, T.c.side_shown, T.c.expected,
-                  T.c.tolerance, T.c.ref_position, T.c.required_s, T.c.served_at, A.c.id.label("answer_id"))
+                  T.c.tolerance, T.c.ref_position, T.c.required_s, T.c.served_at, A.c.id.label("answer_id"),
+                  A.c.score)
 _TRIALS = select(*_TRIAL_COLUMNS).select_from(T.outerjoin(A, A.c.trial_id == T.c.id))
 
 
@@ -46,9 +47,12 @@ def all_trials(db, participant_id: str) -> Sequence[Row]:
 
 
 def trials_around(db, participant_id: str, position: int) -> dict[int, Row]:
-    """The trials at ``position - 1``, ``position`` and ``position + 1`` by position."""
+    """The trials at ``position - 1``, ``position`` and ``position + 1`` and, for a repeat
+    trial, the trial it repeats (with its answer's ``score``), by position."""
+    ref = (select(T.c.ref_position).where(T.c.participant_id == participant_id, T.c.position == position)
+           .scalar_subquery())
     rows = db.execute(_TRIALS.where(T.c.participant_id == participant_id,
-                                    T.c.position.between(position - 1, position + 1))).all()
+                                    T.c.position.between(position - 1, position + 1) | (T.c.position == ref))).all()
     return {r.position: r for r in rows}
 
 

@@ -652,3 +652,49 @@ def test_whole_flow_on_each_database(make_study, app_factory, db_url):
     assert len(rep) == 1
     # raw 1 on both sides-swapped showings gives opposite scores: inconsistent beyond tolerance 0
     assert "repeat_inconsistent" in rep["flags"].iloc[0]
+
+
+def test_an_answer_costs_at_most_eight_statements_and_one_commit(make_study, app_factory, db_url):
+    """Per answer (trial page, both stimuli, the answer) on SQLite and PostgreSQL, for every
+    trial of a longer study: the cost does not grow with the trials answered (exclusion rules
+    are updated incrementally)."""
+    from sqlalchemy import event
+
+    app = app_factory(make_study(training=[{"item": "walk", "systems": ["original", "jitter"]}],
+                                 quality={"gold": {"count": 2}, "attention": {"count": 3}, "repeat": {"count": 2}},
+                                 exclusion={"max_gold_failures": 5, "max_attention_failures": 5,
+                                            "max_repeat_inconsistencies": 5, "min_median_response_s": 0}), db_url)
+    c = app.test_client()
+    p = Participant(c)
+    p.to_trials({})
+    engine = _st(app).db.engine
+    counts = {"statements": 0, "commits": 0}
+
+    def statement(*_a):
+        counts["statements"] += 1
+
+    def commit(*_a):
+        counts["commits"] += 1
+
+    event.listen(engine, "before_cursor_execute", statement)
+    event.listen(engine, "commit", commit)
+    per_answer = []
+    try:
+        r = c.get("/trial")
+        while "/trial/" in (r.location or ""):
+            n = int(r.location.rsplit("/", 1)[1])
+            before = dict(counts)
+            page = p.show(n)
+            for src, audio in stimulus_urls(page.get_data(as_text=True)).values():
+                assert c.get(src).status_code == 200
+            assert p.answer(n, 0).status_code == 200
+            per_answer.append((counts["statements"] - before["statements"], counts["commits"] - before["commits"]))
+            r = c.get("/trial")
+    finally:
+        event.remove(engine, "before_cursor_execute", statement)
+        event.remove(engine, "commit", commit)
+    assert len(per_answer) >= 8
+    assert all(commits == 1 for _, commits in per_answer), per_answer
+    assert max(st for st, _ in per_answer) <= 8, per_answer
+    # the last answers cost what the first did (a check trial may add one read)
+    assert per_answer[-1][0] <= per_answer[0][0] + 1, per_answer

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import getpass
 import secrets
+import socket
 import sys
 
 PRODUCTION_HINT = (
@@ -75,6 +76,9 @@ def run(args: argparse.Namespace) -> int:
     if not 0 < args.port < 65536:
         raise InputError(f"--port must be between 1 and 65535, got {args.port}")
 
+    if not args.check:  # before anything is printed or prepared: no URLs or password for a dead server
+        _check_port(args.host, args.port)
+
     from werkzeug.security import generate_password_hash
 
     from webtest import WebtestConfig, create_app
@@ -89,7 +93,9 @@ def run(args: argparse.Namespace) -> int:
             generated = secrets.token_urlsafe(12)
             cfg = WebtestConfig.from_env(args.study, database_url=args.db,
                                          admin_password_hash=generate_password_hash(generated))
-    app = create_app(config=cfg)  # validates, prepares stimuli, creates schema and cells
+    print(f"preparing study {args.study} (the first run computes the stimuli; later runs reuse them) ...",
+          file=sys.stderr, flush=True)
+    app = create_app(config=cfg, progress=True)  # validates, prepares stimuli, creates schema and cells
     st = app.extensions["webtest"]
     study = st.study
     b = st.prepared.balance
@@ -122,6 +128,20 @@ def run(args: argparse.Namespace) -> int:
     finally:
         server.server_close()
     return 0
+
+
+def _check_port(host: str, port: int) -> None:
+    """Raise :class:`InputError` if ``host:port`` cannot be listened on (e.g. already in use)."""
+    from evalkit.errors import InputError
+
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the server itself does
+        try:
+            sock.bind((host, port))
+        except OSError as exc:
+            raise InputError(f"cannot listen on {host}:{port} ({exc.strerror or exc}); fix: stop the program "
+                             f"using that port or choose another with --port") from None
 
 
 def _gunicorn(cfg, args) -> int:

@@ -698,3 +698,53 @@ def test_an_answer_costs_at_most_eight_statements_and_one_commit(make_study, app
     assert max(st for st, _ in per_answer) <= 8, per_answer
     # the last answers cost what the first did (a check trial may add one read)
     assert per_answer[-1][0] <= per_answer[0][0] + 1, per_answer
+
+
+def test_participants_table_reads_as_people_expect(make_study, app_factory):
+    app = app_factory(make_study(quality={"attention": {"count": 1}}, exclusion={"max_attention_failures": 0}))
+    Participant(app.test_client()).start()  # stopped at the consent page: no cell
+    p = Participant(app.test_client())
+    p.to_trials({})
+    for t in _trials(app, _pid(p.c, app)):  # the attention check gets another answer than it asks for
+        p.show(t.position)
+        assert p.answer(t.position, 0 if t.kind != "attention" else (1 if t.expected != 1 else 2)).status_code == 200
+    c = app.test_client()
+    assert _login(c).status_code == 302
+    text = c.get("/admin/export/participants.csv").get_data(as_text=True)
+    df = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False)
+    assert len(df) == 2
+    waiting, done = df.iloc[0], df.iloc[1]
+    assert waiting["cell"] == "" and done["cell"].isdigit()  # whole numbers, empty when none
+    assert waiting["completed_at"] == "" and waiting["excluded"] == ""
+    for value in (waiting["created_at"], done["created_at"], done["completed_at"]):
+        assert pd.Timestamp(value).tzname() == "UTC" and value.endswith("Z") and len(value) == 20
+    assert done["excluded"] == "1 attention check failed (0 allowed)"
+    html = c.get("/admin/").get_data(as_text=True)
+    assert "1 attention check failed (0 allowed)" in html
+    assert "nan" not in html and "&lt;NA&gt;" not in html and "attention_fail:" not in html
+
+
+def test_csv_exports_cannot_run_as_spreadsheet_formulas(make_study, app_factory):
+    from tests.webtest.helpers import BASE_STUDY
+
+    evil = '=HYPERLINK("http://x")'
+    stimuli = [dict(s, system=evil) if s["system"] == "jitter" else s for s in BASE_STUDY["stimuli"]]
+    app = app_factory(make_study(stimuli=stimuli, pairs=[["original", evil]],
+                                 demographics=[{"id": "note", "label": "Note"}]))
+    p = Participant(app.test_client())
+    p.to_trials({}, demographics={"note": "@SUM(1+1)"})
+    p.complete(value=-2)
+    c = app.test_client()
+    assert _login(c).status_code == 302
+    ratings = c.get("/admin/export/ratings.csv").get_data(as_text=True)
+    df = pd.read_csv(io.StringIO(ratings))
+    assert set(df["system_b"]) == {"'" + evil} and set(df["system_a"]) == {"original"}
+    assert df["score"].abs().eq(2).all() and set(df["raw_answer"]) == {-2}  # numbers stay numbers
+    assert "\n=" not in ratings and ",=" not in ratings and ',"=' not in ratings
+    parts = pd.read_csv(io.StringIO(c.get("/admin/export/participants.csv").get_data(as_text=True)), dtype=str)
+    assert parts["demographics"].iloc[0].startswith("{")  # JSON starts with "{": untouched
+    # every cell that would start with = + - @ starts with ' instead
+    for cell in pd.read_csv(io.StringIO(ratings), dtype=str).to_numpy().ravel():
+        assert not str(cell).startswith(("=", "+", "@")), cell
+    # the JSON export keeps the names as they are (JSON is not opened as a spreadsheet)
+    assert {r["system_b"] for r in c.get("/admin/export/ratings.json").get_json()} == {evil}

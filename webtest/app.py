@@ -70,7 +70,8 @@ def _open_database(config: WebtestConfig, prepared: PreparedStudy, progress: boo
     Returns the database and stimulus id -> fingerprint.
     """
     study = prepared.study
-    db = Database(config.database_url or default_url(study.root), stats_dir=config.sql_stats_dir)
+    db = Database(config.database_url or default_url(study.root), stats_dir=config.sql_stats_dir,
+                  stats_key=_endpoint)
     init_schema(db)
     ensure_cells(db, study.id, study.title, study.scale.name, prepared.cells_json, prepared.design_hash)
     if progress:
@@ -78,6 +79,13 @@ def _open_database(config: WebtestConfig, prepared: PreparedStudy, progress: boo
     digests = {st.id: stimulus_digest(st, study) for st in study.stimuli}
     ensure_stimulus_files(db, study.id, digests)
     return db, digests
+
+
+def _endpoint() -> str:
+    """The Flask endpoint being served ('' outside a request): the key of SQL statistics."""
+    from flask import has_request_context
+
+    return (request.endpoint or "") if has_request_context() else ""
 
 
 def _flask_config(config: WebtestConfig, study_root: Path) -> dict:

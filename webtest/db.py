@@ -102,41 +102,51 @@ class SqlStats:
     (benchmarks only: ``EVALKIT_SQL_STATS_DIR``). The file is rewritten every 200 commits and at
     exit, so a SIGKILLed worker loses at most its last 199 commits' counts."""
 
-    def __init__(self, folder: str, engine: Engine):
+    def __init__(self, folder: str, engine: Engine, key=None):
         import atexit
+        from collections import Counter
 
         self.path = Path(folder) / f"{os.getpid()}.json"
-        self.statements = 0
-        self.commits = 0
+        self.key = key or (lambda: "")
+        self.statements: Counter = Counter()
+        self.commits: Counter = Counter()
         event.listen(engine, "before_cursor_execute", self._statement)
         event.listen(engine, "commit", self._commit)
         atexit.register(self.write)
 
     def _statement(self, *_args) -> None:
-        self.statements += 1
+        self.statements[self.key()] += 1
 
     def _commit(self, *_args) -> None:
-        self.commits += 1
-        if self.commits % 200 == 0:
+        self.commits[self.key()] += 1
+        if sum(self.commits.values()) % 200 == 0:
             self.write()
 
+    def reset(self) -> None:
+        self.statements.clear()
+        self.commits.clear()
+
     def write(self) -> None:
+        """Write ``{"pid", "statements": {key: n}, "commits": {key: n}}`` (keys: e.g. endpoints)."""
         import json
 
         tmp = self.path.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"pid": os.getpid(), "statements": self.statements, "commits": self.commits}))
+        tmp.write_text(json.dumps({"pid": os.getpid(), "statements": dict(self.statements),
+                                   "commits": dict(self.commits)}))
         os.replace(tmp, self.path)
 
 
 class Database:
     """Per-process engine and session factory (re-created after a fork, e.g. gunicorn workers).
 
-    ``stats_dir``: count SQL statements and commits into that folder (see :class:`SqlStats`).
+    ``stats_dir``: count SQL statements and commits into that folder (see :class:`SqlStats`),
+    by ``stats_key()`` (e.g. the Flask endpoint of the request).
     """
 
-    def __init__(self, url: str, stats_dir: str | None = None):
+    def __init__(self, url: str, stats_dir: str | None = None, stats_key=None):
         self.url = url
         self.stats_dir = stats_dir
+        self.stats_key = stats_key
         self._pid: int | None = None
         self._engine: Engine | None = None
         self._sessions: sessionmaker | None = None
@@ -149,13 +159,13 @@ class Database:
             self._sessions = sessionmaker(self._engine, expire_on_commit=False)
             self._pid = os.getpid()
             if self.stats_dir:
-                self.stats = SqlStats(self.stats_dir, self._engine)
+                self.stats = SqlStats(self.stats_dir, self._engine, self.stats_key)
         return self._engine
 
     def reset_stats(self) -> None:
         """Start counting statements and commits from zero (after the start-up work)."""
         if self.stats is not None:
-            self.stats.statements = self.stats.commits = 0
+            self.stats.reset()
 
     @property
     def is_sqlite(self) -> bool:

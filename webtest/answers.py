@@ -20,7 +20,7 @@ import statistics
 from dataclasses import dataclass
 from typing import Literal
 
-from sqlalchemy import select, update
+from sqlalchemy import bindparam, select, update
 from sqlalchemy.exc import IntegrityError
 
 from evalkit.errors import InputError
@@ -29,6 +29,21 @@ from webtest.study import Exclusion
 from webtest.trials import A, C, P, T, first_unanswered, trials_around
 
 MAX_EVENTS = 500
+
+# Statements of the answer transaction, built once (bound parameters; compiled form reused).
+_INSERT = A.insert()
+_CELL = (update(C).where(C.c.id == bindparam("cid"), C.c.participant_id == bindparam("pid"), C.c.status == "assigned")
+         .values(last_seen_at=bindparam("now"), status=bindparam("cell_status"), participant_id=bindparam("holder")))
+_PERSON = (update(P).where(P.c.id == bindparam("pid"))
+           .values(last_seen_at=bindparam("now"), exclusion_reason=bindparam("reason"), status=bindparam("status"),
+                   stage=bindparam("stage"), completed_at=bindparam("completed_at")))
+_REF_SCORE = select(A.c.score).join(T, T.c.id == A.c.trial_id).where(
+    T.c.participant_id == bindparam("pid"), T.c.position == bindparam("pos"))
+_FAILED_FLAGS = select(A.c.flags, A.c.response_time_s, A.c.scale).where(
+    A.c.participant_id == bindparam("pid"), A.c.flags.like("%check_failed%"))
+_ALL_TIMES = select(A.c.flags, A.c.response_time_s, T.c.kind).join(T, T.c.id == A.c.trial_id).where(
+    A.c.participant_id == bindparam("pid"))
+_STATUS = select(P.c.status).where(P.c.id == bindparam("pid"))
 
 
 @dataclass(frozen=True)
@@ -151,9 +166,7 @@ def check_flags(db, trial, participant_id: str, raw_answer: str, raw_value: floa
     elif trial.kind == "repeat" and trial.ref_position is not None:
         ref = (reference or {}).get(trial.ref_position)
         ref_score = ref.score if ref is not None else db.execute(
-            select(A.c.score).join(T, T.c.id == A.c.trial_id)
-            .where(T.c.participant_id == participant_id, T.c.position == trial.ref_position)
-        ).scalar_one_or_none()
+            _REF_SCORE, {"pid": participant_id, "pos": trial.ref_position}).scalar_one_or_none()
         if ref_score is not None and abs(score - ref_score) > tol + 1e-9:
             flags.append("repeat_inconsistent")
     if len(flags) > 2:
@@ -184,11 +197,9 @@ def exclusion_reason(db, participant_id: str, rules: Exclusion, completed: bool,
     recount = new_flags is None or any(f in new_flags and limits[f] is not None for f in _COUNTED)
     median = completed and rules.min_median_response_s is not None
     if median:  # one read serves both rules
-        rows = db.execute(select(A.c.flags, A.c.response_time_s, T.c.kind).join(T, T.c.id == A.c.trial_id)
-                          .where(A.c.participant_id == participant_id)).all()
+        rows = db.execute(_ALL_TIMES, {"pid": participant_id}).all()
     elif recount:
-        rows = db.execute(select(A.c.flags, A.c.response_time_s, A.c.scale).where(
-            A.c.participant_id == participant_id, A.c.flags.like("%check_failed%"))).all()
+        rows = db.execute(_FAILED_FLAGS, {"pid": participant_id}).all()
     else:
         return ";".join(tokens)
     if recount:
@@ -266,7 +277,7 @@ def store_answer(db, participant, position: int, sub: Submission, scale: Scale, 
         left, right = (float(v) for v in sub.raw_answer.split("|"))
         rating_a, rating_b = (left, right) if trial.side_shown == "left" else (right, left)
     try:
-        db.execute(A.insert().values(
+        db.execute(_INSERT, dict(
             trial_id=trial.id, participant_id=pid, raw_answer=sub.raw_answer, raw_value=sub.raw_value,
             score=score, rating_a=rating_a, rating_b=rating_b, scale=scale.name, received_at=now,
             response_time_s=round(now - served_at, 4), client_time_s=sub.client_time_s,
@@ -286,23 +297,21 @@ def _finish(db, participant, position: int, nxt: int | None, flags: tuple[str, .
     previous = participant.exclusion_reason or ""
     reason = exclusion_reason(db, participant.id, rules, completed, previous, flags)
     screened = bool(reason) and rules.action == "screen_out"
-    cell_values: dict = {"last_seen_at": now}
-    person: dict = {"last_seen_at": now}
-    if reason != previous:
-        person["exclusion_reason"] = reason
+    cell = {"cid": participant.cell_id, "pid": participant.id, "now": now, "cell_status": "assigned",
+            "holder": participant.id}
+    person = {"pid": participant.id, "now": now, "reason": reason, "status": "active", "stage": "trials",
+              "completed_at": None}
     if screened:  # a declared rule fired: end the study for this participant, free the place
-        cell_values.update(status="free", participant_id=None)
+        cell.update(cell_status="free", holder=None)
         person.update(status="screened_out", stage="stopped")
         completed = False
     elif completed:
-        cell_values["status"] = "done"
+        cell["cell_status"] = "done"
         person.update(status="completed", stage="done", completed_at=now)
-    held = db.execute(update(C).where(C.c.id == participant.cell_id, C.c.participant_id == participant.id,
-                                      C.c.status == "assigned").values(**cell_values))
-    if held.rowcount != 1:
+    if db.execute(_CELL, cell).rowcount != 1:  # the cell was re-issued: the answer is not stored
         db.rollback()
         return AnswerOutcome("expired", position)
-    db.execute(update(P).where(P.c.id == participant.id).values(**person))
+    db.execute(_PERSON, person)
     try:
         db.commit()
     except IntegrityError:
@@ -313,7 +322,7 @@ def _finish(db, participant, position: int, nxt: int | None, flags: tuple[str, .
 
 def _after(db, participant_id: str, position: int, status) -> AnswerOutcome:
     nxt = first_unanswered(db, participant_id)
-    state = db.execute(select(P.c.status).where(P.c.id == participant_id)).scalar_one_or_none()
+    state = db.execute(_STATUS, {"pid": participant_id}).scalar_one_or_none()
     db.rollback()
     return AnswerOutcome(status, position, next_position=nxt, completed=nxt is None and state == "completed",
                          screened_out=state == "screened_out")

@@ -209,14 +209,12 @@ def consent():
         if request.form.get("choice") != "agree":
             p.status, p.stage = "declined", "stopped"
             return None
-        if claim_cell(s, st.study, st.stimuli, p, now) is None:
+        stage = "demographics" if st.study.demographics else "instructions"
+        if claim_cell(s, st.study, st.stimuli, p, now, updates={"consent_at": now, "stage": stage}) is None:
             p = s.get(Participant, p.id)
             p.status, p.stage = "full", "stopped"
             return None
-        p = s.get(Participant, p.id)
-        p.consent_at = now
-        p.stage = "demographics" if st.study.demographics else "instructions"
-        return None
+        return redirect(url_for(f".{stage}"))  # committed with the claim, in one transaction
 
     return _stage_page("consent", lambda: render_template("consent.html"), submit)
 

@@ -1,8 +1,8 @@
 """Reading a participant's state and trials on the hot path: one SQL statement each.
 
-The trial page and the answer use SQLAlchemy Core (compiled statements are cached) rather than
-ORM objects: these are the requests every answer makes, and most of their database time was
-building ORM statements. Answers are stored strictly in order, so a participant's answered
+The trial page and the answer use SQLAlchemy Core statements built once at import with bound
+parameters (their compiled form and cache key are reused) rather than ORM objects: these are
+the requests every answer makes, and most of their database time was building statements. Answers are stored strictly in order, so a participant's answered
 trials are always the positions ``1..k`` and the first unanswered trial is ``k + 1``.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from sqlalchemy import func, select
+from sqlalchemy import bindparam, func, select
 from sqlalchemy.engine import Row
 
 from webtest.tables import Answer, Cell, Participant, Trial
@@ -27,12 +27,23 @@ _TRIAL_COLUMNS = (T.c.id, T.c.position, T.c.kind, T.c.stim_a, T.c.stim_b, T.c.si
                   T.c.tolerance, T.c.ref_position, T.c.required_s, T.c.served_at, A.c.id.label("answer_id"),
                   A.c.score)
 _TRIALS = select(*_TRIAL_COLUMNS).select_from(T.outerjoin(A, A.c.trial_id == T.c.id))
+_PARTICIPANT_BY_ID = _PARTICIPANT.where(P.c.id == bindparam("pid"), P.c.study_id == bindparam("study"))
+_ALL_TRIALS = _TRIALS.where(T.c.participant_id == bindparam("pid")).order_by(T.c.position)
+_REFERENCE = (select(T.c.ref_position).where(T.c.participant_id == bindparam("pid"), T.c.position == bindparam("pos"))
+              .scalar_subquery())
+_AROUND = _TRIALS.where(T.c.participant_id == bindparam("pid"),
+                        T.c.position.between(bindparam("lo"), bindparam("hi")) | (T.c.position == _REFERENCE))
+_FIRST_UNANSWERED = select(func.min(T.c.position)).where(
+    T.c.participant_id == bindparam("pid"),
+    T.c.id.not_in(select(A.c.trial_id).where(A.c.participant_id == bindparam("pid"))))
+_IS_ANSWERED = select(A.c.id).join(T, T.c.id == A.c.trial_id).where(
+    T.c.participant_id == bindparam("pid"), T.c.position == bindparam("pos"))
 
 
 def participant_state(db, participant_id: str, study_id: str) -> Row | None:
     """The participant's ``id, study_id, stage, status, cell_id, exclusion_reason, platform`` and
     ``holder`` (who holds their cell now), or ``None``. ``db``: a Connection or Session."""
-    return db.execute(_PARTICIPANT.where(P.c.id == participant_id, P.c.study_id == study_id)).first()
+    return db.execute(_PARTICIPANT_BY_ID, {"pid": participant_id, "study": study_id}).first()
 
 
 def at_trials(row: Row | None) -> bool:
@@ -43,24 +54,20 @@ def at_trials(row: Row | None) -> bool:
 
 def all_trials(db, participant_id: str) -> Sequence[Row]:
     """Every trial of the participant in order, with ``answer_id`` (``None`` when unanswered)."""
-    return db.execute(_TRIALS.where(T.c.participant_id == participant_id).order_by(T.c.position)).all()
+    return db.execute(_ALL_TRIALS, {"pid": participant_id}).all()
 
 
 def trials_around(db, participant_id: str, position: int) -> dict[int, Row]:
     """The trials at ``position - 1``, ``position`` and ``position + 1`` and, for a repeat
     trial, the trial it repeats (with its answer's ``score``), by position."""
-    ref = (select(T.c.ref_position).where(T.c.participant_id == participant_id, T.c.position == position)
-           .scalar_subquery())
-    rows = db.execute(_TRIALS.where(T.c.participant_id == participant_id,
-                                    T.c.position.between(position - 1, position + 1) | (T.c.position == ref))).all()
+    rows = db.execute(_AROUND, {"pid": participant_id, "pos": position, "lo": position - 1,
+                                "hi": position + 1}).all()
     return {r.position: r for r in rows}
 
 
 def first_unanswered(db, participant_id: str) -> int | None:
     """Position of the first trial without an answer (``None`` when all are answered)."""
-    answered = select(A.c.trial_id).where(A.c.participant_id == participant_id)
-    return db.execute(select(func.min(T.c.position)).where(
-        T.c.participant_id == participant_id, T.c.id.not_in(answered))).scalar_one_or_none()
+    return db.execute(_FIRST_UNANSWERED, {"pid": participant_id}).scalar_one_or_none()
 
 
 def current_position(trials: Sequence[Any]) -> int | None:
@@ -70,8 +77,7 @@ def current_position(trials: Sequence[Any]) -> int | None:
 
 def is_answered(db, participant_id: str, position: int) -> bool:
     """Whether the participant's trial at ``position`` has a stored answer."""
-    return db.execute(select(A.c.id).join(T, T.c.id == A.c.trial_id).where(
-        T.c.participant_id == participant_id, T.c.position == position)).first() is not None
+    return db.execute(_IS_ANSWERED, {"pid": participant_id, "pos": position}).first() is not None
 
 
 def stim_left(trial) -> str:

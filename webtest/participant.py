@@ -94,14 +94,19 @@ def _wants_json() -> bool:
     return request.is_json or request.accept_mimetypes.best == "application/json"
 
 
-def _stage_guard(s: Session, stage: str):
-    """The participant if they are at ``stage``; otherwise a redirect response."""
-    p = _load(s)
-    if p is None:
-        return None, redirect(url_for(".landing"))
-    if p.stage != stage or p.status != "active" or (stage != "consent" and not holds_cell(s, p)):
-        return None, redirect(_where(s, p))
-    return p, None
+def _at_stage(s: Session, stage: str) -> bool | None:
+    """Whether the current participant is at ``stage`` (active, holding their cell after the
+    consent), in one statement; ``None`` when there is no participant."""
+    pid = _pid()
+    row = participant_state(s, pid, state().study.id) if pid else None
+    if row is None:
+        return None
+    return row.stage == stage and row.status == "active" and (stage == "consent" or row.holder == row.id)
+
+
+#: Where each stage before the trials leads once done (the trials start at the first trial).
+_NEXT_PAGE = {"consent": ".consent", "demographics": ".demographics", "instructions": ".instructions",
+              "trials": ".trial_current"}
 
 
 def _stage_page(stage: str, render: Callable[[], Any], submit: Callable[[Session, Participant], Any]):
@@ -110,18 +115,22 @@ def _stage_page(stage: str, render: Callable[[], Any], submit: Callable[[Session
     response of its own, e.g. a form with errors), records activity, commits and moves on."""
     st = state()
     with st.db.session() as s:
-        p, response = _stage_guard(s, stage)
-        if response is not None:
-            return response
+        here = _at_stage(s, stage)
+        if here is None:
+            return redirect(url_for(".landing"))
+        if not here:
+            return redirect(_current_stage_url())
         if request.method == "GET":
             return render()
+        p = _load(s)
         response = submit(s, p)
         if response is not None:
             return response
-        p = s.get(Participant, p.id)
         touch(s, p, time.time())
         s.commit()
-        return redirect(_where(s, p))
+        if p.status != "active":
+            return redirect(_where(s, p))
+        return redirect(url_for(".trial_page", n=1) if p.stage == "trials" else url_for(_NEXT_PAGE[p.stage]))
 
 
 @bp.url_value_preprocessor

@@ -153,7 +153,7 @@ def test_demographics_stored_then_instructions_then_trials(app):
         assert json.loads(s.get(PRow, _pid(c, app)).demographics_json) == {"age": 31, "hand": "right", "note": "hi"}
     page = c.get("/instructions").get_data(as_text=True)
     assert "Watch both clips." in page and "Keyboard: A plays the left clip" in page
-    assert c.post("/instructions", data={"csrf_token": p.token}).location == "/trial"
+    assert c.post("/instructions", data={"csrf_token": p.token}).location == "/trial/1"  # straight to the first trial
     assert c.get("/trial").location == "/trial/1"
 
 

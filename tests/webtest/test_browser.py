@@ -381,7 +381,8 @@ def _first_and_last_frames(browser, study_dir: Path, tmp_path: Path) -> dict:
         for side in ("left", "right"):
             expect(page.locator(f"#stim-{side} button.play")).to_contain_text("again", timeout=3 * WALK_S * 1000)
             shots[side].append(page.locator(f"#stim-{side} canvas").screenshot())
-        clips = {side: page.request.get(f"{url}/trial/1/stimulus/{side}").json() for side in ("left", "right")}
+        clips = {side: page.request.get(url + page.locator(f"#stim-{side}").get_attribute("data-src")).json()
+                 for side in ("left", "right")}
         camera = page.locator("#trial").get_attribute("data-camera")
         ctx.close()
         assert not errors, errors

@@ -341,8 +341,9 @@ def verify_minimal(db_url: str, results: list[ClientResult]) -> dict:
 
 
 def sql_stats(folder: Path) -> dict:
-    """Statements and commits summed over the workers' files: all, and the answer cycle only."""
-    out = {"statements": 0, "commits": 0, "cycle_statements": 0, "cycle_commits": 0}
+    """Statements and commits summed over the workers' files: all, and the answer cycle only;
+    with ``by_endpoint``: requests and CPU seconds inside the app (evalkit only)."""
+    out: dict = {"statements": 0, "commits": 0, "cycle_statements": 0, "cycle_commits": 0, "by_endpoint": {}}
     for f in folder.glob("*.json"):
         data = json.loads(f.read_text())
         for kind in ("statements", "commits"):
@@ -350,6 +351,11 @@ def sql_stats(folder: Path) -> dict:
                 out[kind] += n
                 if key in CYCLE:
                     out[f"cycle_{kind}"] += n
+        for key, n in data.get("requests", {}).items():
+            e = out["by_endpoint"].setdefault(key, {"requests": 0, "cpu_s": 0.0, "statements": 0})
+            e["requests"] += n
+            e["cpu_s"] += data["cpu_s"].get(key, 0.0)
+            e["statements"] += data["statements"].get(key, 0)
     return out
 
 
@@ -429,7 +435,10 @@ def make_study(root: Path, participants: int) -> Path:
 
 def _per_answer(stats: dict, cpu_s: float, answers: int) -> dict:
     n = max(answers, 1)
-    return {"server_cpu_ms_per_answer": round(1000 * cpu_s / n, 2),
+    endpoints = {k: {"requests": v["requests"], "app_cpu_ms_per_answer": round(1000 * v["cpu_s"] / n, 2),
+                     "statements_per_request": round(v["statements"] / max(v["requests"], 1), 2)}
+                 for k, v in sorted(stats["by_endpoint"].items())}
+    return {**({"by_endpoint": endpoints} if endpoints else {}),"server_cpu_ms_per_answer": round(1000 * cpu_s / n, 2),
             "statements_per_answer_cycle": round(stats["cycle_statements"] / n, 2),
             "commits_per_answer_cycle": round(stats["cycle_commits"] / n, 3),
             "statements_per_answer_all": round(stats["statements"] / n, 2),

@@ -147,8 +147,28 @@ def create_app(study_dir: str | Path | None = None, config: WebtestConfig | None
     app.register_blueprint(participant_bp)
     app.register_blueprint(admin_bp, url_prefix="/admin")
     _install_handlers(app)
+    if config.sql_stats_dir:
+        _count_request_cpu(app, db)
     db.reset_stats()
     return app
+
+
+def _count_request_cpu(app: Flask, db: Database) -> None:
+    """Benchmarks only: add each request's thread CPU time to the SQL statistics, by endpoint."""
+    import time
+
+    from flask import g
+
+    @app.before_request
+    def _start_clock():
+        g.evalkit_cpu0 = time.thread_time()
+
+    @app.teardown_request
+    def _stop_clock(_exc):
+        _ = db.engine  # the statistics live with this process's engine
+        if db.stats is not None and "evalkit_cpu0" in g:
+            db.stats.cpu_s[_endpoint()] += time.thread_time() - g.evalkit_cpu0
+            db.stats.requests[_endpoint()] += 1
 
 
 def _install_handlers(app: Flask) -> None:

@@ -110,6 +110,8 @@ class SqlStats:
         self.key = key or (lambda: "")
         self.statements: Counter = Counter()
         self.commits: Counter = Counter()
+        self.cpu_s: Counter = Counter()  # thread CPU seconds per key (see webtest.app)
+        self.requests: Counter = Counter()
         event.listen(engine, "before_cursor_execute", self._statement)
         event.listen(engine, "commit", self._commit)
         atexit.register(self.write)
@@ -123,8 +125,8 @@ class SqlStats:
             self.write()
 
     def reset(self) -> None:
-        self.statements.clear()
-        self.commits.clear()
+        for c in (self.statements, self.commits, self.cpu_s, self.requests):
+            c.clear()
 
     def write(self) -> None:
         """Write ``{"pid", "statements": {key: n}, "commits": {key: n}}`` (keys: e.g. endpoints)."""
@@ -132,7 +134,8 @@ class SqlStats:
 
         tmp = self.path.with_suffix(".tmp")
         tmp.write_text(json.dumps({"pid": os.getpid(), "statements": dict(self.statements),
-                                   "commits": dict(self.commits)}))
+                                   "commits": dict(self.commits), "cpu_s": dict(self.cpu_s),
+                                   "requests": dict(self.requests)}))
         os.replace(tmp, self.path)
 
 

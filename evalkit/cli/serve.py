@@ -27,10 +27,13 @@ def register(sub) -> None:
         ),
         epilog=("Admin password: set EVALKIT_ADMIN_PASSWORD_HASH (make one with --hash-password) or "
                 "admin.password_hash in study.yaml; without one a random password is made and printed "
-                "for this run only. Wrong admin passwords are rate-limited per client address "
+                "for this run only. Wrong admin passwords are rate-limited per client "
                 "(EVALKIT_ADMIN_MAX_FAILURES, default 10, within EVALKIT_ADMIN_LOCKOUT_MINUTES, "
-                "default 15). Behind a reverse proxy set EVALKIT_TRUSTED_PROXIES=1 (the number of "
-                "proxies) so that clients are told apart, and EVALKIT_SECURE_COOKIES=1 behind HTTPS."),
+                "default 15); a browser that has logged in before is never refused because of "
+                "other people's attempts. Admin logins last EVALKIT_ADMIN_SESSION_HOURS (default 8) "
+                "or until logout. Behind a reverse proxy set EVALKIT_TRUSTED_PROXIES=1 (the number of "
+                "proxies) so that clients are told apart, and EVALKIT_SECURE_COOKIES=1 behind HTTPS. "
+                "Threat model: docs/webtest.md."),
     )
     p.add_argument("study", nargs="?", metavar="STUDY_DIR", help="folder with study.yaml")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1, this machine only)")

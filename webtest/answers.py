@@ -247,7 +247,7 @@ def _refusal(db, participant_id: str, position: int, trials: dict, served_at: fl
 
 
 def store_answer(db, participant, position: int, sub: Submission, scale: Scale, rules: Exclusion,
-                 now: float, served_at: float | None = None) -> AnswerOutcome:
+                 now: float, served_at: float | None = None, trials: dict | None = None) -> AnswerOutcome:
     """Store the validated answer to the participant's trial at ``position`` (1-based).
 
     Args:
@@ -257,12 +257,14 @@ def store_answer(db, participant, position: int, sub: Submission, scale: Scale, 
         served_at: when the trial was first shown to this participant (POSIX seconds; from the
             signed session cookie); ``None``: the time stored with the trial by earlier versions.
         now: the server time of the answer, POSIX seconds.
+        trials: the rows of :func:`webtest.trials.trials_around` by position, if already read.
 
     Commits before returning a ``stored`` outcome (one commit: the answer, the cell's activity
     and the participant's progress together).
     """
     pid = participant.id
-    trials = trials_around(db, pid, position)
+    if trials is None:
+        trials = trials_around(db, pid, position)
     trial = trials.get(position)
     if served_at is None and trial is not None:
         served_at = trial.served_at

@@ -5,7 +5,7 @@ id, so a participant can only read and answer their own trials (URLs carry posit
 database ids). Each stage redirects to the participant's current stage, which is how a reload or
 a reopened tab resumes at the first unanswered trial.
 
-Cost per answer (the hot path): the trial page reads two statements and writes nothing (the time
+Cost per answer (the hot path): the trial page reads one statement and writes nothing (the time
 the trial was first shown goes into the signed cookie, and reaches the database with the answer);
 stimuli are files under content-addressed, unguessable names, served without the database
 (:func:`webtest.stimuli.stimulus_names`); the answer is one transaction with one commit
@@ -34,7 +34,8 @@ from webtest.crowd import completion_url, mturk_submit_url, parse_params, screen
 from webtest.state import state
 from webtest.study import DemographicField
 from webtest.tables import Participant
-from webtest.trials import all_trials, at_trials, current_position, is_answered, participant_state, stim_left, stim_right
+from webtest.trials import (at_trials, current_position, is_answered, participant_state, stim_left, stim_right,
+                            trials_with_state)
 
 bp = Blueprint("participant", __name__)
 
@@ -292,13 +293,14 @@ def instructions():
 # -- trials ------------------------------------------------------------------------------------
 def _trials_or_redirect(conn):
     """The current participant's trials when they are at the trials; otherwise a redirect."""
-    st = state()
     pid = _pid()
-    row = participant_state(conn, pid, st.study.id) if pid else None
-    if not at_trials(row):
+    if pid is None:
+        return None, redirect(url_for(".landing"))
+    person, trials = trials_with_state(conn, pid, state().study.id)
+    if not at_trials(person):
         conn.rollback()
-        return None, redirect(_current_stage_url() if pid else url_for(".landing"))
-    return all_trials(conn, pid), None
+        return None, redirect(_current_stage_url())
+    return trials, None
 
 
 @bp.get("/trial")
@@ -438,18 +440,20 @@ def answer(n: int):
         return fail(400, problem)
     pid = _pid()
     with st.db.engine.connect() as conn:
-        row = participant_state(conn, pid, st.study.id) if pid else None
-        if row is None:
+        person, rows = trials_with_state(conn, pid, st.study.id, n) if pid else (None, [])
+        if person is None:  # no trial around n: who is asking, and are they at the trials?
+            person = participant_state(conn, pid, st.study.id) if pid else None
+        if person is None:
             return fail(403, st.t("app.csrf"))
         sub, problem = _submission(data)
         if problem is not None:
             return fail(400, problem)
-        if not at_trials(row):
+        if not at_trials(person):
             answered = is_answered(conn, pid, n)
             conn.rollback()
             return _not_at_trials(answered, as_json)
-        outcome = store_answer(conn, row, n, sub, st.study.scale, st.study.exclusion, time.time(),
-                               served_at=_served_at(n))
+        outcome = store_answer(conn, person, n, sub, st.study.scale, st.study.exclusion, time.time(),
+                               served_at=_served_at(n), trials={r.position: r for r in rows})
     return _acknowledge(outcome, fail, as_json)
 
 

@@ -33,6 +33,16 @@ _REFERENCE = (select(T.c.ref_position).where(T.c.participant_id == bindparam("pi
               .scalar_subquery())
 _AROUND = _TRIALS.where(T.c.participant_id == bindparam("pid"),
                         T.c.position.between(bindparam("lo"), bindparam("hi")) | (T.c.position == _REFERENCE))
+# The same with the participant's state on every row (one statement instead of two on the hot path)
+_PERSON_COLUMNS = (P.c.stage.label("p_stage"), P.c.status.label("p_status"), P.c.cell_id.label("p_cell_id"),
+                   P.c.exclusion_reason.label("p_exclusion_reason"), C.c.participant_id.label("p_holder"))
+_WITH_PERSON = (select(*_TRIAL_COLUMNS, *_PERSON_COLUMNS)
+                .select_from(P.join(T, T.c.participant_id == P.c.id).outerjoin(A, A.c.trial_id == T.c.id)
+                             .outerjoin(C, C.c.id == P.c.cell_id))
+                .where(P.c.id == bindparam("pid"), P.c.study_id == bindparam("study")))
+_ALL_WITH_PERSON = _WITH_PERSON.order_by(T.c.position)
+_AROUND_WITH_PERSON = _WITH_PERSON.where(
+    T.c.position.between(bindparam("lo"), bindparam("hi")) | (T.c.position == _REFERENCE))
 _FIRST_UNANSWERED = select(func.min(T.c.position)).where(
     T.c.participant_id == bindparam("pid"),
     T.c.id.not_in(select(A.c.trial_id).where(A.c.participant_id == bindparam("pid"))))
@@ -63,6 +73,31 @@ def trials_around(db, participant_id: str, position: int) -> dict[int, Row]:
     rows = db.execute(_AROUND, {"pid": participant_id, "pos": position, "lo": position - 1,
                                 "hi": position + 1}).all()
     return {r.position: r for r in rows}
+
+
+class Person:
+    """A participant's ``id, stage, status, cell_id, exclusion_reason, holder`` as read with their
+    trials (see :func:`trials_with_state`)."""
+
+    __slots__ = ("id", "stage", "status", "cell_id", "exclusion_reason", "holder")
+
+    def __init__(self, participant_id: str, row: Row):
+        self.id = participant_id
+        self.stage, self.status, self.cell_id = row.p_stage, row.p_status, row.p_cell_id
+        self.exclusion_reason, self.holder = row.p_exclusion_reason, row.p_holder
+
+
+def trials_with_state(db, participant_id: str, study_id: str,
+                      position: int | None = None) -> tuple[Person | None, Sequence[Row]]:
+    """The participant's state and trials in one statement: every trial in order, or (with
+    ``position``) those of :func:`trials_around`. ``(None, [])`` when no trial matched (no such
+    participant, none before the consent, or no such position): ask :func:`participant_state`."""
+    if position is None:
+        rows = db.execute(_ALL_WITH_PERSON, {"pid": participant_id, "study": study_id}).all()
+    else:
+        rows = db.execute(_AROUND_WITH_PERSON, {"pid": participant_id, "study": study_id, "pos": position,
+                                                "lo": position - 1, "hi": position + 1}).all()
+    return (Person(participant_id, rows[0]) if rows else None), rows
 
 
 def first_unanswered(db, participant_id: str) -> int | None:

@@ -9,7 +9,8 @@ Library entry points: :func:`create_app` (the Flask app factory) and :func:`prep
 :func:`stored_answers` (how many answers a study's database holds, e.g. before a rebuild).
 """
 
-from webtest.app import PreparedStudy, create_app, prepare_study
+from webtest.app import create_app, prepare_study
+from webtest.state import PreparedStudy
 from webtest.config import WebtestConfig
 from webtest.db import stored_answers
 from webtest.scales import SCALES, Scale, get_scale, signed_score

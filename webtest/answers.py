@@ -5,6 +5,11 @@ whatever the state of the trial); :func:`store_answer` then stores it and commit
 returns, so the caller acknowledges only a stored answer. Storing is idempotent on
 (participant, trial): a second submission of an answered trial returns the stored answer
 unchanged (first answer wins), also when two arrive at once. :func:`record_answer` does both.
+
+One answer is one transaction of at most five statements in the usual case (read the trials
+around it, insert the answer, update the cell and the participant, with the participant read
+before): the exclusion rules are updated incrementally (the participant's answers are read
+again only when this answer failed a check, or at completion for a response-time rule).
 """
 
 from __future__ import annotations
@@ -15,17 +20,30 @@ import statistics
 from dataclasses import dataclass
 from typing import Literal
 
-from sqlalchemy import func, select, update
+from sqlalchemy import bindparam, select, update
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session
 
 from evalkit.errors import InputError
-from webtest.assignment import release_cell, touch
-from webtest.models import Answer, Cell, Participant, Trial
 from webtest.scales import Scale, signed_score
 from webtest.study import Exclusion
+from webtest.trials import A, C, P, T, first_unanswered, trials_around
 
 MAX_EVENTS = 500
+
+# Statements of the answer transaction, built once (bound parameters; compiled form reused).
+_INSERT = A.insert()
+_CELL = (update(C).where(C.c.id == bindparam("cid"), C.c.participant_id == bindparam("pid"), C.c.status == "assigned")
+         .values(last_seen_at=bindparam("now"), status=bindparam("cell_status"), participant_id=bindparam("holder")))
+_PERSON = (update(P).where(P.c.id == bindparam("pid"))
+           .values(last_seen_at=bindparam("now"), exclusion_reason=bindparam("reason"), status=bindparam("status"),
+                   stage=bindparam("stage"), completed_at=bindparam("completed_at")))
+_REF_SCORE = select(A.c.score).join(T, T.c.id == A.c.trial_id).where(
+    T.c.participant_id == bindparam("pid"), T.c.position == bindparam("pos"))
+_FAILED_FLAGS = select(A.c.flags, A.c.response_time_s, A.c.scale).where(
+    A.c.participant_id == bindparam("pid"), A.c.flags.like("%check_failed%"))
+_ALL_TIMES = select(A.c.flags, A.c.response_time_s, T.c.kind).join(T, T.c.id == A.c.trial_id).where(
+    A.c.participant_id == bindparam("pid"))
+_STATUS = select(P.c.status).where(P.c.id == bindparam("pid"))
 
 
 @dataclass(frozen=True)
@@ -34,10 +52,11 @@ class AnswerOutcome:
 
     status: ``stored`` (new), ``duplicate`` (already stored; the stored one is kept),
     ``too_fast`` (rejected: sooner than the stimuli could have played), ``not_shown`` (the trial
-    was never displayed), ``out_of_order`` (an earlier trial is unanswered), ``not_found``.
+    was never displayed), ``out_of_order`` (an earlier trial is unanswered), ``not_found``,
+    ``expired`` (the participant's cell was given to someone else; nothing stored).
     """
 
-    status: Literal["stored", "duplicate", "too_fast", "not_shown", "out_of_order", "not_found"]
+    status: Literal["stored", "duplicate", "too_fast", "not_shown", "out_of_order", "not_found", "expired"]
     position: int
     next_position: int | None = None
     completed: bool = False
@@ -47,14 +66,6 @@ class AnswerOutcome:
     @property
     def ok(self) -> bool:
         return self.status in ("stored", "duplicate")
-
-
-def first_unanswered(session: Session, participant_id: str) -> int | None:
-    """Position of the first trial without an answer (``None`` when all are answered)."""
-    answered = select(Answer.trial_id).where(Answer.participant_id == participant_id)
-    return session.execute(
-        select(func.min(Trial.position)).where(Trial.participant_id == participant_id, Trial.id.not_in(answered))
-    ).scalar_one_or_none()
 
 
 def _no_constant(name: str):
@@ -75,7 +86,10 @@ def strict_json(text: str | bytes):
     Raises:
         ValueError: the text is not valid JSON (the message says where).
     """
-    return json.loads(text, parse_constant=_no_constant, parse_float=_finite_float)
+    try:
+        return json.loads(text, parse_constant=_no_constant, parse_float=_finite_float)
+    except RecursionError:  # e.g. "[" x 30,000: Python's parser gives up before the size limit
+        raise ValueError("nested too deeply (arrays or objects inside each other thousands of times)") from None
 
 
 def clean_events(events) -> str:
@@ -130,17 +144,12 @@ def parse_submission(raw, scale: Scale, client_time_s=None, events=None) -> Subm
     return Submission(raw_text, raw_value, client_time_s, events_json)
 
 
-def is_answered(session: Session, participant_id: str, position: int) -> bool:
-    """Whether the participant's trial at ``position`` has a stored answer."""
-    return session.execute(
-        select(Answer.id).join(Trial, Trial.id == Answer.trial_id)
-        .where(Trial.participant_id == participant_id, Trial.position == position)).first() is not None
-
-
-def check_flags(session: Session, trial: Trial, raw_answer: str, raw_value: float, score: float, scale: Scale) -> list[str]:
+def check_flags(db, trial, participant_id: str, raw_answer: str, raw_value: float, score: float,
+                scale: Scale, reference: dict | None = None) -> list[str]:
     """Flags of an answer to a check trial: ``check`` and ``check:<kind>``, plus ``check_failed``
     and ``<kind>_fail`` / ``repeat_inconsistent`` when it failed (the generic tokens are the
-    ones ``reports`` screens on)."""
+    ones ``reports`` screens on). A repeat trial's reference answer is taken from ``reference``
+    (rows by position with ``score``, e.g. from :func:`webtest.trials.trials_around`) or read."""
     if trial.kind in ("main", "training"):
         return []
     flags = ["check", f"check:{trial.kind}"]
@@ -155,10 +164,9 @@ def check_flags(session: Session, trial: Trial, raw_answer: str, raw_value: floa
         if not ok:
             flags.append("attention_fail")
     elif trial.kind == "repeat" and trial.ref_position is not None:
-        ref_score = session.execute(
-            select(Answer.score).join(Trial, Trial.id == Answer.trial_id)
-            .where(Trial.participant_id == trial.participant_id, Trial.position == trial.ref_position)
-        ).scalar_one_or_none()
+        ref = (reference or {}).get(trial.ref_position)
+        ref_score = ref.score if ref is not None else db.execute(
+            _REF_SCORE, {"pid": participant_id, "pos": trial.ref_position}).scalar_one_or_none()
         if ref_score is not None and abs(score - ref_score) > tol + 1e-9:
             flags.append("repeat_inconsistent")
     if len(flags) > 2:
@@ -166,109 +174,157 @@ def check_flags(session: Session, trial: Trial, raw_answer: str, raw_value: floa
     return flags
 
 
-def exclusion_reason(session: Session, participant_id: str, rules: Exclusion, completed: bool) -> str:
-    """Which declared exclusion rules the participant's answers so far break ('' if none)."""
-    rows = session.execute(
-        select(Answer.flags, Answer.response_time_s, Trial.kind).join(Trial, Trial.id == Answer.trial_id)
-        .where(Answer.participant_id == participant_id)
-    ).all()
-    counts = {"gold_fail": 0, "attention_fail": 0, "repeat_inconsistent": 0}
-    for flags, _, _ in rows:
-        for f in flags.split(";"):
-            if f in counts:
-                counts[f] += 1
-    reasons = []
-    for key, limit in (("gold_fail", rules.max_gold_failures), ("attention_fail", rules.max_attention_failures),
-                       ("repeat_inconsistent", rules.max_repeat_inconsistencies)):
-        if limit is not None and counts[key] > limit:
-            reasons.append(f"{key}:{counts[key]}>{limit}")
-    if completed and rules.min_median_response_s is not None:
+_COUNTED = ("gold_fail", "attention_fail", "repeat_inconsistent")
+_MEDIAN = "median_response_s<"
+
+
+def _limits(rules: Exclusion) -> dict[str, int | None]:
+    return {"gold_fail": rules.max_gold_failures, "attention_fail": rules.max_attention_failures,
+            "repeat_inconsistent": rules.max_repeat_inconsistencies}
+
+
+def exclusion_reason(db, participant_id: str, rules: Exclusion, completed: bool, previous: str = "",
+                     new_flags: tuple[str, ...] | None = None) -> str:
+    """Which declared exclusion rules the participant's answers so far break ('' if none).
+
+    Incremental: with ``new_flags`` (the flags of the answer just stored) the failure counts are
+    re-read only if that answer failed a limited check, otherwise ``previous`` (the stored
+    reason) stands; without ``new_flags`` everything is recomputed. The response-time rule is
+    checked at completion (one read of the response times).
+    """
+    limits = _limits(rules)
+    tokens = [t for t in previous.split(";") if t and not t.startswith(_MEDIAN)]
+    recount = new_flags is None or any(f in new_flags and limits[f] is not None for f in _COUNTED)
+    median = completed and rules.min_median_response_s is not None
+    if median:  # one read serves both rules
+        rows = db.execute(_ALL_TIMES, {"pid": participant_id}).all()
+    elif recount:
+        rows = db.execute(_FAILED_FLAGS, {"pid": participant_id}).all()
+    else:
+        return ";".join(tokens)
+    if recount:
+        counts = dict.fromkeys(_COUNTED, 0)
+        for flags, _, _ in rows:
+            for f in flags.split(";"):
+                if f in counts:
+                    counts[f] += 1
+        tokens = [f"{k}:{counts[k]}>{limit}" for k, limit in limits.items()
+                  if limit is not None and counts[k] > limit]
+    if median:
         times = [rt for _, rt, kind in rows if kind != "training"]
         if times and statistics.median(times) < rules.min_median_response_s:
-            reasons.append(f"median_response_s<{rules.min_median_response_s:g}")
-    return ";".join(reasons)
+            tokens.append(f"{_MEDIAN}{rules.min_median_response_s:g}")
+    return ";".join(tokens)
 
 
-def record_answer(session: Session, participant: Participant, position: int, raw, scale: Scale,
-                  rules: Exclusion, now: float, client_time_s: float | None = None, events=None) -> AnswerOutcome:
+def record_answer(db, participant, position: int, raw, scale: Scale, rules: Exclusion, now: float,
+                  client_time_s: float | None = None, events=None, served_at: float | None = None) -> AnswerOutcome:
     """Validate (:func:`parse_submission`) and store (:func:`store_answer`) an answer.
 
     Raises :class:`InputError` for an invalid submission, whatever the state of the trial.
     """
     sub = parse_submission(raw, scale, client_time_s=client_time_s, events=events)
-    return store_answer(session, participant, position, sub, scale, rules, now)
+    return store_answer(db, participant, position, sub, scale, rules, now, served_at=served_at)
 
 
-def store_answer(session: Session, participant: Participant, position: int, sub: Submission, scale: Scale,
-                 rules: Exclusion, now: float) -> AnswerOutcome:
-    """Store the validated answer to the participant's trial at ``position`` (1-based).
-
-    Commits before returning a ``stored`` outcome.
-    """
-    trial = session.execute(
-        select(Trial).where(Trial.participant_id == participant.id, Trial.position == position)
-    ).scalar_one_or_none()
+def _refusal(db, participant_id: str, position: int, trials: dict, served_at: float | None,
+             now: float) -> AnswerOutcome | None:
+    """Why the answer to ``position`` cannot be stored now (``None``: it can)."""
+    trial = trials.get(position)
     if trial is None:
         return AnswerOutcome("not_found", position)
-    existing = session.execute(select(Answer.id).where(Answer.trial_id == trial.id)).first()
-    if existing is not None:
-        return _after(session, participant, position, "duplicate")
-    current = first_unanswered(session, participant.id)
-    if current is not None and position > current:
-        return AnswerOutcome("out_of_order", position, next_position=current)
-    if trial.served_at is None:
+    if trial.answer_id is not None:
+        return _after(db, participant_id, position, "duplicate")
+    before = trials.get(position - 1)
+    if before is not None and before.answer_id is None:
+        return AnswerOutcome("out_of_order", position, next_position=first_unanswered(db, participant_id))
+    if served_at is None:
         return AnswerOutcome("not_shown", position, next_position=position)
-    elapsed = now - trial.served_at
+    elapsed = now - served_at
     if elapsed + 1e-6 < trial.required_s:
         return AnswerOutcome("too_fast", position, next_position=position, wait_s=trial.required_s - elapsed)
-    raw_text, raw_value = sub.raw_answer, sub.raw_value
-    score = signed_score(raw_value, trial.side_shown)  # type: ignore[arg-type]
-    flags = check_flags(session, trial, raw_text, raw_value, score, scale)
+    return None
+
+
+def store_answer(db, participant, position: int, sub: Submission, scale: Scale, rules: Exclusion,
+                 now: float, served_at: float | None = None, trials: dict | None = None) -> AnswerOutcome:
+    """Store the validated answer to the participant's trial at ``position`` (1-based).
+
+    Args:
+        db: a Connection or ORM Session (not in a transaction with pending writes).
+        participant: has ``id``, ``cell_id`` and ``exclusion_reason`` (a row of
+            :func:`webtest.trials.participant_state` or a :class:`webtest.tables.Participant`).
+        served_at: when the trial was first shown to this participant (POSIX seconds; from the
+            signed session cookie); ``None``: the time stored with the trial by earlier versions.
+        now: the server time of the answer, POSIX seconds.
+        trials: the rows of :func:`webtest.trials.trials_around` by position, if already read.
+
+    Commits before returning a ``stored`` outcome (one commit: the answer, the cell's activity
+    and the participant's progress together).
+    """
+    pid = participant.id
+    if trials is None:
+        trials = trials_around(db, pid, position)
+    trial = trials.get(position)
+    if served_at is None and trial is not None:
+        served_at = trial.served_at
+    refused = _refusal(db, pid, position, trials, served_at, now)
+    if refused is not None:
+        db.rollback()
+        return refused
+    score = signed_score(sub.raw_value, trial.side_shown)  # type: ignore[arg-type]
+    flags = check_flags(db, trial, pid, sub.raw_answer, sub.raw_value, score, scale, reference=trials)
     rating_a = rating_b = None
     if scale.kind == "absolute":  # "left|right" -> ratings of system_a and system_b
-        left, right = (float(v) for v in raw_text.split("|"))
+        left, right = (float(v) for v in sub.raw_answer.split("|"))
         rating_a, rating_b = (left, right) if trial.side_shown == "left" else (right, left)
-    session.add(Answer(
-        trial_id=trial.id, participant_id=participant.id, raw_answer=raw_text, raw_value=raw_value, score=score,
-        rating_a=rating_a, rating_b=rating_b, scale=scale.name, received_at=now, response_time_s=round(elapsed, 4),
-        client_time_s=sub.client_time_s, events_json=sub.events_json, flags=";".join(flags)))
     try:
-        session.flush()
+        db.execute(_INSERT, dict(
+            trial_id=trial.id, participant_id=pid, raw_answer=sub.raw_answer, raw_value=sub.raw_value,
+            score=score, rating_a=rating_a, rating_b=rating_b, scale=scale.name, received_at=now,
+            response_time_s=round(now - served_at, 4), client_time_s=sub.client_time_s,
+            events_json=sub.events_json, flags=";".join(flags)))
     except IntegrityError:  # the same answer arrived twice at once; the first one won
-        session.rollback()
-        return _after(session, participant, position, "duplicate")
-    nxt = first_unanswered(session, participant.id)
+        db.rollback()
+        return _after(db, pid, position, "duplicate")
+    nxt = position + 1 if position + 1 in trials else None
+    return _finish(db, participant, position, nxt, tuple(flags), rules, now)
+
+
+def _finish(db, participant, position: int, nxt: int | None, flags: tuple[str, ...], rules: Exclusion,
+            now: float) -> AnswerOutcome:
+    """After the insert: exclusion rules, the cell (activity, done, or freed) and the participant,
+    then the commit. A cell re-issued meanwhile (the holder had expired) undoes the answer."""
     completed = nxt is None
-    reason = exclusion_reason(session, participant.id, rules, completed)
+    previous = participant.exclusion_reason or ""
+    reason = exclusion_reason(db, participant.id, rules, completed, previous, flags)
     screened = bool(reason) and rules.action == "screen_out"
-    participant.exclusion_reason = reason
-    touch(session, participant, now)
+    cell = {"cid": participant.cell_id, "pid": participant.id, "now": now, "cell_status": "assigned",
+            "holder": participant.id}
+    person = {"pid": participant.id, "now": now, "reason": reason, "status": "active", "stage": "trials",
+              "completed_at": None}
     if screened:  # a declared rule fired: end the study for this participant, free the place
-        participant.status, participant.stage = "screened_out", "stopped"
-        release_cell(session, participant)
+        cell.update(cell_status="free", holder=None)
+        person.update(status="screened_out", stage="stopped")
         completed = False
     elif completed:
-        participant.status, participant.stage, participant.completed_at = "completed", "done", now
-        session.execute(update(Cell).where(Cell.id == participant.cell_id, Cell.participant_id == participant.id)
-                        .values(status="done").execution_options(synchronize_session=False))
-    session.add(participant)
+        cell["cell_status"] = "done"
+        person.update(status="completed", stage="done", completed_at=now)
+    if db.execute(_CELL, cell).rowcount != 1:  # the cell was re-issued: the answer is not stored
+        db.rollback()
+        return AnswerOutcome("expired", position)
+    db.execute(_PERSON, person)
     try:
-        session.commit()
+        db.commit()
     except IntegrityError:
-        session.rollback()
-        return _after(session, participant, position, "duplicate")
+        db.rollback()
+        return _after(db, participant.id, position, "duplicate")
     return AnswerOutcome("stored", position, next_position=nxt, completed=completed, screened_out=screened)
 
 
-def _after(session: Session, participant: Participant, position: int, status) -> AnswerOutcome:
-    session.refresh(participant)
-    nxt = first_unanswered(session, participant.id)
-    return AnswerOutcome(status, position, next_position=nxt, completed=nxt is None,
-                         screened_out=participant.status == "screened_out")
-
-
-def mark_served(session: Session, trial: Trial, now: float) -> None:
-    """Record the first time a trial was displayed (the start of its playing-time window)."""
-    if trial.served_at is None:
-        session.execute(update(Trial).where(Trial.id == trial.id, Trial.served_at.is_(None))
-                        .values(served_at=now).execution_options(synchronize_session=False))
+def _after(db, participant_id: str, position: int, status) -> AnswerOutcome:
+    nxt = first_unanswered(db, participant_id)
+    state = db.execute(_STATUS, {"pid": participant_id}).scalar_one_or_none()
+    db.rollback()
+    return AnswerOutcome(status, position, next_position=nxt, completed=nxt is None and state == "completed",
+                         screened_out=state == "screened_out")

@@ -18,11 +18,11 @@ import random
 import time
 from dataclasses import dataclass
 
-from sqlalchemy import and_, or_, select, update
+from sqlalchemy import and_, insert, or_, select, update
 from sqlalchemy.orm import Session
 
 from webtest.design import cell_from_json
-from webtest.models import Assignment, Cell, Participant, Trial
+from webtest.tables import Assignment, Cell, Participant, Trial
 from webtest.stimuli import PreparedStimulus
 from webtest.study import Study
 
@@ -61,19 +61,21 @@ def required_seconds(study: Study, stim_left: PreparedStimulus, stim_right: Prep
 
 
 def claim_cell(session: Session, study: Study, stimuli: dict[str, PreparedStimulus],
-               participant: Participant, now: float, max_rounds: int = 50) -> ClaimResult | None:
+               participant: Participant, now: float, max_rounds: int = 50,
+               updates: dict | None = None) -> ClaimResult | None:
     """Give ``participant`` a design cell and create their trials; ``None`` if the study is full.
 
-    Commits on success. Free cells go first (lowest index first), then expired ones.
+    Commits on success, together with ``updates`` (participant attribute -> value, e.g. the
+    next stage). Free cells go first (lowest index first), then expired ones.
     """
     cutoff = now - study.assignment_timeout_s
     rng = random.Random()
+    pg = session.bind is not None and session.bind.dialect.name == "postgresql"
     for _ in range(max_rounds):
         query = (select(Cell.id, Cell.generation, Cell.idx)
                  .where(_claimable(study.id, cutoff))
                  .order_by(Cell.status.desc(), Cell.generation, Cell.idx)  # 'free' > 'assigned'
                  .limit(4))
-        pg = session.bind is not None and session.bind.dialect.name == "postgresql"
         if pg:  # concurrent claimers pick different rows instead of queueing on one
             query = query.with_for_update(skip_locked=True)
         rows = session.execute(query).all()
@@ -85,35 +87,45 @@ def claim_cell(session: Session, study: Study, stimuli: dict[str, PreparedStimul
                 continue
             return None
         cid, gen, idx = rows[rng.randrange(len(rows))] if len(rows) > 1 else rows[0]
-        res = session.execute(
+        trials_json = session.execute(
             update(Cell)
             .where(Cell.id == cid, Cell.generation == gen,
                    or_(Cell.status == "free", and_(Cell.status == "assigned", Cell.last_seen_at < cutoff)))
             .values(status="assigned", participant_id=participant.id, generation=gen + 1,
                     assigned_at=now, last_seen_at=now)
+            .returning(Cell.trials_json)
             .execution_options(synchronize_session=False)
-        )
-        if res.rowcount != 1:
+        ).scalar_one_or_none()
+        if trials_json is None:  # someone else claimed it first
             session.rollback()
             continue
-        session.add(Assignment(cell_id=cid, generation=gen + 1, participant_id=participant.id, assigned_at=now))
-        trials_json = session.execute(select(Cell.trials_json).where(Cell.id == cid)).scalar_one()
-        specs = cell_from_json(trials_json)
-        for pos, spec in enumerate(specs, start=1):
-            session.add(Trial(
-                participant_id=participant.id, position=pos, kind=spec.kind, item=spec.item,
-                system_a=spec.system_a, system_b=spec.system_b, stim_a=spec.stim_a, stim_b=spec.stim_b,
-                side_shown=spec.side_shown, expected=spec.expected, tolerance=spec.tolerance,
-                ref_position=(spec.ref + 1) if spec.ref is not None else None,
-                required_s=required_seconds(study, stimuli[spec.stim_left], stimuli[spec.stim_right]),
-            ))
+        specs = _copy_trials(session, study, stimuli, participant.id, cid, gen + 1, trials_json, now)
         participant.cell_id = cid
         participant.last_seen_at = now
+        for key, value in (updates or {}).items():
+            setattr(participant, key, value)
         session.add(participant)
         session.commit()
-        return ClaimResult(cid, idx, gen + 1, len(specs))
+        return ClaimResult(cid, idx, gen + 1, specs)
     session.rollback()
     return None
+
+
+def _copy_trials(session: Session, study: Study, stimuli: dict[str, PreparedStimulus], participant_id: str,
+                 cell_id: int, generation: int, trials_json: str, now: float) -> int:
+    """Log the hand-out and give the participant their own copy of the cell's trials (one
+    multi-row insert); returns the number of trials."""
+    session.execute(insert(Assignment), [{"cell_id": cell_id, "generation": generation,
+                                          "participant_id": participant_id, "assigned_at": now}])
+    specs = cell_from_json(trials_json)
+    session.execute(insert(Trial), [{
+        "participant_id": participant_id, "position": pos, "kind": spec.kind, "item": spec.item,
+        "system_a": spec.system_a, "system_b": spec.system_b, "stim_a": spec.stim_a, "stim_b": spec.stim_b,
+        "side_shown": spec.side_shown, "expected": spec.expected, "tolerance": spec.tolerance,
+        "ref_position": (spec.ref + 1) if spec.ref is not None else None,
+        "required_s": required_seconds(study, stimuli[spec.stim_left], stimuli[spec.stim_right]),
+    } for pos, spec in enumerate(specs, start=1)])
+    return len(specs)
 
 
 def holds_cell(session: Session, participant: Participant) -> bool:

@@ -18,6 +18,8 @@ ENV_SECURE_COOKIES = "EVALKIT_SECURE_COOKIES"
 ENV_LOGIN_MAX_FAILURES = "EVALKIT_ADMIN_MAX_FAILURES"
 ENV_LOGIN_WINDOW_MINUTES = "EVALKIT_ADMIN_LOCKOUT_MINUTES"
 ENV_TRUSTED_PROXIES = "EVALKIT_TRUSTED_PROXIES"
+ENV_ADMIN_SESSION_HOURS = "EVALKIT_ADMIN_SESSION_HOURS"
+ENV_SQL_STATS_DIR = "EVALKIT_SQL_STATS_DIR"
 CACHE_DIR = ".webtest"
 HASH_FIX = "run 'evalkit serve --hash-password' and paste its output; never put the password itself here"
 
@@ -36,14 +38,22 @@ class WebtestConfig:
         max_content_length: largest request body accepted, bytes.
         secure_cookies: send cookies over HTTPS only (set behind a TLS proxy).
         session_days: how long a participant can come back and resume, days.
-        login_max_failures: wrong admin passwords one client address may send within
-            ``login_window_s``; further attempts get HTTP 429 until the oldest of them is that old.
+        login_max_failures: wrong admin passwords one client (a browser that has logged in
+            before, otherwise a client address) may send within ``login_window_s``; further
+            attempts from it get HTTP 429 until the oldest of them is that old. Clients that have
+            never logged in share a budget of ``10 x login_max_failures`` per window as well
+            (against guessing from many addresses); a browser that has logged in before is
+            limited by its own failures only, so nobody else can lock the owner out.
         login_window_s: the admin login rate-limit window, seconds.
+        admin_session_hours: how long an admin login lasts, hours (sessions are also ended by
+            logging out, and all of them by "log out everywhere").
         trusted_proxies: reverse proxies in front of the server (0: none). Behind ``n`` proxies
             the client address (for the login rate limit) and scheme are taken from the last
             ``n`` entries of ``X-Forwarded-For`` / ``X-Forwarded-Proto`` (werkzeug's ``ProxyFix``);
             without it every client has the proxy's address. Never set it higher than the real
             number of proxies: clients could then choose their own address.
+        sql_stats_dir: for benchmarks: count SQL statements and commits per worker process
+            into ``<dir>/<pid>.json`` (written at exit and every 200 commits). ``None``: off.
         testing: Flask testing mode (tests only).
     """
 
@@ -57,6 +67,8 @@ class WebtestConfig:
     login_max_failures: int = 10
     login_window_s: float = 15 * 60.0
     trusted_proxies: int = 0
+    admin_session_hours: float = 8.0
+    sql_stats_dir: str | None = None
     testing: bool = False
 
     def __post_init__(self):
@@ -69,6 +81,9 @@ class WebtestConfig:
             raise ConfigError(f"trusted_proxies must be a whole number from 0 to 10, got {self.trusted_proxies!r}; "
                               f"fix: the number of reverse proxies in front of the server, usually 1 "
                               f"({ENV_TRUSTED_PROXIES})")
+        if not isinstance(self.admin_session_hours, (int, float)) or not 0 < self.admin_session_hours <= 24 * 30:
+            raise ConfigError(f"admin_session_hours must be a number of hours from 0 to 720, got "
+                              f"{self.admin_session_hours!r}; fix: use e.g. 8 ({ENV_ADMIN_SESSION_HOURS})")
         if not isinstance(self.login_window_s, (int, float)) or not 0 < self.login_window_s < float("inf"):
             raise ConfigError(f"login_window_s must be a positive number of seconds, got {self.login_window_s!r}; "
                               f"fix: use e.g. 900 ({ENV_LOGIN_WINDOW_MINUTES} gives it in minutes)")
@@ -92,6 +107,8 @@ class WebtestConfig:
             login_window_s=60.0 * _env_number(ENV_LOGIN_WINDOW_MINUTES, float, 15.0, "a positive number of minutes",
                                               "15"),
             trusted_proxies=_env_proxies(),
+            admin_session_hours=_env_number(ENV_ADMIN_SESSION_HOURS, float, 8.0, "a positive number of hours", "8"),
+            sql_stats_dir=os.environ.get(ENV_SQL_STATS_DIR) or None,
         )
         overrides = {k: v for k, v in overrides.items() if v is not None}
         if "study_dir" in overrides:

@@ -20,7 +20,7 @@ from sqlalchemy.exc import ArgumentError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
 from evalkit.errors import ConfigError
-from webtest.models import Answer, Base, Cell, Participant, StimulusFile, StudyRecord
+from webtest.tables import Answer, Base, Cell, Participant, StimulusFile, StudyRecord
 
 SQLITE_FILE = "ratings.sqlite"
 ENV_URL = "EVALKIT_DATABASE_URL"
@@ -97,14 +97,63 @@ def redact(url: str) -> str:
         return url.split("@")[-1]
 
 
-class Database:
-    """Per-process engine and session factory (re-created after a fork, e.g. gunicorn workers)."""
+class SqlStats:
+    """Counts SQL statements and commits of one process's engine into ``<folder>/<pid>.json``
+    (benchmarks only: ``EVALKIT_SQL_STATS_DIR``). The file is rewritten every 200 commits and at
+    exit, so a SIGKILLed worker loses at most its last 199 commits' counts."""
 
-    def __init__(self, url: str):
+    def __init__(self, folder: str, engine: Engine, key=None):
+        import atexit
+        from collections import Counter
+
+        self.path = Path(folder) / f"{os.getpid()}.json"
+        self.key = key or (lambda: "")
+        self.statements: Counter = Counter()
+        self.commits: Counter = Counter()
+        self.cpu_s: Counter = Counter()  # thread CPU seconds per key (see webtest.app)
+        self.requests: Counter = Counter()
+        event.listen(engine, "before_cursor_execute", self._statement)
+        event.listen(engine, "commit", self._commit)
+        atexit.register(self.write)
+
+    def _statement(self, *_args) -> None:
+        self.statements[self.key()] += 1
+
+    def _commit(self, *_args) -> None:
+        self.commits[self.key()] += 1
+        if sum(self.commits.values()) % 200 == 0:
+            self.write()
+
+    def reset(self) -> None:
+        for c in (self.statements, self.commits, self.cpu_s, self.requests):
+            c.clear()
+
+    def write(self) -> None:
+        """Write ``{"pid", "statements": {key: n}, "commits": {key: n}}`` (keys: e.g. endpoints)."""
+        import json
+
+        tmp = self.path.with_suffix(".tmp")
+        tmp.write_text(json.dumps({"pid": os.getpid(), "statements": dict(self.statements),
+                                   "commits": dict(self.commits), "cpu_s": dict(self.cpu_s),
+                                   "requests": dict(self.requests)}))
+        os.replace(tmp, self.path)
+
+
+class Database:
+    """Per-process engine and session factory (re-created after a fork, e.g. gunicorn workers).
+
+    ``stats_dir``: count SQL statements and commits into that folder (see :class:`SqlStats`),
+    by ``stats_key()`` (e.g. the Flask endpoint of the request).
+    """
+
+    def __init__(self, url: str, stats_dir: str | None = None, stats_key=None):
         self.url = url
+        self.stats_dir = stats_dir
+        self.stats_key = stats_key
         self._pid: int | None = None
         self._engine: Engine | None = None
         self._sessions: sessionmaker | None = None
+        self.stats: SqlStats | None = None
 
     @property
     def engine(self) -> Engine:
@@ -112,7 +161,14 @@ class Database:
             self._engine = make_engine(self.url)
             self._sessions = sessionmaker(self._engine, expire_on_commit=False)
             self._pid = os.getpid()
+            if self.stats_dir:
+                self.stats = SqlStats(self.stats_dir, self._engine, self.stats_key)
         return self._engine
+
+    def reset_stats(self) -> None:
+        """Start counting statements and commits from zero (after the start-up work)."""
+        if self.stats is not None:
+            self.stats.reset()
 
     @property
     def is_sqlite(self) -> bool:

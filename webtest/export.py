@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from sqlalchemy import select, text
 
 from webtest.db import RATINGS_COLUMNS, Database
-from webtest.models import Cell, Participant
+from webtest.tables import Cell, Participant
 
 if TYPE_CHECKING:  # pandas and scipy load on first use (server workers start faster)
     import pandas as pd
@@ -69,11 +69,72 @@ def participants_table(db: Database, study_id: str) -> "pd.DataFrame":
     rows = [{
         "participant": p.id, "status": p.status, "stage": p.stage, "cell": idx.get(p.cell_id),
         "answered": int(counts.get(p.id, 0)), "trials": int(totals.get(p.id, 0)),
-        "excluded": p.exclusion_reason or "", "platform": p.platform, "platform_pid": p.ext_pid or "",
-        "created_at": p.created_at, "completed_at": p.completed_at, "demographics": p.demographics_json,
+        "excluded": describe_exclusion(p.exclusion_reason or ""), "platform": p.platform,
+        "platform_pid": p.ext_pid or "", "created_at": iso_time(p.created_at), "completed_at": iso_time(p.completed_at),
+        "demographics": p.demographics_json,
     } for p in parts]
-    return pd.DataFrame(rows, columns=["participant", "status", "stage", "cell", "answered", "trials", "excluded",
-                                       "platform", "platform_pid", "created_at", "completed_at", "demographics"])
+    df = pd.DataFrame(rows, columns=["participant", "status", "stage", "cell", "answered", "trials", "excluded",
+                                     "platform", "platform_pid", "created_at", "completed_at", "demographics"])
+    # a participant who stopped before the consent has no cell: empty, not NaN, and the others
+    # stay whole numbers (not 2.0)
+    df["cell"] = df["cell"].astype("Int64")
+    return df
+
+
+def iso_time(seconds: float | None) -> str:
+    """POSIX seconds as ISO 8601 UTC to the second (``2026-05-01T12:34:56Z``); '' for none."""
+    if seconds is None:
+        return ""
+    from datetime import datetime, timezone
+
+    return datetime.fromtimestamp(float(seconds), tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+_EXCLUSION_WORDS = {
+    "gold_fail": ("identical-pair check failed", "identical-pair checks failed"),
+    "attention_fail": ("attention check failed", "attention checks failed"),
+    "repeat_inconsistent": ("repeated trial answered differently", "repeated trials answered differently"),
+}
+
+
+def describe_exclusion(reason: str) -> str:
+    """The stored exclusion codes in plain words, e.g. ``attention_fail:1>0`` ->
+    ``1 attention check failed (0 allowed)``; ``median_response_s<2`` -> ``median answer time
+    under 2 s``; '' stays ''. Unknown codes are shown as they are."""
+    out = []
+    for code in filter(None, reason.split(";")):
+        key, _, rest = code.partition(":")
+        if key in _EXCLUSION_WORDS and ">" in rest:
+            n, limit = rest.split(">", 1)
+            one, many = _EXCLUSION_WORDS[key]
+            out.append(f"{n} {one if n == '1' else many} ({limit} allowed)")
+        elif code.startswith("median_response_s<"):
+            out.append(f"median answer time under {code.split('<', 1)[1]} s")
+        else:
+            out.append(code)
+    return "; ".join(out)
+
+
+def csv_text(df: "pd.DataFrame") -> str:
+    """``df`` as CSV text that a spreadsheet opens as data: text cells starting with ``=``, ``+``,
+    ``-``, ``@``, tab or CR get a leading ``'`` (:func:`evalkit.csvsafe.neutralise_frame`, the
+    OWASP rule). Text columns holding only numbers (e.g. ``raw_answer`` ``-3``) are written as
+    numbers first, so they are not changed."""
+    import io
+
+    import pandas as pd
+
+    from evalkit.csvsafe import neutralise_frame
+
+    out = df.copy()
+    for col in out.columns:
+        if out[col].dtype == object or pd.api.types.is_string_dtype(out[col]):
+            values = out[col].dropna().astype(str)
+            if len(values) and values.str.fullmatch(r"-?\d+(\.\d+)?").all():
+                out[col] = pd.to_numeric(out[col])
+    buf = io.StringIO()
+    neutralise_frame(out).to_csv(buf, index=False)
+    return buf.getvalue()
 
 
 def cells_table(db: Database, study_id: str) -> "pd.DataFrame":
@@ -165,7 +226,8 @@ def mos_summary(ratings: "pd.DataFrame", confidence: float = 0.95) -> "pd.DataFr
 
 
 def write_table(df: "pd.DataFrame", path: str | os.PathLike, fmt: str | None = None) -> Path:
-    """Write ``df`` as CSV or JSON (records) through a temporary file renamed into place."""
+    """Write ``df`` as CSV (spreadsheet-safe, see :func:`csv_text`) or JSON (records) through a
+    temporary file renamed into place."""
     path = Path(path)
     fmt = fmt or ("json" if path.suffix.lower() == ".json" else "csv")
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -175,17 +237,9 @@ def write_table(df: "pd.DataFrame", path: str | os.PathLike, fmt: str | None = N
         if fmt == "json":
             df.to_json(tmp, orient="records", indent=1)
         else:
-            df.to_csv(tmp, index=False)
+            Path(tmp).write_text(csv_text(df), encoding="utf-8")
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
     return path
-
-
-def answer_count(db: Database, study_id: str) -> int:
-    with db.session() as s:
-        return int(s.execute(text(
-            "SELECT COUNT(*) FROM wt_answers a JOIN wt_participants p ON p.id = a.participant_id WHERE p.study_id = :s"),
-            {"s": study_id}).scalar_one())
-

@@ -4,6 +4,14 @@ Identity is the participant id in Flask's signed session cookie; every query is 
 id, so a participant can only read and answer their own trials (URLs carry positions, never
 database ids). Each stage redirects to the participant's current stage, which is how a reload or
 a reopened tab resumes at the first unanswered trial.
+
+Cost per answer (the hot path): the trial page reads one statement and writes nothing (the time
+the trial was first shown goes into the signed cookie, and reaches the database with the answer);
+stimuli are files under content-addressed, unguessable names, served without the database
+(:func:`webtest.stimuli.stimulus_names`); the answer is one transaction with one commit
+(:func:`webtest.answers.store_answer`). A crash can lose only what no answer carried yet: the
+activity time of page views since the last answer (a participant who only looks at pages for
+longer than ``assignment.timeout_minutes`` may lose their place) -- never an acknowledged answer.
 """
 
 from __future__ import annotations
@@ -12,7 +20,7 @@ import json
 import math
 import time
 import uuid
-from typing import Any
+from typing import Any, Callable
 
 from flask import (Blueprint, abort, jsonify, redirect, render_template, request, send_file, session,
                    url_for)
@@ -20,12 +28,14 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from evalkit.errors import InputError
-from webtest.answers import first_unanswered, is_answered, mark_served, parse_submission, store_answer, strict_json
-from webtest.app import state
+from webtest.answers import AnswerOutcome, parse_submission, store_answer, strict_json
 from webtest.assignment import claim_cell, has_free_cell, holds_cell, touch
-from webtest.crowd import (completion_url, mturk_submit_url, parse_params, screen_out_url)
-from webtest.models import Participant, Trial
+from webtest.crowd import completion_url, mturk_submit_url, parse_params, screen_out_url
+from webtest.state import state
 from webtest.study import DemographicField
+from webtest.tables import Participant
+from webtest.trials import (at_trials, current_position, is_answered, participant_state, stim_left, stim_right,
+                            trials_with_state)
 
 bp = Blueprint("participant", __name__)
 
@@ -33,15 +43,26 @@ STOPPED = ("declined", "screened_out", "expired", "full")
 MAX_TEXT = 200
 #: Largest trial position a URL may name: positions are INTEGER columns (32-bit on PostgreSQL).
 MAX_POSITION = 2**31 - 1
+#: Browser cache lifetime of a stimulus, seconds: its name changes whenever its bytes do.
+STIMULUS_MAX_AGE = 365 * 24 * 3600
 
 
 def _key() -> str:
     return f"p:{state().study.id}"
 
 
-def _load(s: Session) -> Participant | None:
+def _served_key() -> str:
+    return f"sv:{state().study.id}"
+
+
+def _pid() -> str | None:
     pid = session.get(_key())
-    if not isinstance(pid, str):
+    return pid if isinstance(pid, str) else None
+
+
+def _load(s: Session) -> Participant | None:
+    pid = _pid()
+    if pid is None:
         return None
     p = s.get(Participant, pid)
     if p is None or p.study_id != state().study.id:
@@ -63,18 +84,54 @@ def _where(s: Session, p: Participant) -> str:
             "instructions": url_for(".instructions"), "trials": url_for(".trial_current")}.get(p.stage, url_for(".landing"))
 
 
+def _current_stage_url() -> str:
+    """URL of the current participant's stage (the landing page for nobody)."""
+    with state().db.session() as s:
+        p = _load(s)
+        return url_for(".landing") if p is None else _where(s, p)
+
+
 def _wants_json() -> bool:
     return request.is_json or request.accept_mimetypes.best == "application/json"
 
 
-def _stage_guard(s: Session, stage: str):
-    """The participant if they are at ``stage``; otherwise a redirect response."""
-    p = _load(s)
-    if p is None:
-        return None, redirect(url_for(".landing"))
-    if p.stage != stage or p.status != "active" or (stage != "consent" and not holds_cell(s, p)):
-        return None, redirect(_where(s, p))
-    return p, None
+def _at_stage(s: Session, stage: str) -> bool | None:
+    """Whether the current participant is at ``stage`` (active, holding their cell after the
+    consent), in one statement; ``None`` when there is no participant."""
+    pid = _pid()
+    row = participant_state(s, pid, state().study.id) if pid else None
+    if row is None:
+        return None
+    return row.stage == stage and row.status == "active" and (stage == "consent" or row.holder == row.id)
+
+
+#: Where each stage before the trials leads once done (the trials start at the first trial).
+_NEXT_PAGE = {"consent": ".consent", "demographics": ".demographics", "instructions": ".instructions",
+              "trials": ".trial_current"}
+
+
+def _stage_page(stage: str, render: Callable[[], Any], submit: Callable[[Session, Participant], Any]):
+    """One stage before the trials: only a participant at ``stage`` gets it (others are sent to
+    theirs); GET renders it, POST runs ``submit`` (which changes the participant and may return a
+    response of its own, e.g. a form with errors), records activity, commits and moves on."""
+    st = state()
+    with st.db.session() as s:
+        here = _at_stage(s, stage)
+        if here is None:
+            return redirect(url_for(".landing"))
+        if not here:
+            return redirect(_current_stage_url())
+        if request.method == "GET":
+            return render()
+        p = _load(s)
+        response = submit(s, p)
+        if response is not None:
+            return response
+        touch(s, p, time.time())
+        s.commit()
+        if p.status != "active":
+            return redirect(_where(s, p))
+        return redirect(url_for(".trial_page", n=1) if p.stage == "trials" else url_for(_NEXT_PAGE[p.stage]))
 
 
 @bp.url_value_preprocessor
@@ -115,6 +172,22 @@ def landing():
                            preview=bool(ids and ids.preview)), status
 
 
+def _resumable(s: Session, ids) -> Participant | None:
+    """The participant of the same platform submission, found from another browser.
+
+    Only the full submission identifies it: the worker id (Prolific PID, MTurk workerId) together
+    with that submission's session (Prolific SESSION_ID, MTurk assignmentId) and study/HIT ids,
+    which the platform shows to that worker only. A worker id alone is never enough (worker ids
+    are visible to others, e.g. in shared screenshots or other researchers' data).
+    """
+    if not (ids.pid and ids.session):
+        return None
+    return s.execute(select(Participant).where(
+        Participant.study_id == state().study.id, Participant.platform == ids.platform,
+        Participant.ext_pid == ids.pid, Participant.ext_session == ids.session,
+        Participant.ext_study == ids.study, Participant.ext_hit == ids.hit)).scalars().first()
+
+
 @bp.post("/start")
 def start():
     st = state()
@@ -124,11 +197,7 @@ def start():
         return redirect(url_for(".landing"))
     now = time.time()
     with st.db.session() as s:
-        p = _load(s)
-        if p is None and ids.pid and ids.session:  # same platform submission again: resume it
-            p = s.execute(select(Participant).where(
-                Participant.study_id == st.study.id, Participant.ext_pid == ids.pid,
-                Participant.ext_session == ids.session)).scalars().first()
+        p = _load(s) or _resumable(s, ids)
         if p is None:
             p = Participant(
                 id=uuid.uuid4().hex, study_id=st.study.id, created_at=now, last_seen_at=now, stage="consent",
@@ -145,29 +214,19 @@ def start():
 # -- consent, demographics, instructions ------------------------------------------------------
 @bp.route("/consent", methods=["GET", "POST"])
 def consent():
-    st = state()
-    with st.db.session() as s:
-        p, response = _stage_guard(s, "consent")
-        if response is not None:
-            return response
-        if request.method == "GET":
-            return render_template("consent.html")
-        now = time.time()
+    def submit(s: Session, p: Participant):
+        st, now = state(), time.time()
         if request.form.get("choice") != "agree":
             p.status, p.stage = "declined", "stopped"
-            s.commit()
-            return redirect(url_for(".stop"))
-        claim = claim_cell(s, st.study, st.stimuli, p, now)
-        if claim is None:
+            return None
+        stage = "demographics" if st.study.demographics else "instructions"
+        if claim_cell(s, st.study, st.stimuli, p, now, updates={"consent_at": now, "stage": stage}) is None:
             p = s.get(Participant, p.id)
             p.status, p.stage = "full", "stopped"
-            s.commit()
-            return redirect(url_for(".stop"))
-        p = s.get(Participant, p.id)
-        p.consent_at = now
-        p.stage = "demographics" if st.study.demographics else "instructions"
-        s.commit()
-        return redirect(_where(s, p))
+            return None
+        return redirect(url_for(f".{stage}"))  # committed with the claim, in one transaction
+
+    return _stage_page("consent", lambda: render_template("consent.html"), submit)
 
 
 def validate_demographics(fields: tuple[DemographicField, ...], form, t) -> tuple[dict[str, Any], dict[str, str]]:
@@ -207,58 +266,51 @@ def validate_demographics(fields: tuple[DemographicField, ...], form, t) -> tupl
 
 @bp.route("/demographics", methods=["GET", "POST"])
 def demographics():
-    st = state()
-    with st.db.session() as s:
-        p, response = _stage_guard(s, "demographics")
-        if response is not None:
-            return response
-        if request.method == "GET":
-            return render_template("demographics.html", fields=st.study.demographics, values={}, errors={})
-        values, errors = validate_demographics(st.study.demographics, request.form, st.t)
+    fields = state().study.demographics
+
+    def submit(s: Session, p: Participant):
+        values, errors = validate_demographics(fields, request.form, state().t)
         if errors:
-            return render_template("demographics.html", fields=st.study.demographics, values=request.form,
-                                   errors=errors), 400
+            return render_template("demographics.html", fields=fields, values=request.form, errors=errors), 400
         p.demographics_json = json.dumps(values, ensure_ascii=False)
         p.stage = "instructions"
-        touch(s, p, time.time())
-        s.commit()
-        return redirect(_where(s, p))
+        return None
+
+    return _stage_page("demographics",
+                       lambda: render_template("demographics.html", fields=fields, values={}, errors={}), submit)
 
 
 @bp.route("/instructions", methods=["GET", "POST"])
 def instructions():
-    st = state()
-    with st.db.session() as s:
-        p, response = _stage_guard(s, "instructions")
-        if response is not None:
-            return response
-        if request.method == "GET":
-            return render_template("instructions.html", n_keys=len(st.study.scale.points))
+    def submit(_s: Session, p: Participant):
         p.stage = "trials"
-        touch(s, p, time.time())
-        s.commit()
-        return redirect(_where(s, p))
+        return None
+
+    return _stage_page("instructions",
+                       lambda: render_template("instructions.html", n_keys=len(state().study.scale.points)), submit)
 
 
 # -- trials ------------------------------------------------------------------------------------
+def _trials_or_redirect(conn):
+    """The current participant's trials when they are at the trials; otherwise a redirect."""
+    pid = _pid()
+    if pid is None:
+        return None, redirect(url_for(".landing"))
+    person, trials = trials_with_state(conn, pid, state().study.id)
+    if not at_trials(person):
+        conn.rollback()
+        return None, redirect(_current_stage_url())
+    return trials, None
+
+
 @bp.get("/trial")
 def trial_current():
-    st = state()
-    with st.db.session() as s:
-        p, response = _stage_guard(s, "trials")
-        if response is not None:
-            return response
-        pos = first_unanswered(s, p.id)
-        if pos is None:
-            return redirect(url_for(".done"))
-        return redirect(url_for(".trial_page", n=pos))
-
-
-def _own_trial(s: Session, p: Participant, n: int) -> Trial:
-    t = s.execute(select(Trial).where(Trial.participant_id == p.id, Trial.position == n)).scalar_one_or_none()
-    if t is None:
-        abort(404)
-    return t
+    with state().db.engine.connect() as conn:
+        trials, response = _trials_or_redirect(conn)
+    if response is not None:
+        return response
+    pos = current_position(trials)
+    return redirect(url_for(".done") if pos is None else url_for(".trial_page", n=pos))
 
 
 def scale_points(scale, t) -> list[tuple[int, str]]:
@@ -267,82 +319,67 @@ def scale_points(scale, t) -> list[tuple[int, str]]:
             for v, lab in scale.points]
 
 
+def _mark_shown(n: int) -> None:
+    """Remember in the signed cookie when trial ``n`` was first shown (the start of its playing
+    time): no database write per page view; the answer carries it to the database."""
+    key = _served_key()
+    served = session.get(key)
+    if not (isinstance(served, list) and len(served) == 2 and served[0] == n):
+        session[key] = [n, round(time.time(), 3)]
+
+
+def _served_at(n: int) -> float | None:
+    served = session.get(_served_key())
+    if isinstance(served, list) and len(served) == 2 and served[0] == n and isinstance(served[1], (int, float)):
+        return float(served[1])
+    return None
+
+
+def _side(st, stimulus_id: str) -> dict:
+    stim, names = st.stimuli[stimulus_id], st.stimulus_urls[stimulus_id]
+    audio = names.get("audio")
+    return {"kind": stim.kind, "src": url_for(".stimulus", name=names["file"]),
+            "audio": url_for(".stimulus", name=audio) if audio else "", "duration": stim.duration_s}
+
+
 @bp.get("/trial/<int:n>")
 def trial_page(n: int):
     st = state()
-    with st.db.session() as s:
-        p, response = _stage_guard(s, "trials")
-        if response is not None:
-            return response
-        current = first_unanswered(s, p.id)
-        if current is None:
-            return redirect(url_for(".done"))
-        if n != current:
-            return redirect(url_for(".trial_page", n=current))
-        trial = _own_trial(s, p, n)
-        now = time.time()
-        mark_served(s, trial, now)
-        touch(s, p, now)
-        s.commit()
-        trials = s.execute(select(Trial.position, Trial.kind).where(Trial.participant_id == p.id)
-                           .order_by(Trial.position)).all()
-        total = len(trials)
-        training = [pos for pos, kind in trials if kind == "training"]
-        is_training = trial.kind == "training"
-        number = training.index(n) + 1 if is_training else n - len(training)
-        n_shown = len(training) if is_training else total - len(training)
-        points = scale_points(st.study.scale, st.t)
-        attention = None
-        if trial.kind == "attention":
-            label = dict(points)[int(trial.expected)]
-            attention = st.t("trial.attention", label=label)
-        sides = {}
-        for side in ("left", "right"):
-            stim = st.stimuli[trial.stim_left if side == "left" else trial.stim_right]
-            sides[side] = {
-                "kind": stim.kind,
-                "src": url_for(".stimulus", n=n, side=side),
-                "audio": url_for(".stimulus_audio", n=n, side=side) if stim.audio else "",
-                "duration": stim.duration_s,
-            }
-        return render_template(
-            "trial.html", trial=trial, n=n, number=number, n_shown=n_shown, total=total, is_training=is_training,
-            done_before=n - 1, points=points, attention=attention, sides=sides,
-            question=st.study.question or st.t(f"scale.question.{st.study.scale.name}"),
-            playback=st.study.playback, required_s=trial.required_s,
-        )
+    with st.db.engine.connect() as conn:
+        trials, response = _trials_or_redirect(conn)
+    if response is not None:
+        return response
+    current = current_position(trials)
+    if current is None:
+        return redirect(url_for(".done"))
+    if n != current:
+        return redirect(url_for(".trial_page", n=current))
+    trial = trials[n - 1]
+    _mark_shown(n)
+    training = [t.position for t in trials if t.kind == "training"]
+    is_training = trial.kind == "training"
+    points = scale_points(st.study.scale, st.t)
+    attention = st.t("trial.attention", label=dict(points)[int(trial.expected)]) if trial.kind == "attention" else None
+    return render_template(
+        "trial.html", trial=trial, n=n, total=len(trials), is_training=is_training, done_before=n - 1,
+        number=training.index(n) + 1 if is_training else n - len(training),
+        n_shown=len(training) if is_training else len(trials) - len(training),
+        points=points, attention=attention,
+        sides={"left": _side(st, stim_left(trial)), "right": _side(st, stim_right(trial))},
+        question=st.study.question or st.t(f"scale.question.{st.study.scale.name}"),
+        playback=st.study.playback, required_s=trial.required_s,
+    )
 
 
-@bp.get("/trial/<int:n>/stimulus/<side>")
-def stimulus(n: int, side: str):
-    return _send_stimulus(n, side, audio=False)
-
-
-@bp.get("/trial/<int:n>/audio/<side>")
-def stimulus_audio(n: int, side: str):
-    return _send_stimulus(n, side, audio=True)
-
-
-def _send_stimulus(n: int, side: str, audio: bool):
-    if side not in ("left", "right"):
+@bp.get("/stimulus/<name>")
+def stimulus(name: str):
+    """A stimulus file by its content-addressed name: no database, cacheable for good."""
+    found = state().stimulus_files.get(name)
+    if found is None:
         abort(404)
-    st = state()
-    with st.db.session() as s:
-        p = _load(s)
-        if p is None or p.status not in ("active", "completed"):
-            abort(404)
-        trial = _own_trial(s, p, n)
-        current = first_unanswered(s, p.id)
-        if current is not None and n > current:
-            abort(404)  # no peeking ahead
-        stim = st.stimuli[trial.stim_left if side == "left" else trial.stim_right]
-    if audio:
-        if stim.audio is None:
-            abort(404)
-        resp = send_file(stim.audio, conditional=True, max_age=3600)
-    else:
-        resp = send_file(stim.path, mimetype=stim.mimetype, conditional=True, max_age=3600)
-    resp.headers["Cache-Control"] = "private, max-age=3600"
+    path, mimetype = found
+    resp = send_file(path, mimetype=mimetype, conditional=True, max_age=STIMULUS_MAX_AGE)
+    resp.headers["Cache-Control"] = f"private, max-age={STIMULUS_MAX_AGE}, immutable"
     return resp
 
 
@@ -359,6 +396,35 @@ def _answer_body() -> tuple[Any, str | None]:
     return data, None
 
 
+def _submission(data):
+    """The validated answer of a request body, or an error message."""
+    raw = data.get("answer")
+    if raw is None and "answer_left" in data:
+        raw = f"{data.get('answer_left')}|{data.get('answer_right')}"
+    if raw is None:
+        return None, "missing 'answer'"
+    try:  # validated first: an invalid body is a 400 whatever the state of the trial
+        return parse_submission(raw, state().study.scale, client_time_s=data.get("client_time_s"),
+                                events=data.get("events")), None
+    except InputError as exc:
+        return None, str(exc)
+
+
+def _not_at_trials(answered: bool, as_json: bool):
+    """Answer to a POST from a participant who is no longer at the trials."""
+    url = _current_stage_url()
+    if answered:  # a retry of an acknowledged answer (e.g. of the last trial) after the end
+        if as_json:
+            with state().db.session() as s:
+                p = _load(s)
+                completed = p is not None and p.status == "completed"
+            return jsonify(ok=True, status="duplicate", next=url, completed=completed)
+        return redirect(url, code=303)
+    if as_json:
+        return jsonify(ok=False, error=state().t("stop.title"), next=url), 409
+    return redirect(url)
+
+
 @bp.post("/trial/<int:n>")
 def answer(n: int):
     st = state()
@@ -372,75 +438,72 @@ def answer(n: int):
     data, problem = _answer_body()
     if problem is not None:
         return fail(400, problem)
-    with st.db.session() as s:
-        p = _load(s)
-        if p is None:
+    pid = _pid()
+    with st.db.engine.connect() as conn:
+        person, rows = trials_with_state(conn, pid, st.study.id, n) if pid else (None, [])
+        if person is None:  # no trial around n: who is asking, and are they at the trials?
+            person = participant_state(conn, pid, st.study.id) if pid else None
+        if person is None:
             return fail(403, st.t("app.csrf"))
-        raw = data.get("answer")
-        if raw is None and "answer_left" in data:
-            raw = f"{data.get('answer_left')}|{data.get('answer_right')}"
-        if raw is None:
-            return fail(400, "missing 'answer'")
-        try:  # validated first: an invalid body is a 400 whatever the state of the trial
-            sub = parse_submission(raw, st.study.scale, client_time_s=data.get("client_time_s"),
-                                   events=data.get("events"))
-        except InputError as exc:
-            return fail(400, str(exc))
-        if p.status != "active" or p.stage != "trials" or not holds_cell(s, p):
-            answered = is_answered(s, p.id, n)
-            url = _where(s, p)
-            if answered:  # a retry of an acknowledged answer (e.g. of the last trial) after the end
-                if as_json:
-                    return jsonify(ok=True, status="duplicate", next=url, completed=p.status == "completed")
-                return redirect(url, code=303)
-            if as_json:
-                return jsonify(ok=False, error=st.t("stop.title"), next=url), 409
-            return redirect(url)
-        outcome = store_answer(s, p, n, sub, st.study.scale, st.study.exclusion, time.time())
-        if outcome.status == "not_found":
-            return fail(404, st.t("app.not_found"))
-        if outcome.status == "too_fast":
-            return fail(422, st.t("trial.too_fast"), wait_s=round(outcome.wait_s, 3))
-        if outcome.status in ("not_shown", "out_of_order"):
-            return fail(409, st.t("app.not_found"), next=url_for(".trial_page", n=outcome.next_position))
-        if outcome.screened_out:
-            nxt = url_for(".stop")
-        elif outcome.next_position is None:
-            nxt = url_for(".done")
-        else:
-            nxt = url_for(".trial_page", n=outcome.next_position)
+        sub, problem = _submission(data)
+        if problem is not None:
+            return fail(400, problem)
+        if not at_trials(person):
+            answered = is_answered(conn, pid, n)
+            conn.rollback()
+            return _not_at_trials(answered, as_json)
+        outcome = store_answer(conn, person, n, sub, st.study.scale, st.study.exclusion, time.time(),
+                               served_at=_served_at(n), trials={r.position: r for r in rows})
+    return _acknowledge(outcome, fail, as_json)
+
+
+def _acknowledge(outcome: AnswerOutcome, fail, as_json: bool):
+    st = state()
+    if outcome.status == "not_found":
+        return fail(404, st.t("app.not_found"))
+    if outcome.status == "too_fast":
+        return fail(422, st.t("trial.too_fast"), wait_s=round(outcome.wait_s, 3))
+    if outcome.status in ("not_shown", "out_of_order"):
+        return fail(409, st.t("app.not_found"), next=url_for(".trial_page", n=outcome.next_position))
+    if outcome.status == "expired":
+        return _not_at_trials(False, as_json)
+    if outcome.screened_out:
+        nxt = url_for(".stop")
+    elif outcome.next_position is None:
+        nxt = url_for(".done")
+    else:
+        nxt = url_for(".trial_page", n=outcome.next_position)
     if as_json:
         return jsonify(ok=True, status=outcome.status, next=nxt, completed=outcome.completed)
     return redirect(nxt, code=303)
 
 
 # -- end -----------------------------------------------------------------------------------------
-@bp.get("/done")
-def done():
-    st = state()
-    with st.db.session() as s:
+def _end_page(status_ok: Callable[[str], bool], render: Callable[[Participant], Any]):
+    """A final page: shown to a participant whose status fits, others go to their stage."""
+    with state().db.session() as s:
         p = _load(s)
         if p is None:
             return redirect(url_for(".landing"))
-        if p.status != "completed":
+        if not status_ok(p.status):
             return redirect(_where(s, p))
-        crowd = st.study.crowdsourcing
-        return render_template("done.html", code=crowd.completion_code, redirect_url=completion_url(crowd),
-                               mturk_url=mturk_submit_url(p.ext_submit_to) if p.platform == "mturk" else None,
-                               assignment_id=p.ext_session)
+        return render(p)
+
+
+@bp.get("/done")
+def done():
+    crowd = state().study.crowdsourcing
+    return _end_page(lambda status: status == "completed", lambda p: render_template(
+        "done.html", code=crowd.completion_code, redirect_url=completion_url(crowd),
+        mturk_url=mturk_submit_url(p.ext_submit_to) if p.platform == "mturk" else None,
+        assignment_id=p.ext_session))
 
 
 @bp.get("/stop")
 def stop():
     st = state()
-    with st.db.session() as s:
-        p = _load(s)
-        if p is None:
-            return redirect(url_for(".landing"))
-        if p.status not in STOPPED:
-            return redirect(_where(s, p))
-        key = {"declined": "consent.declined", "screened_out": "stop.screened_out", "expired": "stop.expired",
-               "full": "stop.full"}[p.status]
-        return render_template("message.html", title=st.t("stop.title"), message=st.t(key),
-                               link=screen_out_url(st.study.crowdsourcing),
-                               link_text=st.t("done.redirect", platform="Prolific"))
+    keys = {"declined": "consent.declined", "screened_out": "stop.screened_out", "expired": "stop.expired",
+            "full": "stop.full"}
+    return _end_page(lambda status: status in STOPPED, lambda p: render_template(
+        "message.html", title=st.t("stop.title"), message=st.t(keys[p.status]),
+        link=screen_out_url(st.study.crowdsourcing), link_text=st.t("done.redirect", platform="Prolific")))

@@ -267,3 +267,57 @@ def prepare_stimuli(study: Study, cache_dir: Path, progress: bool = False) -> di
             duration = stim.duration_s if stim.duration_s is not None else media_duration(stim.file)
             out[stim.id] = PreparedStimulus(stim.id, stim.kind, stim.file, float(duration))
     return out
+
+
+# -- content-addressed names -----------------------------------------------------------------
+def _served_hash(stim: PreparedStimulus, digest: str) -> str:
+    """What identifies the bytes served for ``stim``: the positions JSON's own SHA-256 for motion
+    (the file is derived, so its bytes are hashed), the stimulus fingerprint for media (it hashes
+    the media file's bytes)."""
+    if stim.kind != "motion":
+        return digest
+    h = hashlib.sha256()
+    with open(stim.path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def stimulus_names(stimuli: Mapping[str, PreparedStimulus], digests: Mapping[str, str],
+                   secret: str | bytes) -> tuple[dict[str, dict[str, str]], dict[str, tuple[str, str]]]:
+    """Content-addressed, unguessable file names for serving stimuli without a database lookup.
+
+    Each name is an HMAC-SHA256 (keyed with the app's secret key) of the served bytes' hash, 32
+    hex characters, plus the file's extension: the same bytes always get the same name (so it can
+    be cached as immutable), other bytes another name, and nobody without the secret key can
+    compute a name from a file (a participant learns only the names of the trial on screen; there
+    is no listing).
+
+    Args:
+        stimuli: stimulus id -> prepared stimulus.
+        digests: stimulus id -> :func:`stimulus_digest`.
+        secret: the app's secret key.
+
+    Returns:
+        ``(urls, files)``: stimulus id -> ``{"file": name, "audio": name}`` (``audio`` only for
+        motion with a sound track), and name -> ``(path, mimetype)``.
+    """
+    import hmac
+
+    key = secret.encode() if isinstance(secret, str) else secret
+    urls: dict[str, dict[str, str]] = {}
+    files: dict[str, tuple[str, str]] = {}
+
+    def name(content: str, path: Path) -> str:
+        token = hmac.new(key, b"evalkit-stimulus\0" + content.encode(), hashlib.sha256).hexdigest()[:32]
+        return token + path.suffix.lower()
+
+    for sid, stim in stimuli.items():
+        entry = {"file": name(_served_hash(stim, digests[sid]), stim.path)}
+        files[entry["file"]] = (str(stim.path), stim.mimetype)
+        if stim.audio is not None:
+            audio = Path(stim.audio)
+            entry["audio"] = name(digests[sid] + "\0audio", audio)
+            files[entry["audio"]] = (str(audio), MIME.get(audio.suffix.lower(), "application/octet-stream"))
+        urls[sid] = entry
+    return urls, files

@@ -256,6 +256,9 @@ def load_study(study_dir: str | Path) -> Study:
     Raises:
         ConfigError: listing every problem with file, line, key path and fix.
     """
+    if not Path(study_dir).exists():
+        raise ConfigError(f"{study_dir}: no such folder; fix: give the folder that holds {STUDY_FILE} "
+                          "(e.g. studies/example-cmu)")
     path = study_file(study_dir)
     if not path.exists():
         raise ConfigError(

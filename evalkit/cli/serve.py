@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import getpass
 import secrets
+import socket
 import sys
 
 from evalkit.cli.common import add_command
@@ -28,10 +29,13 @@ def register(sub) -> None:
         ),
         epilog=("Admin password: set EVALKIT_ADMIN_PASSWORD_HASH (make one with --hash-password) or "
                 "admin.password_hash in study.yaml; without one a random password is made and printed "
-                "for this run only. Wrong admin passwords are rate-limited per client address "
+                "for this run only. Wrong admin passwords are rate-limited per client "
                 "(EVALKIT_ADMIN_MAX_FAILURES, default 10, within EVALKIT_ADMIN_LOCKOUT_MINUTES, "
-                "default 15). Behind a reverse proxy set EVALKIT_TRUSTED_PROXIES=1 (the number of "
-                "proxies) so that clients are told apart, and EVALKIT_SECURE_COOKIES=1 behind HTTPS."),
+                "default 15); a browser that has logged in before is never refused because of "
+                "other people's attempts. Admin logins last EVALKIT_ADMIN_SESSION_HOURS (default 8) "
+                "or until logout. Behind a reverse proxy set EVALKIT_TRUSTED_PROXIES=1 (the number of "
+                "proxies) so that clients are told apart, and EVALKIT_SECURE_COOKIES=1 behind HTTPS. "
+                "Threat model: docs/webtest.md."),
     )
     p.add_argument("study", nargs="?", metavar="STUDY_DIR", help="folder with study.yaml")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1, this machine only)")
@@ -76,6 +80,9 @@ def run(args: argparse.Namespace) -> int:
     if not 0 < args.port < 65536:
         raise InputError(f"--port must be between 1 and 65535, got {args.port}")
 
+    if not args.check:  # before anything is printed or prepared: no URLs or password for a dead server
+        _check_port(args.host, args.port)
+
     from werkzeug.security import generate_password_hash
 
     from webtest import WebtestConfig, create_app
@@ -90,7 +97,9 @@ def run(args: argparse.Namespace) -> int:
             generated = secrets.token_urlsafe(12)
             cfg = WebtestConfig.from_env(args.study, database_url=args.db,
                                          admin_password_hash=generate_password_hash(generated))
-    app = create_app(config=cfg)  # validates, prepares stimuli, creates schema and cells
+    print(f"preparing study {args.study} (the first run computes the stimuli; later runs reuse them) ...",
+          file=sys.stderr, flush=True)
+    app = create_app(config=cfg, progress=True)  # validates, prepares stimuli, creates schema and cells
     st = app.extensions["webtest"]
     study = st.study
     b = st.prepared.balance
@@ -123,6 +132,20 @@ def run(args: argparse.Namespace) -> int:
     finally:
         server.server_close()
     return 0
+
+
+def _check_port(host: str, port: int) -> None:
+    """Raise :class:`InputError` if ``host:port`` cannot be listened on (e.g. already in use)."""
+    from evalkit.errors import InputError
+
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the server itself does
+        try:
+            sock.bind((host, port))
+        except OSError as exc:
+            raise InputError(f"cannot listen on {host}:{port} ({exc.strerror or exc}); fix: stop the program "
+                             f"using that port or choose another with --port") from None
 
 
 def _gunicorn(cfg, args) -> int:

@@ -108,6 +108,16 @@ class Participant:
 
 
 
+STIM_RE = re.compile(r'id="stim-(left|right)"[^>]*data-src="([^"]*)"[^>]*data-audio="([^"]*)"')
+
+
+def stimulus_urls(html: str) -> dict[str, tuple[str, str]]:
+    """side -> (stimulus URL, audio URL or '') of a trial page, as the page's player reads them."""
+    found = {side: (src, audio) for side, src, audio in STIM_RE.findall(html)}
+    assert set(found) == {"left", "right"}, "trial page without both stimuli"
+    return found
+
+
 # -- pictures of the 3-D renderer (static/stage.js) ------------------------------------------
 def figure_mask(img):
     """Pixels of the (default blue, shaded) mannequin in an RGB image: blue well above red. The

@@ -284,7 +284,7 @@ def test_video_audio_and_motion_with_audio_play_through(browser, media_study, tm
         assert not errors, errors
         from sqlalchemy import select
 
-        from webtest.models import Answer
+        from webtest.tables import Answer
 
         with app.extensions["webtest"].db.session() as s:
             answers = s.execute(select(Answer)).scalars().all()
@@ -376,7 +376,8 @@ def _first_and_last_frames(browser, study_dir: Path, tmp_path: Path) -> dict:
             expect(page.locator(f"#stim-{side} button.play")).to_contain_text("again", timeout=3 * WALK_S * 1000)
             shots[side].append(page.locator(f"#stim-{side} canvas").screenshot())
             frames[side].append(int(page.locator(f"#stim-{side}").get_attribute("data-frame")))
-        clips = {side: page.request.get(f"{url}/trial/1/stimulus/{side}").json() for side in ("left", "right")}
+        clips = {side: page.request.get(url + page.locator(f"#stim-{side}").get_attribute("data-src")).json()
+                 for side in ("left", "right")}
         camera = page.locator("#trial").get_attribute("data-camera")
         ctx.close()
         assert not errors, errors

@@ -199,3 +199,31 @@ def test_render_trims_and_reports_errors(tmp_path, capsys):
     assert "--start 9 s is past the end of the 3.92 s clip" in capsys.readouterr().err
     assert main(["render", clip, "-o", str(tmp_path / "x.mp4"), "--audio", "missing.wav"]) == 2
     assert "missing.wav" in capsys.readouterr().err
+
+
+def test_serve_on_a_port_in_use_says_so_before_printing_urls_or_a_password(example_study, capsys):
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        assert main(["serve", str(example_study), "--port", str(port)]) == 2
+    captured = capsys.readouterr()
+    assert f"cannot listen on 127.0.0.1:{port}" in captured.err and "--port" in captured.err
+    assert "URL" not in captured.out and "password" not in captured.out and "Traceback" not in captured.err
+    assert not (example_study / "ratings.sqlite").exists()  # nothing was prepared for a server that cannot run
+
+
+def test_serve_names_a_missing_folder(tmp_path, capsys):
+    assert main(["serve", str(tmp_path / "nosuchdir"), "--check"]) == 2
+    err = capsys.readouterr().err
+    assert "nosuchdir: no such folder" in err and "no study file" not in err
+
+
+def test_a_cold_serve_shows_progress(make_study, capsys):
+    import shutil
+
+    d = make_study()
+    shutil.rmtree(d / ".webtest" / "stimuli")  # cold: every stimulus must be computed
+    assert main(["serve", str(d), "--check"]) == 0
+    err = capsys.readouterr().err
+    assert "preparing study" in err and "stimuli" in err and "4/4" in err  # tqdm's count of stimuli

@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 from sqlalchemy import select, update
 
-from tests.webtest.helpers import ADMIN_PASSWORD, Participant, csrf
+from tests.webtest.helpers import ADMIN_PASSWORD, Participant, csrf, stimulus_urls
 from webtest.db import RATINGS_COLUMNS
-from webtest.models import Answer, Cell, Participant as PRow, Trial
+from webtest.tables import Answer, Cell, Participant as PRow, Trial
 
 PROLIFIC = "?PROLIFIC_PID=5f1a2b3c4d5e6f7a8b9c0d1e&STUDY_ID=60aabbccddeeff0011223344&SESSION_ID=61aabbccddeeff0011223344"
 MTURK = "?workerId=A1B2C3D4E5F6G7&assignmentId=3ABCDEFGHIJKLMNOPQRST&hitId=3HITHITHITHITHIT&turkSubmitTo=https://workersandbox.mturk.com"
@@ -153,7 +153,7 @@ def test_demographics_stored_then_instructions_then_trials(app):
         assert json.loads(s.get(PRow, _pid(c, app)).demographics_json) == {"age": 31, "hand": "right", "note": "hi"}
     page = c.get("/instructions").get_data(as_text=True)
     assert "Watch both clips." in page and "Keyboard: A plays the left clip" in page
-    assert c.post("/instructions", data={"csrf_token": p.token}).location == "/trial"
+    assert c.post("/instructions", data={"csrf_token": p.token}).location == "/trial/1"  # straight to the first trial
     assert c.get("/trial").location == "/trial/1"
 
 
@@ -170,7 +170,9 @@ def test_trial_page_content_and_redirects(app):
     assert 'id="next"' in html and "disabled" in html.split('id="next"')[1].split(">")[0]
     assert 'aria-keyshortcuts="A"' in html and 'role="progressbar"' in html and "<progress" in html
     assert "Comparison 1 of 2" in html
-    assert _trials(app, _pid(c, app))[0].served_at is not None
+    with c.session_transaction() as sess:  # shown at: in the signed cookie, not a database write
+        assert sess["sv:mini"][0] == 1 and abs(sess["sv:mini"][1] - time.time()) < 60
+    assert _trials(app, _pid(c, app))[0].served_at is None
     assert p.answer(1, 1).status_code == 200
     assert c.get("/trial/1").location == "/trial/2"  # answered trials are not shown again
 
@@ -198,22 +200,54 @@ def test_trial_page_has_one_counter_and_the_study_camera(make_study, app_factory
     assert seen == [("Practice 1 of 1", "0% done"), ("Comparison 1 of 2", "33% done"), ("Comparison 2 of 2", "67% done")]
 
 
-def test_stimulus_routes_serve_own_trial_sides(app):
+def test_stimuli_are_served_by_content_addressed_immutable_urls(app):
     c = app.test_client()
     p = Participant(c)
     p.to_trials({})
     t1 = _trials(app, _pid(c, app))[0]
     stim = _st(app).stimuli
+    urls = stimulus_urls(p.show(1).get_data(as_text=True))
     for side, sid in (("left", t1.stim_left), ("right", t1.stim_right)):
-        r = c.get(f"/trial/1/stimulus/{side}")
+        src, audio = urls[side]
+        assert src.startswith("/stimulus/") and src.endswith(".json") and audio == ""
+        name = src.rsplit("/", 1)[1][:-5]
+        assert len(name) == 32 and sid not in src and t1.system_a not in src  # nothing says which system
+        r = c.get(src)
         assert r.status_code == 200 and r.mimetype == "application/json"
         assert r.get_json() == json.loads(stim[sid].path.read_text())
-        assert "private" in r.headers["Cache-Control"]
-    assert c.get("/trial/1/stimulus/middle").status_code == 404
-    assert c.get("/trial/2/stimulus/left").status_code == 404  # no peeking ahead
-    assert c.get("/trial/9/stimulus/left").status_code == 404
-    assert c.get("/trial/1/audio/left").status_code == 404  # no audio in this study
-    assert app.test_client().get("/trial/1/stimulus/left").status_code == 404  # nobody
+        assert r.headers["Cache-Control"] == "private, max-age=31536000, immutable"
+        assert app.test_client().get(src).status_code == 200  # no database, no cookie needed
+    # the name is an HMAC of the content under the app's secret: the same bytes, another
+    # secret, another name (nobody can compute a name from a file without the key)
+    from webtest.stimuli import stimulus_names
+
+    st = _st(app)
+    digests = {sid: "x" for sid in stim}
+    assert stimulus_names(stim, digests, "k1")[0] != stimulus_names(stim, digests, "k2")[0]
+    assert set(st.stimulus_files) == {n["file"] for n in st.stimulus_urls.values()}
+    # not listable, not guessable
+    for path in ("/stimulus/", "/stimulus", f"/stimulus/{'0' * 32}.json", "/stimulus/..%2Fstudy.yaml"):
+        assert c.get(path).status_code == 404, path
+    assert c.get("/trial/1/stimulus/left").status_code == 404  # the old per-trial routes are gone
+
+
+def test_a_stimulus_costs_no_database_statement(app):
+    from sqlalchemy import event
+
+    c = app.test_client()
+    p = Participant(c)
+    p.to_trials({})
+    src, _ = stimulus_urls(p.show(1).get_data(as_text=True))["left"]
+    seen = []
+    engine = _st(app).db.engine
+    listener = lambda *a: seen.append(a[2])  # noqa: E731
+    event.listen(engine, "before_cursor_execute", listener)
+    try:
+        assert c.get(src).status_code == 200
+        assert p.show(1).status_code == 200  # the trial page: one read, no write
+    finally:
+        event.remove(engine, "before_cursor_execute", listener)
+    assert len(seen) == 1 and seen[0].lstrip().upper().startswith("SELECT"), seen
 
 
 @pytest.mark.parametrize("n", ["99999999999999999999999", str(2**63), str(2**31)])
@@ -222,8 +256,7 @@ def test_huge_trial_numbers_are_not_found(app, n):
     p = Participant(c)
     p.to_trials({})
     p.show(1)
-    for path in (f"/trial/{n}", f"/trial/{n}/stimulus/left", f"/trial/{n}/audio/right"):
-        assert c.get(path).status_code == 404, path
+    assert c.get(f"/trial/{n}").status_code == 404
     r = c.post(f"/trial/{n}", json={"answer": 1}, headers={"X-CSRFToken": p.token})
     assert r.status_code == 404 and r.get_json()["ok"] is False
     assert p.answer(1, 1).status_code == 200  # the participant is unaffected
@@ -235,10 +268,13 @@ def test_motion_audio_route(make_study, app_factory):
     stimuli = [dict(s, audio="sample:speech/LJ001-0001.wav") for s in BASE_STUDY["stimuli"]]
     app = app_factory(make_study(stimuli=stimuli))
     c = app.test_client()
-    Participant(c).to_trials({})
-    r = c.get("/trial/1/audio/left")
+    p = Participant(c)
+    p.to_trials({})
+    _, audio = stimulus_urls(p.show(1).get_data(as_text=True))["left"]
+    assert audio.startswith("/stimulus/") and audio.endswith(".wav")
+    r = c.get(audio)
     assert r.status_code == 200 and r.mimetype.startswith("audio/") and r.data[:4] == b"RIFF"
-    r = c.get("/trial/1/audio/left", headers={"Range": "bytes=0-99"})
+    r = c.get(audio, headers={"Range": "bytes=0-99"})
     assert r.status_code == 206 and len(r.data) == 100  # seekable media
 
 
@@ -616,3 +652,99 @@ def test_whole_flow_on_each_database(make_study, app_factory, db_url):
     assert len(rep) == 1
     # raw 1 on both sides-swapped showings gives opposite scores: inconsistent beyond tolerance 0
     assert "repeat_inconsistent" in rep["flags"].iloc[0]
+
+
+def test_an_answer_costs_at_most_eight_statements_and_one_commit(make_study, app_factory, db_url):
+    """Per answer (trial page, both stimuli, the answer) on SQLite and PostgreSQL, for every
+    trial of a longer study: the cost does not grow with the trials answered (exclusion rules
+    are updated incrementally)."""
+    from sqlalchemy import event
+
+    app = app_factory(make_study(training=[{"item": "walk", "systems": ["original", "jitter"]}],
+                                 quality={"gold": {"count": 2}, "attention": {"count": 3}, "repeat": {"count": 2}},
+                                 exclusion={"max_gold_failures": 5, "max_attention_failures": 5,
+                                            "max_repeat_inconsistencies": 5, "min_median_response_s": 0}), db_url)
+    c = app.test_client()
+    p = Participant(c)
+    p.to_trials({})
+    engine = _st(app).db.engine
+    counts = {"statements": 0, "commits": 0}
+
+    def statement(*_a):
+        counts["statements"] += 1
+
+    def commit(*_a):
+        counts["commits"] += 1
+
+    event.listen(engine, "before_cursor_execute", statement)
+    event.listen(engine, "commit", commit)
+    per_answer = []
+    try:
+        r = c.get("/trial")
+        while "/trial/" in (r.location or ""):
+            n = int(r.location.rsplit("/", 1)[1])
+            before = dict(counts)
+            page = p.show(n)
+            for src, audio in stimulus_urls(page.get_data(as_text=True)).values():
+                assert c.get(src).status_code == 200
+            assert p.answer(n, 0).status_code == 200
+            per_answer.append((counts["statements"] - before["statements"], counts["commits"] - before["commits"]))
+            r = c.get("/trial")
+    finally:
+        event.remove(engine, "before_cursor_execute", statement)
+        event.remove(engine, "commit", commit)
+    assert len(per_answer) >= 8
+    assert all(commits == 1 for _, commits in per_answer), per_answer
+    assert max(st for st, _ in per_answer) <= 8, per_answer
+    # the last answers cost what the first did (a check trial may add one read)
+    assert per_answer[-1][0] <= per_answer[0][0] + 1, per_answer
+
+
+def test_participants_table_reads_as_people_expect(make_study, app_factory):
+    app = app_factory(make_study(quality={"attention": {"count": 1}}, exclusion={"max_attention_failures": 0}))
+    Participant(app.test_client()).start()  # stopped at the consent page: no cell
+    p = Participant(app.test_client())
+    p.to_trials({})
+    for t in _trials(app, _pid(p.c, app)):  # the attention check gets another answer than it asks for
+        p.show(t.position)
+        assert p.answer(t.position, 0 if t.kind != "attention" else (1 if t.expected != 1 else 2)).status_code == 200
+    c = app.test_client()
+    assert _login(c).status_code == 302
+    text = c.get("/admin/export/participants.csv").get_data(as_text=True)
+    df = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False)
+    assert len(df) == 2
+    waiting, done = df.iloc[0], df.iloc[1]
+    assert waiting["cell"] == "" and done["cell"].isdigit()  # whole numbers, empty when none
+    assert waiting["completed_at"] == "" and waiting["excluded"] == ""
+    for value in (waiting["created_at"], done["created_at"], done["completed_at"]):
+        assert pd.Timestamp(value).tzname() == "UTC" and value.endswith("Z") and len(value) == 20
+    assert done["excluded"] == "1 attention check failed (0 allowed)"
+    html = c.get("/admin/").get_data(as_text=True)
+    assert "1 attention check failed (0 allowed)" in html
+    assert "nan" not in html and "&lt;NA&gt;" not in html and "attention_fail:" not in html
+
+
+def test_csv_exports_cannot_run_as_spreadsheet_formulas(make_study, app_factory):
+    from tests.webtest.helpers import BASE_STUDY
+
+    evil = '=HYPERLINK("http://x")'
+    stimuli = [dict(s, system=evil) if s["system"] == "jitter" else s for s in BASE_STUDY["stimuli"]]
+    app = app_factory(make_study(stimuli=stimuli, pairs=[["original", evil]],
+                                 demographics=[{"id": "note", "label": "Note"}]))
+    p = Participant(app.test_client())
+    p.to_trials({}, demographics={"note": "@SUM(1+1)"})
+    p.complete(value=-2)
+    c = app.test_client()
+    assert _login(c).status_code == 302
+    ratings = c.get("/admin/export/ratings.csv").get_data(as_text=True)
+    df = pd.read_csv(io.StringIO(ratings))
+    assert set(df["system_b"]) == {"'" + evil} and set(df["system_a"]) == {"original"}
+    assert df["score"].abs().eq(2).all() and set(df["raw_answer"]) == {-2}  # numbers stay numbers
+    assert "\n=" not in ratings and ",=" not in ratings and ',"=' not in ratings
+    parts = pd.read_csv(io.StringIO(c.get("/admin/export/participants.csv").get_data(as_text=True)), dtype=str)
+    assert parts["demographics"].iloc[0].startswith("{")  # JSON starts with "{": untouched
+    # every cell that would start with = + - @ starts with ' instead
+    for cell in pd.read_csv(io.StringIO(ratings), dtype=str).to_numpy().ravel():
+        assert not str(cell).startswith(("=", "+", "@")), cell
+    # the JSON export keeps the names as they are (JSON is not opened as a spreadsheet)
+    assert {r["system_b"] for r in c.get("/admin/export/ratings.json").get_json()} == {evil}

@@ -8,7 +8,7 @@ from sqlalchemy import select
 
 from evalkit.errors import ConfigError
 from tests.webtest.helpers import ADMIN_PASSWORD, BASE_STUDY, Participant, csrf
-from webtest.models import Answer, LoginFailure, Trial
+from webtest.tables import Answer, LoginFailure, Trial
 
 
 @pytest.fixture
@@ -21,20 +21,54 @@ def _pid(c, app):
         return s[f"p:{app.extensions['webtest'].study.id}"]
 
 
-@pytest.mark.parametrize("path, data", [
-    ("/start", {}),
-    ("/consent", {"choice": "agree"}),
-    ("/demographics", {}),
-    ("/instructions", {}),
-    ("/trial/1", {"answer": "1"}),
-    ("/admin/login", {"password": "x"}),
-    ("/admin/logout", {}),
+def _snapshot(app) -> dict:
+    """Every row of the tables a POST could change."""
+    from sqlalchemy import text
+
+    with app.extensions["webtest"].db.engine.connect() as conn:
+        return {t: sorted(map(tuple, conn.execute(text(f"SELECT * FROM {t}")).all()), key=repr)
+                for t in ("wt_participants", "wt_cells", "wt_trials", "wt_answers", "wt_login_failures",
+                          "wt_admin_sessions")}
+
+
+def _admin_logged_in(c) -> bool:
+    return c.get("/admin/").status_code == 200
+
+
+@pytest.mark.parametrize("path, data, before", [
+    ("/start", {}, None),
+    ("/consent", {"choice": "agree"}, "start"),
+    ("/consent", {"choice": "decline"}, "start"),
+    ("/instructions", {}, "consent"),
+    ("/trial/1", {"answer": "1"}, "trials"),
+    ("/admin/login", {"password": ADMIN_PASSWORD}, None),
+    ("/admin/logout", {}, "admin"),
+    ("/admin/logout-everywhere", {}, "admin"),
 ])
-def test_post_without_csrf_token_is_rejected(app, path, data):
+def test_post_without_csrf_token_changes_nothing(app, path, data, before):
     c = app.test_client()
-    c.get("/")  # a session exists, but the form carries no token
+    p = Participant(c)  # a session exists, but the form carries no token
+    if before == "start":
+        p.start()
+    elif before == "consent":
+        p.start()
+        p.consent()
+    elif before == "trials":
+        p.to_trials({})
+        p.show(1)
+    elif before == "admin":
+        assert c.post("/admin/login", data={"csrf_token": p.token, "password": ADMIN_PASSWORD}).status_code == 302
+    stage_before = c.get("/").location
+    rows = _snapshot(app)
     r = c.post(path, data=data)
     assert r.status_code == 400 and "Reload the page" in r.get_data(as_text=True)
+    assert _snapshot(app) == rows  # no participant, answer, cell, login count or admin session changed
+    assert c.get("/").location == stage_before  # the participant is where they were
+    assert _admin_logged_in(c) is (before == "admin")  # neither logged in nor out
+    # the same request with the token does what it says (so the rejection above was the token's)
+    token = csrf(c.get("/admin/login").get_data(as_text=True))  # the session's token (login renews it)
+    r = c.post(path, data={**data, "csrf_token": token})
+    assert r.status_code in (200, 302, 303) and _snapshot(app) != rows
 
 
 def test_json_answer_needs_the_csrf_header(app):
@@ -71,9 +105,11 @@ def test_participant_reads_and_answers_only_their_own_trials(app):
         ta = s.execute(select(Trial).where(Trial.participant_id == ida, Trial.position == 1)).scalar_one()
         tb = s.execute(select(Trial).where(Trial.participant_id == idb, Trial.position == 1)).scalar_one()
     st = app.extensions["webtest"]
-    # the same URL gives each participant their own stimuli (cells differ in sides)
-    assert a.get("/trial/1/stimulus/left").get_json() == pa_json(st, ta.stim_left)
-    assert b.get("/trial/1/stimulus/left").get_json() == pa_json(st, tb.stim_left)
+    # each participant's page names their own stimuli (cells differ in sides)
+    from tests.webtest.helpers import stimulus_urls
+
+    assert a.get(stimulus_urls(pa.show(1).get_data(as_text=True))["left"][0]).get_json() == pa_json(st, ta.stim_left)
+    assert b.get(stimulus_urls(pb.show(1).get_data(as_text=True))["left"][0]).get_json() == pa_json(st, tb.stim_left)
     # A answers: only A's trial gets an answer, B's stays open
     pa.show(1)
     assert pa.answer(1, 3).status_code == 200
@@ -109,7 +145,7 @@ def test_forged_identity_cookie_is_ignored(app):
     m = app.test_client()
     m.set_cookie("evalkit_session", forged)
     assert m.get("/trial").location == "/"
-    assert m.get("/trial/1/stimulus/left").status_code == 404
+    assert m.get("/trial/1").location == "/"
     # and a tampered valid cookie is rejected too
     good = b.get_cookie("evalkit_session").value
     m2 = app.test_client()
@@ -272,3 +308,141 @@ def test_server_error_shows_no_traceback(make_study, app_factory):
     r = app.test_client().get("/boom")
     text = r.get_data(as_text=True)
     assert r.status_code == 500 and "secret internals" not in text and "Traceback" not in text
+
+
+# -- found by probing a running server (issue 24) ---------------------------------------------
+def _client_login(app, address="10.0.0.1"):
+    c = app.test_client()
+    c.environ_base["REMOTE_ADDR"] = address
+
+    def login(password, **kw):  # the token of the session as it is now (a login renews it)
+        token = csrf(c.get("/admin/login").get_data(as_text=True))
+        return c.post("/admin/login", data={"csrf_token": token, "password": password}, **kw)
+
+    return c, login
+
+
+def test_concurrent_wrong_passwords_are_counted_atomically(make_study, app_factory, tmp_path):
+    import threading
+
+    app = app_factory(make_study(), f"sqlite:///{tmp_path / 'race.sqlite'}")
+    n = 24
+    logins = [_client_login(app)[1] for _ in range(n)]
+    barrier = threading.Barrier(n, timeout=30)
+    codes: list[int] = []
+    errors: list[BaseException] = []
+
+    def attempt(login):
+        try:
+            barrier.wait()  # a BrokenBarrierError fails the test: the attempts must overlap
+            codes.append(login("wrong").status_code)
+        except BaseException as exc:  # noqa: BLE001 - re-raised below in the test thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=attempt, args=(lg,)) for lg in logins]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    # the limit is 10: exactly 10 passwords were checked, every other attempt was refused unchecked
+    assert sorted(codes) == [401] * 10 + [429] * (n - 10)
+    with app.extensions["webtest"].db.session() as s:
+        assert len(s.execute(select(LoginFailure)).all()) == 10
+
+
+def test_an_attacker_cannot_lock_the_owner_out(make_study, app_factory):
+    app = app_factory(make_study(), login_max_failures=3, login_window_s=600)
+    owner, owner_login = _client_login(app)
+    assert owner_login(ADMIN_PASSWORD).status_code == 302  # the owner's browser has logged in before
+    owner.post("/admin/logout", data={"csrf_token": csrf(owner.get("/admin/login").get_data(as_text=True))})
+    # an attacker at the same address (e.g. everyone behind one proxy) guesses until refused
+    _, attack = _client_login(app)
+    assert [attack("guess").status_code for _ in range(5)] == [401, 401, 401, 429, 429]
+    assert attack(ADMIN_PASSWORD).status_code == 429  # the attacker's client stays refused
+    # the owner's browser is not refused: its own failures only count against it
+    r = owner_login(ADMIN_PASSWORD)
+    assert r.status_code == 302 and r.location == "/admin/"
+    assert owner.get("/admin/").status_code == 200
+    # guessing from many addresses hits the shared budget of clients that never logged in
+    # (10 x 3 per window; the attacker above used 3 of it)
+    for i in range(9):
+        _, other = _client_login(app, f"10.1.0.{i}")
+        assert [other("guess").status_code for _ in range(3)] == [401, 401, 401]
+    assert _client_login(app, "10.2.0.1")[1](ADMIN_PASSWORD).status_code == 429
+    owner.post("/admin/logout", data={"csrf_token": csrf(owner.get("/admin/").get_data(as_text=True))})
+    assert owner_login(ADMIN_PASSWORD).status_code == 302  # still not the owner's browser
+
+
+def test_logout_revokes_a_copied_session_cookie(app):
+    c, login = _client_login(app)
+    assert login(ADMIN_PASSWORD).status_code == 302
+    saved = c.get_cookie("evalkit_session").value
+    assert c.get("/admin/export/participants.csv").status_code == 200
+    c.post("/admin/logout", data={"csrf_token": csrf(c.get("/admin/").get_data(as_text=True))})
+    thief = app.test_client()
+    thief.set_cookie("evalkit_session", saved)  # the cookie as it was before the logout
+    r = thief.get("/admin/export/participants.csv")
+    assert r.status_code == 302 and r.location.startswith("/admin/login")
+
+
+def test_log_out_everywhere_and_the_admin_session_lifetime(make_study, app_factory):
+    from webtest.tables import AdminSession
+
+    app = app_factory(make_study(), admin_session_hours=2)
+    one, login_one = _client_login(app)
+    two, login_two = _client_login(app, "10.0.0.2")
+    assert login_one(ADMIN_PASSWORD).status_code == 302 and login_two(ADMIN_PASSWORD).status_code == 302
+    db = app.extensions["webtest"].db
+    with db.session() as s:
+        rows = s.execute(select(AdminSession)).scalars().all()
+        assert len(rows) == 2 and all(abs(r.expires_at - r.created_at - 7200) < 1 for r in rows)
+    assert "Log out everywhere (2 admin sessions)" in one.get("/admin/").get_data(as_text=True)
+    r = one.post("/admin/logout-everywhere", data={"csrf_token": csrf(one.get("/admin/").get_data(as_text=True))})
+    assert r.status_code == 302
+    assert one.get("/admin/").status_code == 302 and two.get("/admin/").status_code == 302
+    assert login_two(ADMIN_PASSWORD).status_code == 302
+    with db.session() as s:  # a session past its lifetime ends server-side
+        for row in s.execute(select(AdminSession)).scalars():
+            row.expires_at = row.created_at - 1
+        s.commit()
+    assert two.get("/admin/").status_code == 302
+
+
+def test_deeply_nested_json_is_a_clear_400(app):
+    c = app.test_client()
+    p = Participant(c)
+    p.to_trials({})
+    p.show(1)
+    for body in ("[" * 30000, '{"answer": 1, "events": ' + "[" * 30000 + "]" * 30000 + "}"):
+        r = c.post("/trial/1", data=body, content_type="application/json", headers={"X-CSRFToken": p.token})
+        assert r.status_code == 400 and "nested too deeply" in r.get_json()["error"]
+    assert p.answer(1, 1).status_code == 200  # the participant can go on
+
+
+@pytest.mark.parametrize("target", ["/admin/%0d%0aSet-Cookie:x=1", "/admin/\r\nX-Injected: 1",
+                                    "/admin/\nLocation: https://evil.example", "/admin/\x00", "/admin/\\evil"])
+def test_next_with_control_characters_is_refused(app, target):
+    c = app.test_client()
+    token = csrf(c.get("/admin/login").get_data(as_text=True))
+    r = c.post("/admin/login", query_string={"next": target},
+               data={"csrf_token": token, "password": ADMIN_PASSWORD})
+    assert r.status_code == 302 and r.location == "/admin/"
+    assert "X-Injected" not in r.headers and "evil" not in r.headers["Location"]
+
+
+def test_resuming_needs_the_whole_submission_never_the_pid_alone(make_study, app_factory):
+    app = app_factory(make_study(crowdsourcing={"platform": "prolific", "completion_code": "C1A2B3"}))
+    ids = {"PROLIFIC_PID": "5f1a2b3c4d5e6f7a8b9c0d1e", "STUDY_ID": "60aabbccddeeff0011223344",
+           "SESSION_ID": "61aabbccddeeff0011223344"}
+
+    def begin(params):
+        c = app.test_client()
+        token = csrf(c.get("/", query_string=params).get_data(as_text=True))
+        c.post("/start", data={"csrf_token": token, **params})
+        return _pid(c, app)
+
+    first = begin(ids)
+    assert begin(ids) == first  # the same submission from another browser resumes
+    assert begin({**ids, "SESSION_ID": "62aabbccddeeff0011223344"}) != first
+    assert begin({**ids, "STUDY_ID": "63aabbccddeeff0011223344"}) != first  # another study's session id

@@ -19,7 +19,7 @@ from webtest.answers import record_answer
 from webtest.assignment import claim_cell, holds_cell
 from webtest.db import RATINGS_COLUMNS, Database, init_schema
 from webtest.export import ratings_long
-from webtest.models import Answer, Assignment, Cell, Participant, Trial
+from webtest.tables import Answer, Assignment, Cell, Participant, Trial
 
 
 def _state(app):
@@ -132,13 +132,10 @@ def test_camera_changed_after_answers_is_refused(make_study, app_factory, db_url
 def test_concurrent_claims_never_share_a_cell(make_study, app_factory, db_url):
     st = _state(app_factory(make_study(design={"participants": 12}), db_url))
     pids = [_new_participant(st) for _ in range(20)]
-    barrier = threading.Barrier(10)
+    barrier = threading.Barrier(10, timeout=30)
 
     def claim(pid):
-        try:
-            barrier.wait(timeout=5)
-        except threading.BrokenBarrierError:
-            pass
+        barrier.wait()  # a broken barrier raises here and fails the test: the claims must overlap
         return _claim(st, pid)
 
     with ThreadPoolExecutor(10) as pool:
@@ -181,15 +178,12 @@ def test_duplicate_answers_at_once_store_one_row(make_study, app_factory, db_url
     st = _state(app_factory(make_study(), db_url))
     pid = _new_participant(st)
     _to_trials(st, pid)
-    barrier = threading.Barrier(6)
+    barrier = threading.Barrier(6, timeout=30)
 
     def send(value):
         with st.db.session() as s:
             p = s.get(Participant, pid)
-            try:
-                barrier.wait(timeout=5)
-            except threading.BrokenBarrierError:
-                pass
+            barrier.wait()  # a broken barrier raises here and fails the test: the answers must overlap
             return record_answer(s, p, 1, value, st.study.scale, st.study.exclusion, time.time())
 
     with ThreadPoolExecutor(6) as pool:
@@ -255,8 +249,7 @@ def test_bad_database_url_is_a_config_error(tmp_path):
 @pytest.mark.parametrize("scale", ["ccr7", "cmos5", "acr5"])
 def test_reports_package_reads_the_view(make_study, app_factory, db_url, scale):
     """The contract with reports: its database reader accepts ratings_long as webtest writes it."""
-    pytest.importorskip("reports.io")
-    from reports.io import read_ratings_db
+    from reports.io import read_ratings_db  # the project's own package: never skipped
     from reports.table import has_flag
 
     from tests.webtest.helpers import Participant
@@ -275,3 +268,4 @@ def test_reports_package_reads_the_view(make_study, app_factory, db_url, scale):
     # the first rater (non-zero answers) fails the gold check, the second does not
     failed = theirs[has_flag(theirs["flags"], "check_failed") & theirs["flags"].str.contains("gold_fail")]
     assert failed["participant"].nunique() == 1
+

@@ -4,7 +4,10 @@
 and generation, so a cell can never be handed out twice by the same claim);
 ``wt_trials`` is a participant's own copy of their cell's trial list; ``wt_answers`` has at most
 one row per trial (idempotent on participant and trial); ``wt_login_failures`` keeps wrong
-admin passwords per client address (the login rate limit, shared by every worker). The view
+admin passwords per client (the login rate limit, shared by every worker); ``wt_admin_sessions``
+the logged-in admin browsers. ``wt_trials.served_at`` is written by versions before 0.4 only:
+the time a trial was first shown now travels in the participant's signed cookie and the
+answer's ``response_time_s`` keeps it. The view
 ``ratings_long`` (created by :func:`webtest.db.init_schema`) is the long-format export that
 ``reports`` reads.
 """
@@ -154,5 +157,21 @@ class LoginFailure(Base):
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     study_id: Mapped[str] = mapped_column(String(64), ForeignKey("wt_studies.id"))
-    address: Mapped[str] = mapped_column(String(64))  # the client address as the server saw it
+    # whose budget the failure counts against: "device:<id>" for a browser that logged in
+    # before, else the client address as the server saw it
+    address: Mapped[str] = mapped_column(String(64))
     at: Mapped[float] = mapped_column(Float)
+
+
+class AdminSession(Base):
+    """A logged-in admin browser (see :mod:`webtest.admin`): the cookie holds a random token,
+    this table its SHA-256, so a session ends server-side on logout, on "log out everywhere"
+    and at ``expires_at`` (POSIX seconds)."""
+
+    __tablename__ = "wt_admin_sessions"
+    __table_args__ = (Index("ix_admin_session_study", "study_id"),)
+
+    token_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    study_id: Mapped[str] = mapped_column(String(64), ForeignKey("wt_studies.id"))
+    created_at: Mapped[float] = mapped_column(Float)
+    expires_at: Mapped[float] = mapped_column(Float)

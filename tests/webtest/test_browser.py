@@ -536,7 +536,7 @@ def test_play_both_keeps_the_sides_in_step_in_the_study_colours(browser, walk_st
 
     from sqlalchemy import select
 
-    from webtest.models import Answer
+    from webtest.tables import Answer
 
     with app.extensions["webtest"].db.session() as s:
         (answer,) = s.execute(select(Answer)).scalars().all()

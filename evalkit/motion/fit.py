@@ -14,7 +14,9 @@ The fit, joint by joint from the root down (vectorised over frames):
   its child bones at once (least squares over bone directions weighted by length, the Kabsch /
   Wahba solution); if the children are collinear in a frame, the shortest arc of the longest;
 * a joint with **no child** (head top, wrists of HumanML3D, finger tips) keeps its parent's
-  orientation (identity local rotation).
+  orientation (identity local rotation);
+* a child that starts where its parent is (zero rest offset, e.g. CMU's hip joints and lower
+  back) is looked through: its own children orient the parent.
 
 Local translations are the exact observed bone vectors in the parent's fitted frame, so forward
 kinematics gives back the input positions (to rounding, ~1e-12 m) for every joint. Where the
@@ -99,29 +101,44 @@ def fit_rotations(positions: np.ndarray, parents: Sequence[int], rest_offsets: n
     n_f, n_j = pos.shape[:2]
     if pos.ndim != 3 or pos.shape[2] != 3 or parents.shape != (n_j,) or rest.shape != (n_j, 3):
         raise InputError(f"positions {pos.shape}, parents {parents.shape} and rest offsets {rest.shape} disagree")
-    rest_len = np.linalg.norm(rest, axis=1)
-    rest_dir = rest / np.where(rest_len < _EPS, 1.0, rest_len)[:, None]
     children = [np.flatnonzero(parents == j) for j in range(n_j)]
+
+    def targets(j: int, base: np.ndarray) -> list[tuple[int, np.ndarray]]:
+        # bones that orient joint j: its children, looking through zero-length children (a CMU
+        # root's hip joints and lower back start where it is) to their children
+        out = []
+        for c in children[j]:
+            vec = base + rest[c]
+            if np.linalg.norm(vec) > _EPS:
+                out.append((int(c), vec))
+            else:
+                out.extend(targets(int(c), vec))
+        return out
+
     world = np.empty((n_f, n_j, 4))
     local = np.empty((n_f, n_j, 4))
     ident = np.array([0.0, 0.0, 0.0, 1.0])
     for j in range(n_j):
         p = parents[j]
-        kids = [int(c) for c in children[j] if rest_len[c] > _EPS]
+        tg = targets(j, np.zeros(3))
+        kids = [c for c, _ in tg]
         parent_q = world[:, p] if p >= 0 else np.broadcast_to(ident, (n_f, 4))
         if not kids:
             local[:, j] = ident
         else:
+            vecs = np.array([v for _, v in tg])
+            lens = np.linalg.norm(vecs, axis=1)
+            dirs = vecs / lens[:, None]
             inv_p = quat.inverse(parent_q)
             obs = pos[:, kids] - pos[:, j:j + 1]  # (frames, k, 3) world bone vectors
             u = quat.rotate(inv_p[:, None, :], obs)  # in the parent's frame
             u_len = np.linalg.norm(u, axis=-1)
             u_dir = u / np.where(u_len < _EPS, 1.0, u_len)[..., None]
-            longest = int(np.argmax(rest_len[kids]))
-            q = shortest_arc(rest_dir[kids[longest]], u_dir[:, longest])
+            longest = int(np.argmax(lens))
+            q = shortest_arc(dirs[longest], u_dir[:, longest])
             q[u_len[:, longest] < _EPS] = ident
             if len(kids) > 1:
-                r, ok = _best_rotation(rest_dir[kids], u_dir, rest_len[kids])
+                r, ok = _best_rotation(dirs, u_dir, lens)
                 if np.any(ok):
                     q[ok] = quat.from_matrix(r[ok])
             local[:, j] = q
@@ -189,7 +206,12 @@ def motion_from_positions(
     stretch = np.abs(trans - offsets[None]).max(axis=0).max(axis=-1) if len(trans) else np.zeros(len(names))
     rot_ch = ("Zrotation", "Xrotation", "Yrotation")
     pos_ch = ("Xposition", "Yposition", "Zposition")
-    channels = [pos_ch + rot_ch if (j == 0 or stretch[j] > STRETCH_TOL) else rot_ch for j in range(len(names))]
+    moving = [j == 0 or stretch[j] > STRETCH_TOL for j in range(len(names))]
+    channels = [pos_ch + rot_ch if mv else rot_ch for mv in moving]
+    offsets = offsets.copy()
+    for j in range(1, len(names)):
+        if moving[j] and len(trans):  # BVH readers take position channels near the OFFSET as absolute
+            offsets[j] = np.median(trans[:, j], axis=0)
     sk = Skeleton(names=tuple(names), parents=np.asarray(parents), offsets=offsets, channels=channels,
                   roles=dict(roles or {}))
     return Motion(sk, float(fps), rot, trans, name=name, meta=dict(meta or {}))

@@ -93,6 +93,17 @@ def load_motion(
 
 def _load_array_file(p: Path, ext: str, units, up, roles, skeleton, array_fps, body_model, allow_pickle,
                      clip) -> Motion:
+    try:
+        return _read_array_file(p, ext, units, up, roles, skeleton, array_fps, body_model, allow_pickle, clip)
+    except (ValueError, IndexError, KeyError, TypeError, OverflowError, FloatingPointError) as exc:
+        if isinstance(exc, EvalkitError):
+            raise
+        # hostile or damaged content the checks above did not foresee: still one line, no traceback
+        raise FileFormatError(p, None, f"unreadable content ({type(exc).__name__}: {exc})") from None
+
+
+def _read_array_file(p: Path, ext: str, units, up, roles, skeleton, array_fps, body_model, allow_pickle,
+                     clip) -> Motion:
     from evalkit.motion import arrays, smpl
 
     if ext == ".npz":

@@ -165,7 +165,10 @@ def npz_keys(path: str | os.PathLike) -> list[str]:
 
 
 def is_param_file(keys) -> bool:
-    return "poses" in keys or "root_orient" in keys or "pose_body" in keys
+    """Whether ``.npz`` keys are those of a parameter file (a broken one included: ``trans`` or a
+    frame rate without ``poses`` is a parameter file that lacks its poses)."""
+    return any(k in keys for k in ("poses", "root_orient", "pose_body", "trans", "mocap_framerate",
+                                   "mocap_frame_rate"))
 
 
 def _text(v) -> str:
@@ -270,7 +273,10 @@ def read_smpl_params(
     else:
         raise FileFormatError(path, None, f"missing key 'trans' (frames, 3) root translation, metres; found keys: "
                                           f"{', '.join(data['__keys__'])}")
-    betas = np.asarray(data["betas"], dtype=np.float64).ravel() if "betas" in data else np.zeros(0)
+    betas = np.asarray(data["betas"]) if "betas" in data else np.zeros(0)
+    if betas.dtype.kind not in "fiu":
+        raise FileFormatError(path, None, f"betas: expected shape coefficients (numbers), found {betas.dtype}")
+    betas = betas.astype(np.float64).ravel()
     if betas.size and not np.all(np.isfinite(betas)):
         raise FileFormatError(path, None, "betas: NaN or infinite value")
     expressions = None

@@ -257,13 +257,27 @@ def read_positions_npz(path: str | os.PathLike, units="auto", up="auto", fps: fl
                                               f"{len(names)}/{len(parents)}")
         if any(p >= j or (p < 0 and j) for j, p in enumerate(parents)) or parents[0] != -1:
             raise FileFormatError(path, None, "parents: expected parents before children and -1 for the first joint only")
-        key_ = topo.topology_of(names)
-        spec = preset(key_) if key_ else SkeletonSpec(names, parents, None, {}, source=str(path))
+        spec = _matching_preset(names, parents) or SkeletonSpec(names, parents, None, {}, source=str(path))
     else:
         spec = _spec_for(path, pos.shape[1], skeleton)
     file_fps = np.asarray(data["fps"]).ravel()[0] if "fps" in data and np.size(data["fps"]) else None
     return positions_to_motion(path, pos, spec, _fps(path, file_fps, fps, None), units, up, roles,
                                meta={"format": "positions-npz"})
+
+
+def _matching_preset(names: tuple[str, ...], parents: tuple[int, ...]) -> SkeletonSpec | None:
+    """The preset with these joints and hierarchy, in the file's joint order (evalkit's own
+    ``.npz`` keeps joints depth-first), so the preset's T-pose is the rest pose."""
+    key = topo.topology_of(names)
+    if key is None:
+        return None
+    p = preset(key)
+    idx = [p.names.index(n) for n in names]
+    for j, par in enumerate(parents):
+        want = p.parents[idx[j]]
+        if (par < 0) != (want < 0) or (par >= 0 and names[par] != p.names[want]):
+            return None
+    return SkeletonSpec(names, parents, p.offsets[idx], p.roles, source=key)
 
 
 def read_csv_positions(path: str | os.PathLike, units="auto", up="auto", fps: float | None = None,

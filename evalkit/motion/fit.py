@@ -189,7 +189,8 @@ def motion_from_positions(
     meta: Mapping[str, Any] | None = None,
     roles: Mapping[str, str] | None = None,
 ) -> Motion:
-    """A :class:`Motion` whose forward kinematics gives back ``positions``.
+    """A :class:`Motion` whose forward kinematics gives back ``positions``, its joints in
+    depth-first order (see :func:`reorder_depth_first`).
 
     Args:
         positions: ``(frames, joints, 3)`` world joint positions (units and up axis as in the
@@ -214,4 +215,23 @@ def motion_from_positions(
             offsets[j] = np.median(trans[:, j], axis=0)
     sk = Skeleton(names=tuple(names), parents=np.asarray(parents), offsets=offsets, channels=channels,
                   roles=dict(roles or {}))
-    return Motion(sk, float(fps), rot, trans, name=name, meta=dict(meta or {}))
+    return reorder_depth_first(Motion(sk, float(fps), rot, trans, name=name, meta=dict(meta or {})))
+
+
+def reorder_depth_first(motion: Motion) -> Motion:
+    """The clip with its joints in depth-first order (the order BVH files and evalkit's skeletons
+    keep); the same clip if it already is."""
+    from evalkit.motion.topology import depth_first
+
+    sk = motion.skeleton
+    order = depth_first(sk.parents)
+    if np.array_equal(order, np.arange(sk.n_joints)):
+        return motion
+    new_index = np.empty_like(order)
+    new_index[order] = np.arange(len(order))
+    parents = np.array([new_index[sk.parents[o]] if sk.parents[o] >= 0 else -1 for o in order])
+    end_sites = {int(new_index[j]): v for j, v in sk.end_sites.items()}
+    new_sk = Skeleton(names=tuple(sk.names[o] for o in order), parents=parents, offsets=sk.offsets[order],
+                      channels=[sk.channels[o] for o in order], end_sites=end_sites, roles=dict(sk.roles))
+    return Motion(new_sk, motion.fps, motion.rotations[:, order], motion.translations[:, order],
+                  name=motion.name, meta=dict(motion.meta))

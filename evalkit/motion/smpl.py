@@ -339,8 +339,10 @@ def params_to_motion(axis_angle: np.ndarray, trans: np.ndarray, rest_joints: np.
         tr[:, 0] = trans + rest0[0]
         moving = np.zeros(n_j - 1, dtype=bool)
     channels = [_POS_CH + _ROT_CH] + [(_POS_CH + _ROT_CH) if m else _ROT_CH for m in moving]
+    from evalkit.motion.fit import reorder_depth_first
+
     sk = Skeleton(names=names, parents=parents_a, offsets=offsets, channels=channels)
-    return Motion(sk, float(fps), rot, tr, name=name, meta=dict(meta or {}))
+    return reorder_depth_first(Motion(sk, float(fps), rot, tr, name=name, meta=dict(meta or {})))
 
 
 # -- retargeting and writing -------------------------------------------------------------------
@@ -419,11 +421,11 @@ def to_smpl(motion: Motion, topology: str = "smplx55", roles: Mapping[str, str] 
     ``rest_joints (joints, 3)`` are given): body joint rotations fitted to
     :func:`retarget_positions`, fingers flat, jaw and eyes at rest. A clip already on the
     topology is returned as it is."""
-    from evalkit.motion.fit import fit_rotations
+    from evalkit.motion.fit import fit_rotations, reorder_depth_first
 
     key = topo.resolve(topology)
     names, parents = topo.TOPOLOGIES[key]
-    if motion.skeleton.names == names and rest_joints is None:
+    if topo.topology_of(motion.skeleton.names) == key and rest_joints is None:
         return motion
     body = "smpl22" if key == "smpl22" else "smpl24"
     bnames, bparents = topo.TOPOLOGIES[body]
@@ -446,7 +448,16 @@ def to_smpl(motion: Motion, topology: str = "smplx55", roles: Mapping[str, str] 
     channels = [_POS_CH + _ROT_CH] + [_ROT_CH] * (len(names) - 1)
     sk = Skeleton(names=names, parents=parents_a, offsets=offsets, channels=channels)
     meta = {**dict(motion.meta), "retargeted_to": key}
-    return Motion(sk, motion.fps, rot, tr, name=motion.name, meta=meta)
+    return reorder_depth_first(Motion(sk, motion.fps, rot, tr, name=motion.name, meta=meta))
+
+
+def joint_positions(motion: Motion) -> np.ndarray:
+    """``(frames, joints, 3)`` world positions (metres, Y-up) of a clip on an SMPL-family or
+    HumanML3D skeleton, in the official joint order (evalkit keeps joints depth-first)."""
+    key = topo.topology_of(motion.skeleton.names)
+    if key is None:
+        raise InputError("joint_positions needs a clip on an SMPL-family or HumanML3D skeleton")
+    return motion.positions[:, [motion.skeleton.index(n) for n in topo.TOPOLOGIES[key][0]]]
 
 
 #: rotation taking evalkit's Y-up world to AMASS's Z-up (+90 degrees about X)
@@ -462,8 +473,9 @@ def smpl_arrays(motion: Motion, style: str = "amass", rest_joints: np.ndarray | 
     if key is None:
         raise InputError("smpl_arrays needs a clip on an SMPL-family skeleton; retarget it with to_smpl first")
     rest = topo.default_rest_joints(key) if rest_joints is None else np.asarray(rest_joints)
-    q = motion.rotations.copy()
-    root = motion.translations[:, 0].copy()
+    order = [motion.skeleton.index(n) for n in topo.TOPOLOGIES[key][0]]  # official joint order
+    q = motion.rotations[:, order].copy()
+    root = motion.translations[:, order[0]].copy()
     if style == "amass":
         q[:, 0] = (Y_TO_Z * Rotation.from_quat(q[:, 0])).as_quat()
         root = Y_TO_Z.apply(root)

@@ -77,6 +77,28 @@ ROLE_INDEX: dict[str, dict[str, int]] = {
 }
 
 
+#: topology -> {role: joint name}
+ROLE_JOINTS: dict[str, dict[str, str]] = {key: dict(_ROLE_JOINTS) for key in TOPOLOGIES}
+
+
+def depth_first(parents) -> np.ndarray:
+    """Indices of the joints in depth-first order (children in index order), the order evalkit's
+    :class:`~evalkit.motion.Skeleton` and BVH files keep. The SMPL family lists joints breadth-
+    first-like (``pelvis, left_hip, right_hip, spine1, ...``); readers reorder on load, writers
+    back to the official order."""
+    parents = [int(p) for p in parents]
+    children: dict[int, list[int]] = {}
+    for j, p in enumerate(parents):
+        children.setdefault(p, []).append(j)
+    order: list[int] = []
+    stack = list(reversed(children.get(-1, [])))
+    while stack:
+        j = stack.pop()
+        order.append(j)
+        stack.extend(reversed(children.get(j, [])))
+    return np.array(order, dtype=np.int64)
+
+
 def resolve(name: str) -> str:
     """Canonical preset name (``"smplx"`` -> ``"smplx55"``); ``KeyError`` if unknown."""
     key = name.strip().lower()
@@ -87,9 +109,9 @@ def resolve(name: str) -> str:
 
 
 def topology_of(names: tuple[str, ...]) -> str | None:
-    """The preset whose joint names are exactly ``names``, or ``None``."""
+    """The preset whose joints are ``names`` (in any order: official or depth-first), or ``None``."""
     for key, (n, _) in TOPOLOGIES.items():
-        if tuple(names) == n:
+        if len(names) == len(n) and set(names) == set(n):
             return key
     return None
 

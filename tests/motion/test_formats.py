@@ -19,6 +19,7 @@ from evalkit.motion import find_roles, load_motion, mirror, resample
 from evalkit.motion import topology as topo
 from evalkit.motion.io import iter_motion_files
 from evalkit.motion.known_truth import write_samples
+from evalkit.motion.smpl import joint_positions
 
 # Z-up world (AMASS) -> Y-up: (x, y, z) -> (x, z, -y)
 Z_TO_Y = np.array([[1.0, 0, 0], [0, 0, 1.0], [0, -1.0, 0]])
@@ -58,7 +59,7 @@ def test_parameter_files_read_back_as_written(samples, name, up):
     t = samples[name]
     with pytest.warns(UserWarning, match="no --body-model"):
         m = load_motion(t["path"])
-    assert m.meta["up_axis"] == up and m.fps == t["fps"] and m.skeleton.names == topo.TOPOLOGIES[t["skeleton"]][0]
+    assert m.meta["up_axis"] == up and m.fps == t["fps"] and topo.topology_of(m.skeleton.names) == t["skeleton"]
     assert np.abs(m.positions - t["positions"]).max() < 1e-5  # float32 file
     # and independently of evalkit's FK: scipy rotations on the default rest joints
     data = np.load(t["path"])
@@ -66,7 +67,7 @@ def test_parameter_files_read_back_as_written(samples, name, up):
                     topo.default_rest_joints(t["skeleton"]), topo.TOPOLOGIES[t["skeleton"]][1])
     if up == "z":
         pos = pos @ Z_TO_Y.T
-    assert np.abs(m.positions - pos).max() < 1e-6
+    assert np.abs(joint_positions(m) - pos).max() < 1e-6
 
 
 def test_parameter_file_follows_the_real_capture(samples, cmu_dir):
@@ -87,20 +88,19 @@ def test_humanml3d_joints_round_trip_and_match_the_capture(samples, cmu_dir):
     t = samples["hml_joints.npy"]
     m = load_motion(t["path"])
     assert m.fps == 20 and m.n_joints == 22 and m.meta["format"] == "humanml3d-joints"
-    assert np.abs(m.positions - t["positions"]).max() < 1e-6
+    assert np.abs(joint_positions(m) - t["positions"]).max() < 1e-6
     cmu = resample(load_motion(cmu_dir / "16_15.amc"), 20)
     r = find_roles(cmu.skeleton)
-    names = topo.BODY22
     for smpl_joint, role in (("left_knee", "left_knee"), ("right_ankle", "right_ankle"), ("head", "head"),
                              ("left_wrist", "left_wrist"), ("pelvis", "hips")):
-        assert np.abs(m.positions[:, names.index(smpl_joint)] - cmu.positions[:, r[role]]).max() < 1e-3
+        assert np.abs(m.positions[:, m.skeleton.index(smpl_joint)] - cmu.positions[:, r[role]]).max() < 1e-3
 
 
 def test_humanml3d_features_give_the_joints_in_humanml3ds_start_pose(samples):
     t = samples["hml_vecs.npy"]
     m = load_motion(t["path"])
     assert m.meta["format"] == "humanml3d-features" and m.fps == 20
-    assert np.abs(m.positions - t["positions"]).max() < 1e-4  # float32 features, integrated
+    assert np.abs(joint_positions(m) - t["positions"]).max() < 1e-4  # float32 features, integrated
     # the start pose faces +Z with the root above the origin
     assert abs(m.positions[0, 0, 0]) < 1e-6 and abs(m.positions[0, 0, 2]) < 1e-6
 
@@ -121,7 +121,7 @@ def test_mdm_results_are_one_clip_per_sample_with_text(samples):
         m = load_motion(f)
         assert m.name == f"results#{i}" and m.meta["text"] == t["text"][i]
         assert m.n_frames == len(t["positions"][i])  # trimmed to lengths[i]
-        assert np.abs(m.positions - t["positions"][i]).max() < 1e-6
+        assert np.abs(joint_positions(m) - t["positions"][i]).max() < 1e-6
     with pytest.warns(UserWarning, match="holds 3 clips"):
         assert load_motion(t["path"]).n_frames == len(t["positions"][0])
     with pytest.raises(EvalkitError, match="no clip 7"):
@@ -134,15 +134,16 @@ def test_generic_positions_need_a_frame_rate_and_take_a_skeleton(samples, tmp_pa
         with pytest.raises(FileFormatError, match="--array-fps"):
             load_motion(t["path"])
         m = load_motion(t["path"], array_fps=30)
-        assert m.n_joints == 24 and np.abs(m.positions - t["positions"]).max() < 1e-5
+        assert m.n_joints == 24 and np.abs(joint_positions(m) - t["positions"]).max() < 1e-5
     # a YAML skeleton with other names: roles from its own map
     names, parents = topo.TOPOLOGIES["smpl24"]
     lines = ["joints:"] + [f"  - {{name: j{i}, parent: {('j%d' % p) if p >= 0 else 'null'}}}" for i, p in enumerate(parents)]
     lines += ["roles:"] + [f"  {r}: j{i}" for r, i in topo.ROLE_INDEX["smpl24"].items()]
     (tmp_path / "sk.yaml").write_text("\n".join(lines) + "\n")
     m = load_motion(samples["positions_smpl24.npy"]["path"], array_fps=30, skeleton=tmp_path / "sk.yaml")
-    assert m.skeleton.names[3] == "j3" and find_roles(m.skeleton)["left_ankle"] == 7
-    assert np.abs(m.positions - samples["positions_smpl24.npy"]["positions"]).max() < 1e-6
+    assert find_roles(m.skeleton)["left_ankle"] == m.skeleton.index("j7")
+    by_name = m.positions[:, [m.skeleton.index(f"j{i}") for i in range(24)]]
+    assert np.abs(by_name - samples["positions_smpl24.npy"]["positions"]).max() < 1e-6
     with pytest.raises(FileFormatError, match="24 joints per frame, but --skeleton smplx55 has 55"):
         load_motion(samples["positions_smpl24.npy"]["path"], array_fps=30, skeleton="smplx")
 
@@ -155,6 +156,13 @@ def test_roles_by_index_for_every_topology():
         roles = find_roles(sk)
         assert roles == topo.ROLE_INDEX[key]
         assert names[roles["left_toe"]] == "left_foot" and names[roles["right_shoulder"]] == "right_shoulder"
+        # in depth-first order (as evalkit keeps them) by the same table
+        order = topo.depth_first(parents)
+        assert list(order[:5]) == [0, 1, 4, 7, 10]  # pelvis, left hip, knee, ankle, foot
+        dfs = Skeleton([names[o] for o in order], np.array([list(order).index(parents[o]) if parents[o] >= 0 else -1
+                                                            for o in order]),
+                       topo.default_offsets(key)[order], [("Zrotation",)] * len(names))
+        assert {r: dfs.names[j] for r, j in find_roles(dfs).items()} == topo.ROLE_JOINTS[key]
 
 
 def test_position_clips_mirror_and_resample(samples):
@@ -204,7 +212,7 @@ def test_body_model_npz_and_pkl_give_the_regressed_shaped_joints(tmp_path, sampl
         with warnings.catch_warnings():
             warnings.simplefilter("error")  # no default-skeleton warning with a model
             m = load_motion(tmp_path / "clip.npz", body_model=tmp_path / f)
-        assert np.abs(m.positions - expected).max() < 1e-6, f
+        assert np.abs(joint_positions(m) - expected).max() < 1e-6, f
         assert m.meta["skeleton"].startswith("body model")
 
 
@@ -220,7 +228,7 @@ def test_smplx_expressions_move_the_rest_joints_per_frame(tmp_path, samples):
     rest = np.einsum("jv,fvc->fjc", jr, v[None] + np.einsum("vck,fk->fvc", sd[:, :, 10:], expr))
     expected = fk_params(data["poses"].astype(np.float64), data["trans"].astype(np.float64), rest,
                          topo.TOPOLOGIES["smplx55"][1])
-    assert np.abs(m.positions - expected).max() < 1e-6
+    assert np.abs(joint_positions(m) - expected).max() < 1e-6
 
 
 def test_a_model_of_another_topology_is_refused(tmp_path, samples):

@@ -154,8 +154,10 @@ def positions_to_motion(path, positions: np.ndarray, spec: SkeletonSpec, fps: fl
                               name=name if name is not None else Path(path).stem,
                               meta={"source": str(path), "format": "positions", "skeleton": spec.source,
                                     **dict(meta or {})})
+    from evalkit.motion.fit import with_positions
+
     merged = {**dict(spec.roles), **dict(roles or {})}
-    return normalize_motion(m, units=units, up=up, roles=merged or None)
+    return with_positions(normalize_motion(m, units=units, up=up, roles=merged or None))
 
 
 def _spec_for(path, n_joints: int, skeleton) -> SkeletonSpec:

@@ -130,7 +130,7 @@ def load_body_model(path: str | os.PathLike, allow_pickle: bool = False) -> Body
     else:
         n_shape = n_c
     joints = jr @ v
-    dirs = np.einsum("jv,vck->jck", jr, sd)
+    dirs = (jr @ sd.reshape(n_v, -1)).reshape(n_j, 3, n_c)  # one BLAS product (SMPL-X: 55 x 10475 x 1200)
     return BodyModel(joints=joints, shape_dirs=dirs[:, :, :n_shape], expr_dirs=dirs[:, :, n_shape:],
                      parents=parents, source=str(p))
 
@@ -313,7 +313,9 @@ def read_smpl_params(
     motion = params_to_motion(poses.reshape(n_f, n_j, 3), trans, rest, key, rate, name=path.stem, meta=meta)
     unit = "m" if units == "auto" else units
     merged = {**{r: names[i] for r, i in topo.ROLE_INDEX[key].items()}, **dict(roles or {})}
-    return normalize_motion(motion, units=unit, up=up, roles=merged)
+    from evalkit.motion.fit import with_positions
+
+    return with_positions(normalize_motion(motion, units=unit, up=up, roles=merged))
 
 
 def params_to_motion(axis_angle: np.ndarray, trans: np.ndarray, rest_joints: np.ndarray, topology: str,
@@ -322,10 +324,16 @@ def params_to_motion(axis_angle: np.ndarray, trans: np.ndarray, rest_joints: np.
     ``trans (frames, 3)`` metres and rest joints ``(joints, 3)`` or ``(frames, joints, 3)``."""
     key = topo.resolve(topology)
     names, parents = topo.TOPOLOGIES[key]
-    parents_a = np.array(parents)
+    # build the clip with its joints depth-first (evalkit's order) straight away
+    order = topo.depth_first(parents)
+    new_index = np.empty_like(order)
+    new_index[order] = np.arange(len(order))
+    names = tuple(names[o] for o in order)
+    parents_a = np.array([new_index[parents[o]] if parents[o] >= 0 else -1 for o in order])
+    axis_angle = axis_angle[:, order]
     n_f, n_j = axis_angle.shape[:2]
     rot = Rotation.from_rotvec(axis_angle.reshape(-1, 3)).as_quat().reshape(n_f, n_j, 4)
-    rest = np.asarray(rest_joints, dtype=np.float64)
+    rest = np.asarray(rest_joints, dtype=np.float64)[..., order, :]
     per_frame = rest.ndim == 3
     rest0 = rest[0] if per_frame else rest
     offsets = rest0 - np.where(parents_a[:, None] >= 0, rest0[np.maximum(parents_a, 0)], 0.0)
@@ -339,10 +347,8 @@ def params_to_motion(axis_angle: np.ndarray, trans: np.ndarray, rest_joints: np.
         tr[:, 0] = trans + rest0[0]
         moving = np.zeros(n_j - 1, dtype=bool)
     channels = [_POS_CH + _ROT_CH] + [(_POS_CH + _ROT_CH) if m else _ROT_CH for m in moving]
-    from evalkit.motion.fit import reorder_depth_first
-
     sk = Skeleton(names=names, parents=parents_a, offsets=offsets, channels=channels)
-    return reorder_depth_first(Motion(sk, float(fps), rot, tr, name=name, meta=dict(meta or {})))
+    return Motion(sk, float(fps), rot, tr, name=name, meta=dict(meta or {}))
 
 
 # -- retargeting and writing -------------------------------------------------------------------

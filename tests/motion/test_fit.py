@@ -62,3 +62,10 @@ def test_without_rest_directions_the_first_frame_is_rest(walk_motion):
     f = motion_from_positions(m.positions, m.skeleton.names, m.skeleton.parents, m.fps)
     assert np.allclose(f.rotations[0, 1:, 3] ** 2, 1.0, atol=1e-9)  # identity below the root
     assert np.abs(f.positions - m.positions).max() < 1e-6
+
+
+def test_quaternion_positions_equal_matrix_forward_kinematics(bvh_motion):
+    from evalkit.motion.fit import quaternion_positions
+    from evalkit.motion.fk import global_positions
+
+    assert np.abs(quaternion_positions(bvh_motion) - global_positions(bvh_motion)).max() < 1e-9

@@ -245,3 +245,17 @@ def test_a_pickled_model_with_code_is_refused(tmp_path, samples):
     (tmp_path / "evil.pkl").write_bytes(pickle.dumps({"v_template": Payload()}))
     with pytest.raises(FileFormatError, match="builtins.print.*--allow-pickle"):
         load_motion(samples["amass_smplh.npz"]["path"], body_model=tmp_path / "evil.pkl")
+
+
+def test_folders_pick_motion_and_skip_other_arrays(tmp_path, samples):
+    import shutil
+
+    for name in ("amass_smplh.npz", "hml_joints.npy", "positions.csv", "results.npy"):
+        shutil.copy(samples[name]["path"], tmp_path / name)
+    np.savez(tmp_path / "shape.npz", betas=np.zeros(16), gender=np.array("female"))  # AMASS body shape
+    np.save(tmp_path / "mean.npy", np.zeros(263))  # HumanML3D's Mean.npy: not a clip
+    (tmp_path / "scores.csv").write_text("clip,skate\nx,0.1\n")
+    names = [p.name for p in iter_motion_files([tmp_path])]
+    assert names == ["amass_smplh.npz", "hml_joints.npy", "results#0.npy", "results#1.npy", "results#2.npy"]
+    # a CSV is read when named
+    assert [p.name for p in iter_motion_files([tmp_path / "positions.csv"])] == ["positions.csv"]

@@ -70,14 +70,9 @@ def load_motion(
         check_fps(fps, "the AMC frame rate (--amc-fps)")
     if array_fps is not None:
         check_fps(array_fps, "--array-fps")
-    clip = None
+    p, clip = clip_source(p)
     if not p.exists():
-        m = _CLIP_RE.match(p.name)
-        if m and p.with_name(m.group("stem") + m.group("ext")).is_file():
-            clip = int(m.group("index"))
-            p = p.with_name(m.group("stem") + m.group("ext"))
-        else:
-            raise FileFormatError(p, None, "file not found")
+        raise FileFormatError(p, None, "file not found")
     if p.is_dir():
         raise FileFormatError(p, None, f"is a folder, expected a motion file ({', '.join(MOTION_EXTENSIONS)})")
     if ext in (".npz", ".npy", ".csv"):
@@ -89,6 +84,17 @@ def load_motion(
         return read_asf_amc(asf_path, p, fps=120.0 if fps is None else fps, units=units, up=up,
                             roles=roles)
     raise InputError(f"{p}: unsupported motion format {ext!r}; expected one of {', '.join(MOTION_EXTENSIONS)}")
+
+
+def clip_source(path: str | os.PathLike) -> tuple[Path, int | None]:
+    """The file a motion path reads and the clip in it: ``results#3.npy`` -> ``(results.npy, 3)``
+    when no file of that name exists; any other path -> ``(path, None)``."""
+    p = Path(path)
+    if not p.exists():
+        m = _CLIP_RE.match(p.name)
+        if m and p.with_name(m.group("stem") + m.group("ext")).is_file():
+            return p.with_name(m.group("stem") + m.group("ext")), int(m.group("index"))
+    return p, None
 
 
 def _load_array_file(p: Path, ext: str, units, up, roles, skeleton, array_fps, body_model, allow_pickle,

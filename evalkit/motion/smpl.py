@@ -69,7 +69,9 @@ class BodyModel:
         if expressions is not None and self.expr_dirs.shape[2] and np.size(expressions):
             e = np.asarray(expressions, dtype=np.float64)
             e = e.reshape(len(e), -1)[:, : self.expr_dirs.shape[2]]
-            return j[None] + np.einsum("jck,fk->fjc", self.expr_dirs[:, :, : e.shape[1]], e)
+            n_j, n_e = self.n_joints, e.shape[1]
+            dirs = self.expr_dirs[:, :, :n_e].reshape(n_j * 3, n_e)
+            return j[None] + (e @ dirs.T).reshape(len(e), n_j, 3)  # one BLAS product
         return j
 
 
@@ -336,12 +338,13 @@ def params_to_motion(axis_angle: np.ndarray, trans: np.ndarray, rest_joints: np.
     rest = np.asarray(rest_joints, dtype=np.float64)[..., order, :]
     per_frame = rest.ndim == 3
     rest0 = rest[0] if per_frame else rest
-    offsets = rest0 - np.where(parents_a[:, None] >= 0, rest0[np.maximum(parents_a, 0)], 0.0)
+    pidx = np.maximum(parents_a, 0)
+    offsets = rest0 - rest0[pidx]
     offsets[0] = rest0[0]
     if per_frame:
-        tr = rest - np.where(parents_a[None, :, None] >= 0, rest[:, np.maximum(parents_a, 0)], 0.0)
+        tr = rest - rest[:, pidx]
         tr[:, 0] = rest[:, 0] + trans
-        moving = np.abs(tr[:, 1:] - offsets[None, 1:]).max(axis=(0, 2)) > 1e-9
+        moving = np.ptp(tr[:, 1:], axis=0).max(axis=-1) > 1e-9
     else:
         tr = np.broadcast_to(offsets, (n_f, n_j, 3)).copy()
         tr[:, 0] = trans + rest0[0]

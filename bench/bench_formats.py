@@ -70,7 +70,9 @@ def make_clip(path: Path, frames: int, seed: int = 1) -> None:
     from evalkit.motion.ops import resample
     from evalkit.motion.smpl import smpl_arrays, to_smpl
 
-    m = to_smpl(resample(_clip("16_15.amc"), 30), "smplx55")
+    from evalkit.data import SAMPLES_DIR
+
+    m = to_smpl(resample(_clip(SAMPLES_DIR / "cmu" / "16_15.amc"), 30), "smplx55")
     a = smpl_arrays(m, style="beat2")
     reps = frames // m.n_frames + 1
     rng = np.random.default_rng(seed)

@@ -284,28 +284,39 @@ def _matching_preset(names: tuple[str, ...], parents: tuple[int, ...]) -> Skelet
 
 def read_csv_positions(path: str | os.PathLike, units="auto", up="auto", fps: float | None = None,
                        skeleton=None, roles=None) -> Motion:
-    """A ``.csv`` with one row per frame of ``3·J`` numbers and an optional header row."""
-    import pandas as pd
+    """A ``.csv`` with one row per frame of ``3·J`` numbers and an optional header row (read with
+    the standard library's csv module: the files are small and pandas is not a motion-core
+    dependency)."""
+    import csv
 
     path = Path(path)
     try:
-        first = path.open(encoding="utf-8", errors="replace").readline()
+        with path.open(encoding="utf-8", errors="replace", newline="") as fh:
+            rows = [r for r in csv.reader(fh) if r and any(c.strip() for c in r)]
     except OSError as exc:
         raise FileFormatError(path, None, f"cannot read ({exc.strerror})") from None
-    cells = [c.strip() for c in first.split(",")]
-    header = any(c and not _is_number(c) for c in cells)
-    try:
-        df = pd.read_csv(path, header=0 if header else None)
-    except (ValueError, pd.errors.ParserError, UnicodeDecodeError) as exc:
+    except csv.Error as exc:
         raise FileFormatError(path, None, f"not a readable CSV table ({exc})") from None
-    bad = [c for c in df.columns if not pd.api.types.is_numeric_dtype(df[c])]
-    if bad:
-        col = bad[0]
-        row = int(pd.to_numeric(df[col], errors="coerce").isna().to_numpy().argmax())
-        raise FileFormatError(path, row + 1 + int(header), f"column {col!r}: expected numbers, found {df[col].iloc[row]!r}")
-    arr = df.to_numpy(dtype=np.float64)
-    if arr.ndim != 2 or arr.shape[1] % 3 or arr.shape[0] == 0:
-        raise FileFormatError(path, None, f"expected 3·joints columns (x, y, z per joint), found {arr.shape[1]} columns")
+    if not rows:
+        raise FileFormatError(path, None, "no rows; expected one row per frame of x, y, z per joint")
+    header = None
+    if any(c.strip() and not _is_number(c) for c in rows[0]):
+        header, rows = [c.strip() for c in rows[0]], rows[1:]
+    width = len(header) if header else len(rows[0]) if rows else 0
+    arr = np.empty((len(rows), width))
+    for i, r in enumerate(rows):
+        line = i + 1 + (header is not None)
+        if len(r) != width:
+            raise FileFormatError(path, line, f"{len(r)} values; expected {width} (x, y, z per joint)")
+        for k, c in enumerate(r):
+            try:
+                arr[i, k] = float(c)
+            except ValueError:
+                col = header[k] if header else str(k + 1)
+                raise FileFormatError(path, line, f"column {col!r}: expected numbers, found {c!r}") from None
+    if arr.shape[0] == 0 or arr.shape[1] % 3:
+        raise FileFormatError(path, None, f"expected 3·joints columns (x, y, z per joint) and at least one frame, "
+                              f"found {arr.shape[1]} columns, {arr.shape[0]} rows")
     pos = arr.reshape(len(arr), -1, 3)
     spec = _spec_for(path, pos.shape[1], skeleton)
     return positions_to_motion(path, pos, spec, _fps(path, None, fps, None), units, up, roles,

@@ -22,15 +22,16 @@ from evalkit.motion.model import Motion
 DEFAULT_CLIPS = ("16_15.amc", "07_05-walk.amc", "09_06-run.amc")
 
 
-def _clip(name: str) -> Motion:
-    from evalkit.data import SAMPLES_DIR
+def _clip(path: str | os.PathLike) -> Motion:
     from evalkit.motion.io import load_motion
 
-    return load_motion(SAMPLES_DIR / "cmu" / name)
+    return load_motion(path)
 
 
-def write_samples(out_dir: str | os.PathLike, clips: Sequence[str] = DEFAULT_CLIPS, fps: float = 30.0) -> dict:
-    """Write one file per format into ``out_dir`` and return ``{file name: truth}`` where truth is
+def write_samples(out_dir: str | os.PathLike, clips: Sequence[str | os.PathLike], fps: float = 30.0) -> dict:
+    """Write one file per format into ``out_dir`` from the capture files ``clips`` (e.g. the bundled
+    CMU clips :data:`DEFAULT_CLIPS` in ``evalkit/data/samples/cmu``) and return
+    ``{file name: truth}`` where truth is
     ``{"path", "positions" (frames, joints, 3) or a list of them, "fps", "skeleton", "source"}``.
 
     Files: ``amass_smplh.npz`` (SMPL-H, Z-up), ``amass_smplx.npz`` (SMPL-X, Z-up),
@@ -51,7 +52,7 @@ def write_samples(out_dir: str | os.PathLike, clips: Sequence[str] = DEFAULT_CLI
 
     def put(name, positions, rate, skeleton, **extra):
         truth[name] = {"path": out / name, "positions": positions, "fps": rate, "skeleton": skeleton,
-                       "source": clips[0], **extra}
+                       "source": str(clips[0]), **extra}
 
     for name, topology, style in (("amass_smplh.npz", "smplh52", "amass"), ("amass_smplx.npz", "smplx55", "amass"),
                                   ("beat2_smplx.npz", "smplx55", "beat2")):
@@ -71,7 +72,7 @@ def write_samples(out_dir: str | os.PathLike, clips: Sequence[str] = DEFAULT_CLI
     motion = np.zeros((len(samples), 22, 3, t_max), dtype=np.float32)
     for i, s in enumerate(samples):
         motion[i, :, :, : len(s)] = np.moveaxis(s, 0, 2)
-    texts = [f"a person moves as in CMU clip {Path(c).stem}" for c in clips]
+    texts = [f"a person moves as in capture clip {Path(c).stem}" for c in clips]
     np.save(out / "results.npy", {"motion": motion, "text": texts, "lengths": np.array([len(s) for s in samples]),
                                   "num_samples": len(samples), "num_repetitions": 1}, allow_pickle=True)
     put("results.npy", [s.astype(np.float32).astype(np.float64) for s in samples], hml.FPS, "smpl22", text=texts)
@@ -79,11 +80,10 @@ def write_samples(out_dir: str | os.PathLike, clips: Sequence[str] = DEFAULT_CLI
     p24 = retarget_positions(first, "smpl24")
     np.save(out / "positions_smpl24.npy", p24)
     put("positions_smpl24.npy", p24, fps, "smpl24")
-    import pandas as pd
-
     from evalkit.motion.topology import TOPOLOGIES
 
     cols = [f"{n}_{a}" for n in TOPOLOGIES["smpl24"][0] for a in "xyz"]
-    pd.DataFrame(p24.reshape(len(p24), -1), columns=cols).to_csv(out / "positions.csv", index=False, float_format="%.7f")
+    np.savetxt(out / "positions.csv", p24.reshape(len(p24), -1), fmt="%.7f", delimiter=",",
+               header=",".join(cols), comments="")
     put("positions.csv", p24, fps, "smpl24")
     return truth

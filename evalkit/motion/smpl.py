@@ -229,6 +229,35 @@ def _poses(path: Path, data: Mapping) -> np.ndarray:
     return poses
 
 
+def _shape_and_path(path: Path, data: Mapping, n_f: int) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """``trans (frames, 3)``, ``betas (n,)`` and ``expressions (frames, n)`` or ``None``, checked."""
+    if "trans" in data:
+        trans = np.asarray(data["trans"])
+        if trans.dtype.kind not in "fiu" or trans.shape != (n_f, 3):
+            raise FileFormatError(path, None, f"trans: expected shape ({n_f}, 3) (one root position per pose), found {trans.shape}")
+        trans = trans.astype(np.float64)
+        if not np.all(np.isfinite(trans)):
+            f = int(np.argwhere(~np.isfinite(trans))[0][0])
+            raise FileFormatError(path, None, f"trans: NaN or infinite value at frame {f}")
+    else:
+        raise FileFormatError(path, None, f"missing key 'trans' (frames, 3) root translation, metres; found keys: "
+                                          f"{', '.join(data['__keys__'])}")
+    betas = np.asarray(data["betas"]) if "betas" in data else np.zeros(0)
+    if betas.dtype.kind not in "fiu":
+        raise FileFormatError(path, None, f"betas: expected shape coefficients (numbers), found {betas.dtype}")
+    betas = betas.astype(np.float64).ravel()
+    if betas.size and not np.all(np.isfinite(betas)):
+        raise FileFormatError(path, None, "betas: NaN or infinite value")
+    expressions = None
+    if "expressions" in data:
+        expressions = np.asarray(data["expressions"])
+        if expressions.ndim != 2 or len(expressions) != n_f or expressions.dtype.kind not in "fiu":
+            raise FileFormatError(path, None, f"expressions: expected ({n_f}, coefficients), found {expressions.shape}")
+        if not np.all(np.isfinite(expressions)):
+            raise FileFormatError(path, None, "expressions: NaN or infinite value")
+    return trans, betas, expressions
+
+
 def read_smpl_params(
     path: str | os.PathLike,
     units: str | float = "auto",
@@ -264,30 +293,7 @@ def read_smpl_params(
     n_j = poses.shape[1] // 3
     key = topo.BY_JOINT_COUNT[n_j]
     rate, rate_key = _frame_rate(path, data, fps)
-    if "trans" in data:
-        trans = np.asarray(data["trans"])
-        if trans.dtype.kind not in "fiu" or trans.shape != (n_f, 3):
-            raise FileFormatError(path, None, f"trans: expected shape ({n_f}, 3) (one root position per pose), found {trans.shape}")
-        trans = trans.astype(np.float64)
-        if not np.all(np.isfinite(trans)):
-            f = int(np.argwhere(~np.isfinite(trans))[0][0])
-            raise FileFormatError(path, None, f"trans: NaN or infinite value at frame {f}")
-    else:
-        raise FileFormatError(path, None, f"missing key 'trans' (frames, 3) root translation, metres; found keys: "
-                                          f"{', '.join(data['__keys__'])}")
-    betas = np.asarray(data["betas"]) if "betas" in data else np.zeros(0)
-    if betas.dtype.kind not in "fiu":
-        raise FileFormatError(path, None, f"betas: expected shape coefficients (numbers), found {betas.dtype}")
-    betas = betas.astype(np.float64).ravel()
-    if betas.size and not np.all(np.isfinite(betas)):
-        raise FileFormatError(path, None, "betas: NaN or infinite value")
-    expressions = None
-    if "expressions" in data:
-        expressions = np.asarray(data["expressions"])
-        if expressions.ndim != 2 or len(expressions) != n_f or expressions.dtype.kind not in "fiu":
-            raise FileFormatError(path, None, f"expressions: expected ({n_f}, coefficients), found {expressions.shape}")
-        if not np.all(np.isfinite(expressions)):
-            raise FileFormatError(path, None, "expressions: NaN or infinite value")
+    trans, betas, expressions = _shape_and_path(path, data, n_f)
     gender = _text(data["gender"]) if "gender" in data else ""
     model_type = _text(data["surface_model_type"]) if "surface_model_type" in data else (
         _text(data["model"]) if "model" in data else "")

@@ -164,11 +164,11 @@ SKATE_PENETRATION = ("penetration_mean", "penetration_max", "penetration_frac", 
 
 
 @pytest.fixture(scope="module")
-def format_files(tmp_path_factory):
+def format_files(tmp_path_factory, cmu_dir):
     from evalkit.motion.known_truth import write_samples
 
     out = tmp_path_factory.mktemp("mixed")
-    truth = write_samples(out, clips=("16_15.amc", "07_05-walk.amc"))
+    truth = write_samples(out, [cmu_dir / "16_15.amc", cmu_dir / "07_05-walk.amc"])
     return out, truth
 
 

@@ -18,7 +18,7 @@ from evalkit.errors import EvalkitError, FileFormatError
 from evalkit.motion import find_roles, load_motion, mirror, resample
 from evalkit.motion import topology as topo
 from evalkit.motion.io import iter_motion_files
-from evalkit.motion.known_truth import write_samples
+from evalkit.motion.known_truth import DEFAULT_CLIPS, write_samples
 from evalkit.motion.smpl import joint_positions
 
 # Z-up world (AMASS) -> Y-up: (x, y, z) -> (x, z, -y)
@@ -26,8 +26,8 @@ Z_TO_Y = np.array([[1.0, 0, 0], [0, 0, 1.0], [0, -1.0, 0]])
 
 
 @pytest.fixture(scope="module")
-def samples(tmp_path_factory):
-    return write_samples(tmp_path_factory.mktemp("formats"))
+def samples(tmp_path_factory, cmu_dir):
+    return write_samples(tmp_path_factory.mktemp("formats"), [cmu_dir / c for c in DEFAULT_CLIPS])
 
 
 def _load(path, **kw):

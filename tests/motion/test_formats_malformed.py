@@ -16,8 +16,8 @@ from evalkit.motion.known_truth import write_samples
 
 
 @pytest.fixture(scope="module")
-def samples(tmp_path_factory):
-    return write_samples(tmp_path_factory.mktemp("formats"), clips=("16_15.amc", "07_05-walk.amc"))
+def samples(tmp_path_factory, cmu_dir):
+    return write_samples(tmp_path_factory.mktemp("formats"), [cmu_dir / "16_15.amc", cmu_dir / "07_05-walk.amc"])
 
 
 def _error(path, **kw) -> str:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from evalkit.cli.common import add_load_options, load_kwargs
+from evalkit.cli.common import add_command, add_load_options, load_kwargs
 from evalkit.errors import InputError
 
 #: output extension -> (formats, default)
@@ -22,7 +22,7 @@ FORMATS = {
 
 
 def register(sub) -> None:
-    p = sub.add_parser(
+    p = add_command(sub, run,
         "convert",
         help="convert a motion file to BVH, joint positions, SMPL-family parameters or HumanML3D",
         description="Read any motion file evalkit reads (BVH, ASF/AMC, SMPL-family .npz, HumanML3D / MDM "
@@ -49,7 +49,6 @@ def register(sub) -> None:
     p.add_argument("--scale", type=float, default=1.0,
                    help="write BVH lengths as metres / SCALE (0.01 writes centimetres)")
     add_load_options(p)
-    p.set_defaults(func=run)
 
 
 def _format(args: argparse.Namespace, out: Path) -> str:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from evalkit.cli.common import add_command
+
 FORMAT_HELP = (
     "input format: auto (detect from the header), long (evalkit's long-format ratings), genea "
     "(GENEA leaderboard battles), webmushra (mushra.csv or paired_comparison.csv), p808 "
@@ -12,8 +14,9 @@ FORMAT_HELP = (
     "(an 'evalkit score' table) (default: auto)")
 
 
+# long: one declaration per option, in the order --help shows them; nothing to compute
 def register(sub) -> None:
-    p = sub.add_parser(
+    p = add_command(sub, run,
         "report",
         help="write a statistical report (HTML, figures, CSV/LaTeX tables) from ratings and scores",
         description=(
@@ -96,7 +99,6 @@ def register(sub) -> None:
                         "(default: condition_name or condition)")
     q.add_argument("--p808-scale", default="ccr7", choices=("ccr7", "acr5"),
                    help="P.808 votes are CCR (-3..3, vs reference) or ACR (1..5) (default: ccr7)")
-    p.set_defaults(func=run)
 
 
 def _weights(text: str):

@@ -44,6 +44,7 @@ MOTION_THIRD_PARTY_REASONS = {
     ("evalkit.motion.bvh", "pandas"): "pandas' C tokenizer reads the MOTION block several times "
                                       "faster than splitting lines in Python",
     ("evalkit.motion.roles", "yaml"): "role-map files (--roles) are YAML",
+    ("evalkit.motion.arrays", "yaml"): "skeleton files of joint-position arrays (--skeleton) are YAML",
 }
 
 # --- known exceptions: work in flight removes them; the coordinator empties the lists ----------

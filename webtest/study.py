@@ -16,6 +16,7 @@ from typing import Any, Iterable, Mapping
 import yaml
 
 from evalkit.errors import ConfigError, yaml_error
+from evalkit.motion.io import MOTION_EXTENSIONS
 from evalkit.yamlfile import key_lines
 from webtest.config import HASH_FIX, is_password_hash
 from webtest.scales import DEFAULT_SCALE, SCALES, Scale
@@ -23,7 +24,7 @@ from webtest.strings import EN
 
 STUDY_FILE = "study.yaml"
 KINDS = ("motion", "video", "audio")
-MOTION_EXT = (".bvh", ".amc")
+MOTION_EXT = MOTION_EXTENSIONS  # BVH, AMC, SMPL-family .npz, HumanML3D/MDM .npy, position arrays
 VIDEO_EXT = (".mp4", ".webm", ".ogv", ".mov")
 AUDIO_EXT = (".wav", ".mp3", ".ogg", ".oga", ".flac", ".m4a", ".opus")
 DESIGN_METHODS = ("full", "latin_square", "balanced_incomplete")
@@ -461,7 +462,7 @@ def _stimuli(c: "_Checker", raw, root: Path) -> tuple[Stimulus, ...]:
             if not path.is_file():
                 c.error(kp + ("file",), f"file not found: {path}", "fix the path (relative to the study folder, or sample:cmu/<file> for a bundled clip)")
             elif kind == "motion" and path.suffix.lower() not in MOTION_EXT:
-                c.error(kp + ("file",), f"a motion stimulus must be .bvh or .amc, got {path.suffix!r}", "convert it or set kind: video/audio")
+                c.error(kp + ("file",), f"a motion stimulus must be .bvh or .amc (or {', '.join(MOTION_EXT[2:])}), got {path.suffix!r}", "convert it or set kind: video/audio")
         audio = None
         if "audio" in m:
             av = c.string(m, kp + ("audio",))

@@ -17,6 +17,20 @@ def add_load_options(p: argparse.ArgumentParser) -> None:
                    help="frame rate of AMC files, which carry none (default: 120, CMU's)")
     g.add_argument("--roles", metavar="YAML", default=None,
                    help="YAML file mapping roles to joint names, for unusual rigs")
+    g.add_argument("--skeleton", metavar="PRESET|YAML", default=None,
+                   help="skeleton of joint-position arrays (.npy/.npz/.csv): smpl22 (= humanml3d), smpl24, "
+                        "smplh52, smplx55, or a YAML file of joint names and parents (default: from the "
+                        "joint count 22/24/52/55; see docs/formats.md)")
+    g.add_argument("--array-fps", type=float, default=None, metavar="FPS",
+                   help="frame rate of array files that carry none (default: 20 for HumanML3D and MDM "
+                        "files; others must give it)")
+    g.add_argument("--body-model", metavar="FILE", default=None,
+                   help="the official SMPL / SMPL-H / SMPL-X model file (.npz or .pkl) for parameter "
+                        "files: exact joints from the clip's betas (default: evalkit's adult skeleton, "
+                        "with a warning)")
+    g.add_argument("--allow-pickle", action="store_true",
+                   help="trust pickled files (MDM results.npy, .pkl models) and load them fully; "
+                        "without it only plain data (dicts, lists, text, numbers, arrays) is read")
 
 
 def load_kwargs(args: argparse.Namespace) -> dict:
@@ -25,7 +39,13 @@ def load_kwargs(args: argparse.Namespace) -> dict:
         units = float(units)
     except (TypeError, ValueError):
         pass
-    return {"units": units, "up": args.up, "fps": args.amc_fps}
+    out = {"units": units, "up": args.up, "fps": args.amc_fps}
+    for key in ("skeleton", "array_fps", "body_model"):
+        if getattr(args, key, None) is not None:
+            out[key] = getattr(args, key)
+    if getattr(args, "allow_pickle", False):
+        out["allow_pickle"] = True
+    return out
 
 
 class HelpFormatter(argparse.HelpFormatter):

@@ -1,4 +1,5 @@
-"""``evalkit convert IN OUT``: BVH/AMC -> BVH or NPZ of world positions, optional resampling."""
+"""``evalkit convert IN OUT``: any motion file -> BVH, NPZ of world positions, SMPL-family parameters
+(AMASS / BEAT2 ``.npz``), HumanML3D joints or features (``.npy``) or a CSV of positions."""
 
 from __future__ import annotations
 
@@ -11,29 +12,70 @@ import numpy as np
 from evalkit.cli.common import add_command, add_load_options, load_kwargs
 from evalkit.errors import InputError
 
+#: output extension -> (formats, default)
+FORMATS = {
+    ".bvh": (("bvh",), "bvh"),
+    ".npz": (("positions", "amass", "beat2"), "positions"),
+    ".npy": (("humanml3d", "humanml3d-263"), "humanml3d"),
+    ".csv": (("positions",), "positions"),
+}
+
 
 def register(sub) -> None:
     p = add_command(sub, run,
         "convert",
-        help="convert a motion file to BVH (metres, Y-up) or NPZ of joint positions",
-        description="Read a BVH/AMC file and write it as BVH (metres, Y-up, same skeleton) or as "
-                    "an NPZ with world joint positions (frames x joints x 3, metres), joint names, "
-                    "parents and fps. --fps resamples (slerp for rotations).",
+        help="convert a motion file to BVH, joint positions, SMPL-family parameters or HumanML3D",
+        description="Read any motion file evalkit reads (BVH, ASF/AMC, SMPL-family .npz, HumanML3D / MDM "
+                    ".npy, joint-position arrays) and write it by OUT's extension and --format: "
+                    ".bvh (metres, Y-up; a position-only clip gets its fitted rotations); "
+                    ".npz positions (world joint positions frames x joints x 3, metres, joint names, "
+                    "parents and fps; the default), amass (SMPL-family parameters, Z-up, mocap_framerate) or "
+                    "beat2 (SMPL-X parameters, Y-up, mocap_frame_rate, expressions); .npy humanml3d (joints "
+                    "(frames, 22, 3), 20 fps; the default) or humanml3d-263 (feature vectors); .csv "
+                    "positions (one row per frame, x,y,z per joint). SMPL-family and HumanML3D outputs "
+                    "retarget the clip onto evalkit's default SMPL skeleton by its joint roles "
+                    "(docs/formats.md). --fps resamples (slerp for rotations).",
     )
-    p.add_argument("input", metavar="IN", help="motion file to read (.bvh, or .amc with its .asf beside it)")
-    p.add_argument("output", metavar="OUT", help="output .bvh or .npz (must differ from IN)")
-    p.add_argument("--fps", type=float, default=None, help="resample to this frame rate")
+    p.add_argument("input", metavar="IN", help="motion file to read (.bvh, .amc with its .asf, .npz, .npy, .csv)")
+    p.add_argument("output", metavar="OUT", help="output .bvh, .npz, .npy or .csv (must differ from IN)")
+    p.add_argument("--format", dest="out_format", default=None,
+                   help="what to write for OUT's extension: .npz: positions|amass|beat2; "
+                        ".npy: humanml3d|humanml3d-263 (default: the first)")
+    p.add_argument("--topology", default=None,
+                   help="SMPL-family skeleton of --format amass: smpl24, smplh52 (default) or smplx55 "
+                        "(beat2 is always smplx55)")
+    p.add_argument("--fps", type=float, default=None,
+                   help="resample to this frame rate (HumanML3D outputs: default 20)")
     p.add_argument("--scale", type=float, default=1.0,
                    help="write BVH lengths as metres / SCALE (0.01 writes centimetres)")
     add_load_options(p)
 
 
-def _check(args: argparse.Namespace, out: Path) -> None:
+def _format(args: argparse.Namespace, out: Path) -> str:
+    ext = out.suffix.lower()
+    if ext not in FORMATS:
+        raise InputError(f"{out}: output must end in {', '.join(FORMATS)}")
+    allowed, default = FORMATS[ext]
+    fmt = args.out_format or default
+    if fmt not in allowed:
+        raise InputError(f"--format {fmt}: not written as {ext}; for {ext} use one of {', '.join(allowed)}")
+    if args.topology is not None:
+        from evalkit.motion.topology import resolve
+
+        try:
+            topo = resolve(args.topology)
+        except KeyError:
+            topo = None
+        if fmt != "amass" or topo not in ("smpl24", "smplh52", "smplx55"):
+            raise InputError(f"--topology {args.topology}: only for --format amass, one of smpl24, smplh52, smplx55")
+    return fmt
+
+
+def _check(args: argparse.Namespace, out: Path) -> str:
     """Every argument, before any work: nothing is read or written if one is wrong."""
     from evalkit.motion.io import check_fps
 
-    if out.suffix.lower() not in (".bvh", ".npz"):
-        raise InputError(f"{out}: output must end in .bvh or .npz")
+    fmt = _format(args, out)
     if args.fps is not None:
         check_fps(args.fps, "--fps")
     check_fps(args.amc_fps, "--amc-fps")
@@ -48,6 +90,7 @@ def _check(args: argparse.Namespace, out: Path) -> None:
     blocker = next((p for p in out.parents if p.exists() and not p.is_dir()), None)
     if blocker is not None:
         raise InputError(f"{out}: cannot be written, {blocker} is a file, not a folder")
+    return fmt
 
 
 def run(args: argparse.Namespace) -> int:
@@ -56,13 +99,37 @@ def run(args: argparse.Namespace) -> int:
     from evalkit.motion.roles import load_role_map
 
     out = Path(args.output)
-    _check(args, out)
+    fmt = _check(args, out)
     roles = load_role_map(args.roles) if args.roles else None
     motion = load_motion(args.input, **load_kwargs(args), roles=roles)
-    if args.fps is not None:
-        motion = resample(motion, args.fps)
-    if out.suffix.lower() == ".bvh":
+    fps = args.fps if args.fps is not None else (20.0 if fmt.startswith("humanml3d") else None)
+    if fps is not None:
+        motion = resample(motion, fps)
+    if fmt == "bvh":
         write_bvh(motion, out, scale=args.scale)
+    elif fmt in ("amass", "beat2"):
+        from evalkit.motion.smpl import smpl_arrays, to_smpl
+
+        topology = "smplx55" if fmt == "beat2" else (args.topology or "smplh52")
+        arrays = smpl_arrays(to_smpl(motion, topology, roles=roles), style=fmt)
+        with atomic_path(out) as tmp:
+            np.savez_compressed(tmp, **arrays)
+    elif fmt.startswith("humanml3d"):
+        from evalkit.motion import humanml3d as hml
+        from evalkit.motion.smpl import retarget_positions
+
+        joints = retarget_positions(motion, "smpl22", roles=roles)
+        data = hml.joints_to_features(joints, motion.fps) if fmt == "humanml3d-263" else joints
+        with atomic_path(out) as tmp, open(tmp, "wb") as fh:
+            np.save(fh, data.astype(np.float32))
+    elif out.suffix.lower() == ".csv":
+        import pandas as pd
+
+        names = motion.skeleton.names
+        cols = [f"{n}_{a}" for n in names for a in "xyz"]
+        df = pd.DataFrame(motion.positions.reshape(motion.n_frames, -1), columns=cols)
+        with atomic_path(out) as tmp:
+            df.to_csv(tmp, index=False, float_format="%.6f")
     else:
         with atomic_path(out) as tmp:
             np.savez_compressed(

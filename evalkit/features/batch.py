@@ -100,6 +100,7 @@ def score_file(path: str | os.PathLike, opts: BatchOptions, _cache: dict | None 
     row: dict[str, Any] = {"clip": p.stem, "path": str(p), "system": system, "error": ""}
     try:
         motion = load_motion(p, **dict(opts.load_kwargs))
+        row.update(motion.meta.get("table_columns", {}))  # e.g. an MDM sample's text prompt
         an = analyse(motion, opts.config)
         row.update(score_analysis(an, opts.reference, _audio_times(p, opts, {} if _cache is None else _cache)))
         if opts.frames_dir:

@@ -65,11 +65,16 @@ class Example:
 
 
 def file_sha256(path: str | Path) -> str:
-    """SHA-256 hex digest of a file's bytes."""
+    """SHA-256 hex digest of a file's bytes (of one clip of a multi-clip file: its bytes and index)."""
+    from evalkit.motion.io import clip_source
+
+    path, index = clip_source(path)
     h = hashlib.sha256()
     with open(path, "rb") as fh:
         for chunk in iter(lambda: fh.read(1 << 20), b""):
             h.update(chunk)
+    if index is not None:
+        h.update(f"#{index}".encode())
     return h.hexdigest()
 
 
@@ -166,6 +171,8 @@ def _rig_family(path: Path) -> str:
     a family; retargets to another rig (another joint count) do not."""
     if path.suffix.lower() == ".amc":
         return "cmu31"
+    if path.suffix.lower() != ".bvh":  # SMPL-family / HumanML3D / joint arrays: their own rigs
+        return "array" + path.suffix.lower()
     n = 0
     with open(path, "r", errors="replace") as fh:
         for line in fh:

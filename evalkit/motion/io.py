@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+import functools
 import os
+import re
 from pathlib import Path
 from typing import Iterable, Iterator, Mapping
 
-from evalkit.errors import FileFormatError, InputError
+from evalkit.errors import EvalkitError, FileFormatError, InputError
 from evalkit.motion.model import Motion
 
-MOTION_EXTENSIONS = (".bvh", ".amc")
+MOTION_EXTENSIONS = (".bvh", ".amc", ".npz", ".npy", ".csv")
+#: extensions picked up when a folder is searched (``.csv`` only when named: a folder of score
+#: tables is not motion); ``.npz``/``.npy`` only when they hold motion (see :func:`holds_motion`)
+FOLDER_EXTENSIONS = (".bvh", ".amc", ".npz", ".npy")
+#: ``results#3.npy`` names clip 3 of the multi-clip file ``results.npy`` (MDM samples)
+_CLIP_RE = re.compile(r"^(?P<stem>.+)#(?P<index>\d+)(?P<ext>\.npy)$", re.IGNORECASE)
 
 #: Highest frame rate evalkit accepts anywhere (capture systems run at 1000 Hz at most).
 MAX_FPS = 2000.0
@@ -30,8 +37,15 @@ def load_motion(
     fps: float | None = None,
     asf: str | os.PathLike | None = None,
     roles: Mapping[str, str] | None = None,
+    skeleton: str | os.PathLike | None = None,
+    array_fps: float | None = None,
+    body_model: str | os.PathLike | None = None,
+    allow_pickle: bool = False,
 ) -> Motion:
-    """Read a ``.bvh`` or ``.amc`` (with its ``.asf``) file into a :class:`Motion`.
+    """Read a motion file into a :class:`Motion` (metres, Y-up), chosen by extension and content:
+    ``.bvh``; ``.amc`` (with its ``.asf``); ``.npz`` SMPL-family parameters (AMASS, BEAT2) or
+    joint positions; ``.npy`` HumanML3D joints / 263-dim features, MDM ``results.npy`` (one
+    sample: ``results#3.npy``), joint positions; ``.csv`` joint positions. See docs/formats.md.
 
     Args:
         path: the motion file.
@@ -41,6 +55,11 @@ def load_motion(
         asf: the ASF skeleton for an AMC file (found next to it by CMU naming otherwise).
         roles: role map (``--roles``) for rigs with unusual joint names: used to detect the up
             axis, and checked against the skeleton (a joint it names must exist).
+        skeleton: joint-position arrays: a preset (``smpl22``/``humanml3d``, ``smpl24``,
+            ``smplh52``, ``smplx55``) or a skeleton YAML file (``--skeleton``).
+        array_fps: frame rate of array files that carry none (``--array-fps``; HumanML3D: 20).
+        body_model: SMPL/SMPL-H/SMPL-X model file for parameter files (``--body-model``).
+        allow_pickle: trust pickles fully (``--allow-pickle``); otherwise only plain data is read.
     """
     from evalkit.motion.amc import find_asf, read_asf_amc
     from evalkit.motion.bvh import read_bvh
@@ -49,8 +68,15 @@ def load_motion(
     ext = p.suffix.lower()
     if fps is not None:
         check_fps(fps, "the AMC frame rate (--amc-fps)")
+    if array_fps is not None:
+        check_fps(array_fps, "--array-fps")
+    p, clip = clip_source(p)
     if not p.exists():
         raise FileFormatError(p, None, "file not found")
+    if p.is_dir():
+        raise FileFormatError(p, None, f"is a folder, expected a motion file ({', '.join(MOTION_EXTENSIONS)})")
+    if ext in (".npz", ".npy", ".csv"):
+        return _load_array_file(p, ext, units, up, roles, skeleton, array_fps, body_model, allow_pickle, clip)
     if ext == ".bvh":
         return read_bvh(p, units=units, up=up, roles=roles)
     if ext == ".amc":
@@ -60,17 +86,134 @@ def load_motion(
     raise InputError(f"{p}: unsupported motion format {ext!r}; expected one of {', '.join(MOTION_EXTENSIONS)}")
 
 
+def clip_source(path: str | os.PathLike) -> tuple[Path, int | None]:
+    """The file a motion path reads and the clip in it: ``results#3.npy`` -> ``(results.npy, 3)``
+    when no file of that name exists; any other path -> ``(path, None)``."""
+    p = Path(path)
+    if not p.exists():
+        m = _CLIP_RE.match(p.name)
+        if m and p.with_name(m.group("stem") + m.group("ext")).is_file():
+            return p.with_name(m.group("stem") + m.group("ext")), int(m.group("index"))
+    return p, None
+
+
+def _load_array_file(p: Path, ext: str, units, up, roles, skeleton, array_fps, body_model, allow_pickle,
+                     clip) -> Motion:
+    try:
+        return _read_array_file(p, ext, units, up, roles, skeleton, array_fps, body_model, allow_pickle, clip)
+    except (ValueError, IndexError, KeyError, TypeError, OverflowError, FloatingPointError) as exc:
+        if isinstance(exc, EvalkitError):
+            raise
+        # hostile or damaged content the checks above did not foresee: still one line, no traceback
+        raise FileFormatError(p, None, f"unreadable content ({type(exc).__name__}: {exc})") from None
+
+
+def _read_array_file(p: Path, ext: str, units, up, roles, skeleton, array_fps, body_model, allow_pickle,
+                     clip) -> Motion:
+    from evalkit.motion import arrays, smpl
+
+    if ext == ".npz":
+        keys = smpl.npz_keys(p)
+        if smpl.is_param_file(keys):
+            model = _body_model(body_model, allow_pickle) if body_model is not None else None
+            return smpl.read_smpl_params(p, units=units, up=up, fps=array_fps, body_model=model, roles=roles)
+        if "positions" not in keys and "joints" not in keys and "betas" in keys:
+            raise FileFormatError(p, None, f"holds a body shape only (keys: {', '.join(keys)}; AMASS's "
+                                           "shape.npz), no motion: expected 'poses' or 'positions'")
+        return arrays.read_positions_npz(p, units=units, up=up, fps=array_fps, skeleton=skeleton, roles=roles)
+    if ext == ".npy":
+        return arrays.read_npy(p, units=units, up=up, fps=array_fps, skeleton=skeleton, roles=roles, clip=clip,
+                               allow_pickle=allow_pickle)
+    return arrays.read_csv_positions(p, units=units, up=up, fps=array_fps, skeleton=skeleton, roles=roles)
+
+
+def _body_model(path, allow_pickle: bool):
+    from evalkit.motion.smpl import BodyModel
+
+    if isinstance(path, BodyModel):
+        return path
+    p = Path(path)
+    try:
+        st = p.stat()
+    except OSError:
+        raise InputError(f"--body-model {p}: file not found") from None
+    return _cached_body_model(str(p.resolve()), st.st_mtime_ns, st.st_size, bool(allow_pickle))
+
+
+@functools.lru_cache(maxsize=4)
+def _cached_body_model(path: str, mtime_ns: int, size: int, allow_pickle: bool):
+    """A model file is read once per process (SMPL-X's is ~100 MB); keyed by path, time and size."""
+    from evalkit.motion.smpl import load_body_model
+
+    return load_body_model(path, allow_pickle)
+
+
+def clip_count(path: str | os.PathLike, allow_pickle: bool = False) -> int:
+    """How many clips a file holds (an MDM ``results.npy``: its samples; others: 1)."""
+    p = Path(path)
+    if p.suffix.lower() != ".npy":
+        return 1
+    from evalkit.motion.humanml3d import read_results
+    import numpy as np
+
+    try:
+        np.load(p, mmap_mode="r", allow_pickle=False)
+        return 1
+    except ValueError:
+        return len(read_results(p, allow_pickle)["clips"])
+    except (OSError, EOFError, EvalkitError):
+        return 1  # unreadable or not plain data: reported when it is loaded
+
+
+def holds_motion(path: str | os.PathLike) -> bool:
+    """Whether an ``.npz``/``.npy`` found in a folder is motion (cheap look at its keys or header;
+    AMASS's ``shape.npz`` and other arrays are skipped)."""
+    p = Path(path)
+    ext = p.suffix.lower()
+    try:
+        if ext == ".npz":
+            from evalkit.motion.smpl import is_param_file, npz_keys
+
+            keys = npz_keys(p)
+            return is_param_file(keys) or "positions" in keys or "joints" in keys
+        if ext == ".npy":
+            import numpy as np
+
+            try:
+                arr = np.load(p, mmap_mode="r", allow_pickle=False)
+            except ValueError:
+                return True  # a pickled dict: an MDM results file (checked when read)
+            return (arr.ndim == 3 and arr.shape[2] == 3) or (arr.ndim == 2 and arr.shape[1] == 263)
+    except (OSError, EOFError, EvalkitError):
+        return True  # unreadable: let the reader report it
+    return True
+
+
+def _expand(p: Path) -> list[Path]:
+    """A multi-clip file as its clips (``results#0.npy`` ...), any other file as itself."""
+    n = clip_count(p)
+    if n <= 1:
+        return [p]
+    return [p.with_name(f"{p.stem}#{i}{p.suffix}") for i in range(n)]
+
+
 def iter_motion_files(paths: Iterable[str | os.PathLike]) -> Iterator[Path]:
-    """Expand files and folders (recursively) into motion files, sorted, without duplicates."""
+    """Expand files and folders (recursively) into motion files, sorted, without duplicates.
+    A multi-clip file (MDM ``results.npy``) yields one path per clip, ``results#<i>.npy``, which
+    :func:`load_motion` reads."""
     seen: set[Path] = set()
     for item in paths:
         p = Path(item)
         if p.is_dir():
-            found = sorted(q for q in p.rglob("*") if q.suffix.lower() in MOTION_EXTENSIONS)
+            found = sorted(q for q in p.rglob("*") if q.suffix.lower() in FOLDER_EXTENSIONS and q.is_file()
+                           and (q.suffix.lower() in (".bvh", ".amc") or holds_motion(q)))
         elif p.exists():
+            found = [p]
+        elif _CLIP_RE.match(p.name):
             found = [p]
         else:
             raise InputError(f"{p}: no such file or folder")
+        found = [c for q in found for c in (_expand(q) if q.exists() else [q])]
         for q in found:
             if q not in seen:
                 seen.add(q)

@@ -132,6 +132,13 @@ def find_roles(
             )
         roles[role] = names.index(joint)
 
+    # SMPL / SMPL-H / SMPL-X / HumanML3D skeletons: roles by joint index, no name matching
+    from evalkit.motion.topology import ROLE_JOINTS, topology_of
+
+    preset = topology_of(names)
+    for role, joint in (ROLE_JOINTS[preset].items() if preset else ()):
+        roles.setdefault(role, names.index(joint))
+
     def pick(patterns: list[str], side: str | None, allow_twist: bool = False, under: int | None = None,
              exclude: set[int] = frozenset()) -> int | None:
         for pat in patterns:

@@ -153,3 +153,156 @@ def test_a_unit_that_makes_the_body_implausible_is_warned_about(cmu_dir):
     assert proc.returncode == 0 and "Traceback" not in proc.stderr
     lines = [ln for ln in proc.stderr.splitlines() if ln.startswith("evalkit: warning: ")]
     assert len(lines) == 2 and "07_05-walk.amc: the body is" in lines[1]
+
+
+# -- SMPL-family, HumanML3D, MDM and position arrays (files built from CMU capture here) ----------
+import pandas as pd  # noqa: E402
+import pytest  # noqa: E402
+
+SKATE_PENETRATION = ("penetration_mean", "penetration_max", "penetration_frac", "skate_fraction",
+                     "skate_speed_mean", "skate_distance_mean", "skate_distance_max", "skate_distance_per_s")
+
+
+@pytest.fixture(scope="module")
+def format_files(tmp_path_factory, cmu_dir):
+    from evalkit.motion.known_truth import write_samples
+
+    out = tmp_path_factory.mktemp("mixed")
+    truth = write_samples(out, [cmu_dir / "16_15.amc", cmu_dir / "07_05-walk.amc"])
+    return out, truth
+
+
+def test_every_command_reads_every_format_and_a_mixed_folder(format_files, tmp_path, capsys):
+    folder, truth = format_files
+    assert main(["info", str(folder), "--json", "--array-fps", "30"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    # csv files are read only when named; results.npy gives one row per sample
+    assert len(rows) == 8 and all(r["roles_missing"] == [] for r in rows)
+    assert {r["up_axis"] for r in rows if "amass" in r["file"]} == {"z"}
+    out = tmp_path / "scores.csv"
+    assert main(["score", str(folder), str(truth["positions.csv"]["path"]), "--array-fps", "30", "-q",
+                 "-o", str(out)]) == 0
+    table = pd.read_csv(out, keep_default_na=False)
+    assert len(table) == 9 and (table["error"] == "").all()
+    mdm = table[table["clip"].str.startswith("results#")]
+    assert list(mdm["text"]) == truth["results.npy"]["text"]
+    for f in ("amass_smplx.npz", "beat2_smplx.npz", "hml_vecs.npy", "results#1.npy"):
+        png = tmp_path / f"{f}.png"
+        assert main(["plot", str(folder / f), "-o", str(png)]) == 0 and png.stat().st_size > 10_000
+    assert main(["plot", str(truth["positions_smpl24.npy"]["path"]), "--skeleton", "smpl24", "--array-fps", "30",
+                 "-o", str(tmp_path / "g.png")]) == 0
+
+
+def test_render_a_humanml3d_clip(format_files, tmp_path):
+    folder, _ = format_files
+    out = tmp_path / "hml.mp4"
+    assert main(["render", str(folder / "hml_joints.npy"), "-o", str(out), "-q"]) == 0
+    assert out.stat().st_size > 1000
+
+
+def test_convert_npy_to_npz_writes_positions_names_parents_fps(format_files, tmp_path):
+    folder, truth = format_files
+    out = tmp_path / "p.npz"
+    assert main(["convert", str(folder / "hml_joints.npy"), str(out)]) == 0
+    from evalkit.motion.smpl import joint_positions
+    from evalkit.motion.topology import BODY22
+
+    data = np.load(out)
+    names = list(data["names"])
+    assert sorted(names) == sorted(BODY22) and data["parents"][0] == -1 and float(data["fps"]) == 20
+    pos = data["positions"][:, [names.index(n) for n in BODY22]]  # joints are kept depth-first
+    assert np.abs(pos - truth["hml_joints.npy"]["positions"]).max() < 1e-6
+    # and that file reads back as the same clip
+    assert np.abs(joint_positions(load_motion(out)) - truth["hml_joints.npy"]["positions"]).max() < 1e-6
+
+
+def test_cmu_clip_as_humanml3d_round_trip_within_a_millimetre(cmu_dir, tmp_path):
+    from evalkit.motion import find_roles, resample
+
+    out = tmp_path / "walk.npy"
+    assert main(["convert", str(cmu_dir / "16_15.amc"), str(out)]) == 0
+    joints = np.load(out)
+    assert joints.shape[1:] == (22, 3) and joints.dtype == np.float32
+    from evalkit.motion.smpl import joint_positions
+
+    m = load_motion(out)
+    assert m.fps == 20 and np.abs(joint_positions(m) - joints).max() < 1e-3
+    src = resample(load_motion(cmu_dir / "16_15.amc"), 20)
+    r = find_roles(src.skeleton)
+    for j, role in ((4, "left_knee"), (8, "right_ankle"), (11, "right_toe"), (15, "head"), (21, "right_wrist")):
+        assert np.abs(joint_positions(m)[:, j] - src.positions[:, r[role]]).max() < 1e-3, role
+
+
+@pytest.mark.parametrize("clip", ["16_15.amc", "07_05-walk.amc", "01_01.bvh"])
+def test_skate_and_penetration_of_the_npy_agree_with_the_capture(cmu_dir, tmp_path, clip):
+    """Same clip as BVH and as HumanML3D joints: every skate and penetration metric within 10 %
+    (or 0.01 absolute near zero) at the capture's frame rate; at HumanML3D's 20 fps too, except
+    the frame-counting skating ratios (docs/formats.md)."""
+    stem = clip.split(".")[0]
+    for d in ("bvh", "n120", "n20"):
+        (tmp_path / d).mkdir()
+    assert main(["convert", str(cmu_dir / clip), str(tmp_path / "bvh" / f"{stem}.bvh")]) == 0
+    assert main(["convert", str(cmu_dir / clip), str(tmp_path / "n120" / f"{stem}.npy"), "--fps", "120"]) == 0
+    assert main(["convert", str(cmu_dir / clip), str(tmp_path / "n20" / f"{stem}.npy")]) == 0
+    tables = {}
+    for d, extra in (("bvh", []), ("n120", ["--array-fps", "120"]), ("n20", [])):
+        assert main(["score", str(tmp_path / d), "-q", "-o", str(tmp_path / f"{d}.csv"), *extra]) == 0
+        tables[d] = pd.read_csv(tmp_path / f"{d}.csv").iloc[0]
+    ref = tables["bvh"]
+    for d, cols in (("n120", SKATE_PENETRATION + ("skating_ratio", "skating_ratio_20fps")), ("n20", SKATE_PENETRATION)):
+        for c in cols:
+            a, b = ref[c], tables[d][c]
+            assert abs(a - b) <= 0.01 or abs(a - b) <= 0.1 * abs(a), (d, c, a, b)
+
+
+def test_convert_bvh_to_amass_and_beat2_and_back_to_bvh(cmu_dir, tmp_path):
+    import warnings
+
+    from evalkit.motion import find_roles
+
+    src = load_motion(cmu_dir / "131_03.bvh")
+    assert main(["convert", str(cmu_dir / "131_03.bvh"), str(tmp_path / "a.npz"), "--format", "amass",
+                 "--topology", "smplx55"]) == 0
+    assert main(["convert", str(cmu_dir / "131_03.bvh"), str(tmp_path / "b.npz"), "--format", "beat2"]) == 0
+    data = np.load(tmp_path / "a.npz")
+    assert data["poses"].shape == (src.n_frames, 165) and float(data["mocap_framerate"]) == src.fps
+    assert np.load(tmp_path / "b.npz")["expressions"].shape == (src.n_frames, 100)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a, b = load_motion(tmp_path / "a.npz"), load_motion(tmp_path / "b.npz")
+    assert a.meta["up_axis"] == "z" and b.meta["up_axis"] == "y"
+    assert np.abs(a.positions - b.positions).max() < 1e-5
+    # bone directions follow the capture
+    rs, ra = find_roles(src.skeleton), find_roles(a.skeleton)
+    u = src.positions[:, rs["left_ankle"]] - src.positions[:, rs["left_knee"]]
+    v = a.positions[:, ra["left_ankle"]] - a.positions[:, ra["left_knee"]]
+    cos = np.sum(u * v, -1) / np.linalg.norm(u, axis=-1) / np.linalg.norm(v, axis=-1)
+    assert cos.min() > np.cos(np.radians(1.0))
+    # positions -> BVH: the fitted rotations write a BVH that reads back as the joints
+    assert main(["convert", str(tmp_path / "a.npz"), str(tmp_path / "a.bvh")]) == 0
+    assert np.abs(load_motion(tmp_path / "a.bvh").positions - a.positions).max() < 1e-5
+    hml = tmp_path / "h.npy"
+    assert main(["convert", str(cmu_dir / "131_03.bvh"), str(hml)]) == 0
+    assert main(["convert", str(hml), str(tmp_path / "h.bvh")]) == 0
+    # within the fit's tolerance: bones that stretch by less than 0.5 mm are written rigid
+    assert np.abs(load_motion(tmp_path / "h.bvh").positions - load_motion(hml).positions).max() < 2e-3
+
+
+def test_convert_refuses_a_format_that_does_not_fit_the_extension(tmp_path, cmu_dir, capsys):
+    for args, message in ((["x.npy", "--format", "amass"], "--format amass: not written as .npy"),
+                          (["x.npz", "--format", "beat2", "--topology", "smpl24"], "--topology smpl24: only for --format amass"),
+                          (["x.npz", "--format", "amass", "--topology", "h36m"], "--topology h36m")):
+        assert main(["convert", str(cmu_dir / "16_15.amc"), str(tmp_path / args[0]), *args[1:]]) == 2
+        err = capsys.readouterr().err
+        assert message in err and err.count("\n") == 1, err
+        assert not (tmp_path / args[0]).exists()
+
+
+def test_malformed_array_files_are_one_line_errors_from_the_cli(tmp_path):
+    np.save(tmp_path / "bad.npy", np.zeros((30, 262), dtype=np.float32))
+    proc = run("info", str(tmp_path / "bad.npy"))
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr
+    assert "bad.npy: expected shape (frames, 22, 3)" in proc.stderr and "found (30, 262)" in proc.stderr
+    np.save(tmp_path / "evil.npy", np.array([{"motion": print}], dtype=object), allow_pickle=True)
+    proc = run("score", str(tmp_path / "evil.npy"))
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr and "builtins.print" in proc.stderr

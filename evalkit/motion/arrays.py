@@ -1,0 +1,331 @@
+"""Joint-position arrays: ``.npy`` / ``.npz`` / ``.csv`` files of ``(frames, joints, 3)`` positions,
+with a skeleton preset or a skeleton YAML, read into a :class:`Motion` (rotations fitted from the
+positions, :mod:`evalkit.motion.fit`).
+
+What a file is read as:
+
+* ``.npy`` of shape ``(T, 22, 3)``: HumanML3D joints (20 fps unless ``--array-fps``);
+  ``(T, 263)``: HumanML3D features; any other ``(T, J, 3)`` or ``(T, 3·J)``: joint positions on
+  ``--skeleton`` (SMPL-family presets are taken from the joint count 22, 24, 52, 55); a pickled
+  dict: an MDM ``results.npy`` (:mod:`evalkit.motion.humanml3d`).
+* ``.npz`` with ``positions`` (or ``joints``) ``(T, J, 3)`` and optional ``names``, ``parents``,
+  ``fps`` (what ``evalkit convert IN OUT.npz`` writes); with ``poses``: an SMPL-family parameter
+  file (:mod:`evalkit.motion.smpl`).
+* ``.csv``: one row per frame, ``3·J`` numbers (x, y, z of each joint), an optional header row.
+
+A skeleton YAML names the joints and their parents, optionally rest offsets and roles::
+
+    joints:                 # parents before children; the root has parent null
+      - {name: pelvis, parent: null}
+      - {name: left_hip, parent: pelvis, offset: [0.09, -0.1, 0.0]}
+      ...
+    roles: {left_ankle: l_ankle, ...}   # optional, as for --roles
+
+Without offsets, the first frame is the rest pose the rotations are relative to.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Mapping
+
+import numpy as np
+
+from evalkit.errors import ConfigError, FileFormatError, InputError
+from evalkit.motion import topology as topo
+from evalkit.motion.model import Motion
+
+
+@dataclass(frozen=True)
+class SkeletonSpec:
+    """A joint hierarchy for position arrays: names, parents, optional rest offsets and roles."""
+
+    names: tuple[str, ...]
+    parents: tuple[int, ...]
+    offsets: np.ndarray | None = None
+    roles: Mapping[str, str] = field(default_factory=dict)
+    source: str = ""
+
+    @property
+    def n_joints(self) -> int:
+        return len(self.names)
+
+
+def preset(name: str) -> SkeletonSpec:
+    """A preset skeleton (``smpl22`` = ``humanml3d``, ``smpl24``, ``smplh52``, ``smplx55``) with
+    the default T-pose directions and roles by index."""
+    try:
+        key = topo.resolve(name)
+    except KeyError:
+        raise InputError(f"--skeleton {name}: unknown preset; use one of "
+                         f"{', '.join(list(topo.TOPOLOGIES) + list(topo.ALIASES))} or a skeleton YAML file") from None
+    names, parents = topo.TOPOLOGIES[key]
+    return SkeletonSpec(names, parents, topo.default_offsets(key),
+                        {r: names[i] for r, i in topo.ROLE_INDEX[key].items()}, source=key)
+
+
+def load_skeleton_spec(spec: str | os.PathLike | SkeletonSpec) -> SkeletonSpec:
+    """A preset name or a skeleton YAML file (see the module docstring)."""
+    if isinstance(spec, SkeletonSpec):
+        return spec
+    p = Path(spec)
+    if p.suffix.lower() not in (".yaml", ".yml"):
+        return preset(str(spec))
+    import yaml
+
+    from evalkit.textfile import read_utf8_text
+
+    try:
+        data = yaml.safe_load(read_utf8_text(p))
+    except FileNotFoundError:
+        raise ConfigError(f"--skeleton {p}: file not found") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        raise ConfigError(f"{p}{', line %d' % (mark.line + 1) if mark else ''}: not valid YAML") from None
+    if not isinstance(data, dict) or not isinstance(data.get("joints"), list) or not data["joints"]:
+        raise ConfigError(f"{p}: expected 'joints:' with a list of {{name, parent}} entries")
+    names: list[str] = []
+    parents: list[int] = []
+    offsets = []
+    for i, item in enumerate(data["joints"]):
+        if not isinstance(item, dict) or not isinstance(item.get("name"), str):
+            raise ConfigError(f"{p}: joints[{i}]: expected {{name: ..., parent: ...}}")
+        par = item.get("parent")
+        if par is None:
+            if i != 0:
+                raise ConfigError(f"{p}: joints[{i}] ({item['name']}): only the first joint may have no parent")
+            parents.append(-1)
+        elif par not in names:
+            raise ConfigError(f"{p}: joints[{i}] ({item['name']}): parent {par!r} is not an earlier joint")
+        else:
+            parents.append(names.index(par))
+        names.append(item["name"])
+        off = item.get("offset")
+        if off is not None:
+            try:
+                off = [float(x) for x in off]
+            except (TypeError, ValueError):
+                off = None
+            if off is None or len(off) != 3:
+                raise ConfigError(f"{p}: joints[{i}].offset: expected [x, y, z]")
+        offsets.append(off)
+    if len(set(names)) != len(names):
+        raise ConfigError(f"{p}: duplicate joint names")
+    if any(o is not None for o in offsets) and any(o is None for o in offsets[1:]):
+        raise ConfigError(f"{p}: give an offset for every joint after the root, or none")
+    off_arr = None
+    if all(o is not None for o in offsets[1:]) and len(offsets) > 1 and offsets[1] is not None:
+        off_arr = np.array([o if o is not None else [0.0, 0.0, 0.0] for o in offsets])
+    roles = data.get("roles") or {}
+    if not isinstance(roles, dict):
+        raise ConfigError(f"{p}: roles: expected a mapping role: joint name")
+    return SkeletonSpec(tuple(names), tuple(parents), off_arr, dict(roles), source=str(p))
+
+
+def _fps(path, file_fps, fps, default) -> float:
+    for value, where in ((fps, "--array-fps"), (file_fps, "fps"), (default, None)):
+        if value is None:
+            continue
+        try:
+            v = float(value)
+        except (TypeError, ValueError):
+            raise FileFormatError(path, None, f"{where}: expected a frame rate, found {value!r}") from None
+        if not (np.isfinite(v) and 0 < v <= 2000):
+            raise FileFormatError(path, None, f"{where or 'fps'}: expected a frame rate above 0 and at most 2000, found {v:g}")
+        return v
+    raise FileFormatError(path, None, "no frame rate in the file: pass --array-fps (frames per second)")
+
+
+def positions_to_motion(path, positions: np.ndarray, spec: SkeletonSpec, fps: float, units="auto", up="auto",
+                        roles: Mapping[str, str] | None = None, name: str | None = None, meta: Mapping | None = None) -> Motion:
+    """Fit rotations to ``positions (frames, joints, 3)`` on ``spec`` and normalise to metres,
+    Y-up (``units``/``up`` as for BVH)."""
+    from evalkit.motion.fit import motion_from_positions
+    from evalkit.motion.humanml3d import check_positions
+    from evalkit.motion.normalize import normalize_motion
+
+    check_positions(path, positions)
+    if positions.shape[1] != spec.n_joints:
+        raise FileFormatError(path, None, f"{positions.shape[1]} joints per frame, but the skeleton "
+                                          f"{spec.source} has {spec.n_joints}")
+    m = motion_from_positions(positions, spec.names, spec.parents, fps, rest_directions=spec.offsets,
+                              name=name if name is not None else Path(path).stem,
+                              meta={"source": str(path), "format": "positions", "skeleton": spec.source,
+                                    **dict(meta or {})})
+    from evalkit.motion.fit import with_positions
+
+    merged = {**dict(spec.roles), **dict(roles or {})}
+    return with_positions(normalize_motion(m, units=units, up=up, roles=merged or None))
+
+
+def _spec_for(path, n_joints: int, skeleton) -> SkeletonSpec:
+    if skeleton is not None:
+        spec = load_skeleton_spec(skeleton)
+        if spec.n_joints != n_joints:
+            raise FileFormatError(path, None, f"{n_joints} joints per frame, but --skeleton {spec.source} has "
+                                              f"{spec.n_joints}")
+        return spec
+    if n_joints in topo.BY_JOINT_COUNT:
+        return preset(topo.BY_JOINT_COUNT[n_joints])
+    raise FileFormatError(path, None, f"{n_joints} joints per frame and no skeleton: pass --skeleton with a "
+                                      "preset (smpl22, smpl24, smplh52, smplx55) or a skeleton YAML file")
+
+
+def read_npy(path: str | os.PathLike, units="auto", up="auto", fps: float | None = None, skeleton=None,
+             roles=None, clip: int | None = None, allow_pickle: bool = False) -> Motion:
+    """Read a ``.npy`` (see the module docstring); ``clip`` picks a sample of an MDM results file."""
+    from evalkit.motion import humanml3d as hml
+
+    path = Path(path)
+    try:
+        arr = np.load(path, mmap_mode="r", allow_pickle=False)
+    except ValueError:  # object array: a pickled results dict
+        res = hml.read_results(path, allow_pickle)
+        n = len(res["clips"])
+        if clip is None:
+            if n > 1:
+                import warnings
+
+                warnings.warn_explicit(f"{path}: holds {n} clips; reading the first (name another as "
+                                       f"{path.stem}#<i>{path.suffix})", UserWarning, str(path), 0)
+            clip = 0
+        if not 0 <= clip < n:
+            raise InputError(f"{path}: has clips 0 to {n - 1}, no clip {clip}")
+        spec = _spec_for(path, hml.N_JOINTS, skeleton)
+        return positions_to_motion(path, np.asarray(res["clips"][clip], dtype=np.float64), spec,
+                                   _fps(path, None, fps, res["fps"]), units, up, roles,
+                                   name=f"{path.stem}#{clip}",
+                                   meta={"source": str(path.with_name(f"{path.stem}#{clip}{path.suffix}")),
+                                         "file": str(path), "format": "mdm-results", "clip_index": clip, "text": res["text"][clip],
+                                         "table_columns": {"text": res["text"][clip]}})
+    except (OSError, EOFError) as exc:
+        raise FileFormatError(path, None, f"not a readable .npy file ({exc})") from None
+    if clip is not None:
+        raise InputError(f"{path}: holds one clip; {path.stem}#{clip}{path.suffix} names a sample of a results file")
+    if arr.dtype.kind not in "fiu":
+        raise FileFormatError(path, None, f"expected numbers, found {arr.dtype} data")
+    shape = arr.shape
+    if arr.ndim == 2 and shape[1] == hml.N_FEATURES and skeleton is None:
+        feats = np.asarray(arr, dtype=np.float64)
+        if not np.all(np.isfinite(feats)):
+            f, c = np.argwhere(~np.isfinite(feats))[0]
+            raise FileFormatError(path, None, f"NaN or infinite value at frame {f}, column {c}")
+        if len(feats) < 2:
+            raise FileFormatError(path, None, f"expected at least 2 frames, found shape {shape}")
+        hml.check_features(path, feats)
+        spec = preset("smpl22")
+        return positions_to_motion(path, hml.features_to_joints(feats), spec, _fps(path, None, fps, hml.FPS),
+                                   units, up, roles, meta={"format": "humanml3d-features"})
+    if arr.ndim == 3 and shape[2] == 3 and shape[0] > 0 and shape[1] > 0:
+        pos = np.asarray(arr, dtype=np.float64)
+    elif arr.ndim == 2 and skeleton is not None and shape[1] % 3 == 0 and shape[0] > 0:
+        pos = np.asarray(arr, dtype=np.float64).reshape(shape[0], -1, 3)
+    else:
+        raise FileFormatError(path, None, f"expected shape (frames, 22, 3) HumanML3D joints, (frames, {hml.N_FEATURES}) "
+                                          f"HumanML3D features or (frames, joints, 3) with --skeleton; found {shape}")
+    hml_joints = pos.shape[1] == hml.N_JOINTS and skeleton is None
+    spec = _spec_for(path, pos.shape[1], skeleton)
+    default = hml.FPS if hml_joints else None
+    return positions_to_motion(path, pos, spec, _fps(path, None, fps, default), units, up, roles,
+                               meta={"format": "humanml3d-joints" if hml_joints else "positions"})
+
+
+def read_positions_npz(path: str | os.PathLike, units="auto", up="auto", fps: float | None = None,
+                       skeleton=None, roles=None) -> Motion:
+    """An ``.npz`` of ``positions (frames, joints, 3)`` with optional ``names``, ``parents``,
+    ``fps`` (evalkit's own convert output, or any tool's)."""
+    from evalkit.motion.smpl import _npz_dict
+
+    path = Path(path)
+    data = _npz_dict(path)
+    key = "positions" if "positions" in data else ("joints" if "joints" in data else None)
+    if key is None:
+        raise FileFormatError(path, None, f"missing key 'positions' (frames, joints, 3) or 'poses' (SMPL-family "
+                                          f"parameters); found keys: {', '.join(data['__keys__']) or 'none'}")
+    pos = np.asarray(data[key])
+    if pos.dtype.kind not in "fiu" or pos.ndim != 3 or pos.shape[2] != 3 or 0 in pos.shape:
+        raise FileFormatError(path, None, f"{key}: expected (frames, joints, 3) numbers, found {pos.shape} {pos.dtype}")
+    pos = pos.astype(np.float64)
+    if skeleton is None and "names" in data and "parents" in data:
+        names = tuple(str(x) for x in np.asarray(data["names"]).ravel())
+        try:
+            parents = tuple(int(x) for x in np.asarray(data["parents"]).ravel())
+        except (TypeError, ValueError):
+            raise FileFormatError(path, None, "parents: expected joint indices") from None
+        if len(names) != pos.shape[1] or len(parents) != pos.shape[1]:
+            raise FileFormatError(path, None, f"names/parents: expected {pos.shape[1]} entries, found "
+                                              f"{len(names)}/{len(parents)}")
+        if any(p >= j or (p < 0 and j) for j, p in enumerate(parents)) or parents[0] != -1:
+            raise FileFormatError(path, None, "parents: expected parents before children and -1 for the first joint only")
+        spec = _matching_preset(names, parents) or SkeletonSpec(names, parents, None, {}, source=str(path))
+    else:
+        spec = _spec_for(path, pos.shape[1], skeleton)
+    file_fps = np.asarray(data["fps"]).ravel()[0] if "fps" in data and np.size(data["fps"]) else None
+    return positions_to_motion(path, pos, spec, _fps(path, file_fps, fps, None), units, up, roles,
+                               meta={"format": "positions-npz"})
+
+
+def _matching_preset(names: tuple[str, ...], parents: tuple[int, ...]) -> SkeletonSpec | None:
+    """The preset with these joints and hierarchy, in the file's joint order (evalkit's own
+    ``.npz`` keeps joints depth-first), so the preset's T-pose is the rest pose."""
+    key = topo.topology_of(names)
+    if key is None:
+        return None
+    p = preset(key)
+    idx = [p.names.index(n) for n in names]
+    for j, par in enumerate(parents):
+        want = p.parents[idx[j]]
+        if (par < 0) != (want < 0) or (par >= 0 and names[par] != p.names[want]):
+            return None
+    return SkeletonSpec(names, parents, p.offsets[idx], p.roles, source=key)
+
+
+def read_csv_positions(path: str | os.PathLike, units="auto", up="auto", fps: float | None = None,
+                       skeleton=None, roles=None) -> Motion:
+    """A ``.csv`` with one row per frame of ``3·J`` numbers and an optional header row (read with
+    the standard library's csv module: the files are small and pandas is not a motion-core
+    dependency)."""
+    import csv
+
+    path = Path(path)
+    try:
+        with path.open(encoding="utf-8", errors="replace", newline="") as fh:
+            rows = [r for r in csv.reader(fh) if r and any(c.strip() for c in r)]
+    except OSError as exc:
+        raise FileFormatError(path, None, f"cannot read ({exc.strerror})") from None
+    except csv.Error as exc:
+        raise FileFormatError(path, None, f"not a readable CSV table ({exc})") from None
+    if not rows:
+        raise FileFormatError(path, None, "no rows; expected one row per frame of x, y, z per joint")
+    header = None
+    if any(c.strip() and not _is_number(c) for c in rows[0]):
+        header, rows = [c.strip() for c in rows[0]], rows[1:]
+    width = len(header) if header else len(rows[0]) if rows else 0
+    arr = np.empty((len(rows), width))
+    for i, r in enumerate(rows):
+        line = i + 1 + (header is not None)
+        if len(r) != width:
+            raise FileFormatError(path, line, f"{len(r)} values; expected {width} (x, y, z per joint)")
+        for k, c in enumerate(r):
+            try:
+                arr[i, k] = float(c)
+            except ValueError:
+                col = header[k] if header else str(k + 1)
+                raise FileFormatError(path, line, f"column {col!r}: expected numbers, found {c!r}") from None
+    if arr.shape[0] == 0 or arr.shape[1] % 3:
+        raise FileFormatError(path, None, f"expected 3·joints columns (x, y, z per joint) and at least one frame, "
+                              f"found {arr.shape[1]} columns, {arr.shape[0]} rows")
+    pos = arr.reshape(len(arr), -1, 3)
+    spec = _spec_for(path, pos.shape[1], skeleton)
+    return positions_to_motion(path, pos, spec, _fps(path, None, fps, None), units, up, roles,
+                               meta={"format": "positions-csv"})
+
+
+def _is_number(s: str) -> bool:
+    try:
+        float(s)
+        return True
+    except ValueError:
+        return False

@@ -465,9 +465,14 @@ def _robust_and_alpha(ctx: _Ctx, scale: str, kept: pd.DataFrame, *, ranked_order
         both = pd.concat([x for x in (ord_t, mix_t) if len(x)], ignore_index=True) \
             if len(ord_t) or len(mix_t) else pd.DataFrame(columns=ord_t.columns)
         if len(both):
-            disp = format_frame(both)
             bad = (both["status"] == NOT_CONVERGED).to_numpy()
-            disp.loc[bad, "estimate"] = NOT_CONVERGED
+            disp = pd.DataFrame({
+                "Model": both["model"], "Term": both["term"],
+                f"Estimate [{pct} CI]": [NOT_CONVERGED if b else f"{fmt_value(e)} {_ci(lo, hi)}"
+                                         for b, e, lo, hi in zip(bad, both["estimate"], both["ci_low"],
+                                                                 both["ci_high"])],
+                "SE": both["se"].map(fmt_value), "p": both["p"].map(lambda v: fmt_value(v, "p")),
+                "Status": both["status"]})
             ctx.table(s5, f"robustness_{scale}", f"Model estimates relative to {ref_order[0]} "
                       f"(b = 0) with {pct} Wald CIs: cumulative-logit ordinal model (statsmodels "
                       "OrderedModel) and linear mixed model with crossed random intercepts for "

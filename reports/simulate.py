@@ -42,7 +42,7 @@ def simulate_pairwise(n_answers: int = 500, n_systems: int = 8, n_raters: int = 
     tie = rng.random(n_answers) < tie_share
     a_wins = rng.random(n_answers) < p_a
     strong = rng.random(n_answers) < strong_share
-    top = {"genea": 2, "cmos5": 2, "cmos7": 3, "pref3": 1}[scale]
+    top = {"genea": 2, "cmos5": 2, "cmos7": 3, "ccr7": 3, "pref3": 1, "ab3": 1}[scale]
     weak = 1 if top > 1 else 1
     mag = np.where(strong, top, weak)
     score = np.where(tie, 0, np.where(a_wins, mag, -mag)).astype(float)

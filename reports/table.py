@@ -87,14 +87,6 @@ SCALES: dict[str, Scale] = {s.name: s for s in (
 )}
 
 
-def scale_of(name: str) -> Scale:
-    """The :class:`Scale` called ``name``; :class:`InputError` listing the known ones otherwise."""
-    try:
-        return SCALES[name]
-    except KeyError:
-        raise InputError(f"unknown scale {name!r}; expected one of {', '.join(SCALES)}") from None
-
-
 def _blank(series: pd.Series) -> pd.Series:
     return series.isna() | (series.astype(str).str.strip() == "")
 
@@ -236,12 +228,6 @@ def validate_ratings(df: pd.DataFrame, source: str | None = None, *, line_offset
 def has_flag(flags: pd.Series, token: str) -> pd.Series:
     """Boolean Series: whether each ``;``-separated flags string contains ``token``."""
     return flags.fillna("").astype(str).map(lambda s: token in [t.strip() for t in s.split(";")])
-
-
-def split_kinds(ratings: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(pairwise rows, absolute rows) of a validated table."""
-    kinds = ratings["scale"].map(lambda s: SCALES[s].kind)
-    return ratings[kinds == "pairwise"], ratings[kinds == "absolute"]
 
 
 def canonical_pairs(ratings: pd.DataFrame, order: list[str] | None = None) -> pd.DataFrame:

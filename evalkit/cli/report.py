@@ -7,8 +7,10 @@ import sys
 
 FORMAT_HELP = (
     "input format: auto (detect from the header), long (evalkit's long-format ratings), genea "
-    "(GENEA leaderboard battles), webmushra (mushra.csv or paired_comparison.csv), p808 "
-    "(P.808 per-vote CSV), mushra-lists (JSON lists of ratings per stimulus), scores "
+    "(GENEA leaderboard battles), webmushra (mushra.csv or paired_comparison.csv), webmushra-lss "
+    "(webMUSHRA single-stimulus lss.csv), mturk-p808 (raw MTurk Batch_*_batch_results.csv of a P.808 "
+    "ACR HIT; needs --condition-pattern), p808 (P.808 per-vote CSV), mushra-lists (JSON lists of "
+    "ratings per stimulus), scores "
     "(an 'evalkit score' table) (default: auto)")
 
 
@@ -37,14 +39,18 @@ def register(sub) -> None:
     p.add_argument("inputs", nargs="+", metavar="INPUT",
                    help="ratings files (any supported format), score tables or database URLs")
     p.add_argument("--out", "-o", default=None, metavar="DIR",
-                   help="output folder (created; default for a study folder: STUDY/results/report)")
+                   help="output folder (created; default for a study folder: STUDY/results/report, "
+                        "which git ignores; with several study folders, one report per study in "
+                        "DIR/<study id>)")
     p.add_argument("--format", default="auto", help=FORMAT_HELP)
     p.add_argument("--scores", action="append", default=[], metavar="CSV",
                    help="objective scores table (one row per clip, a 'system' column, metric "
                         "columns); may be repeated")
     p.add_argument("--table", default="ratings_long",
                    help="table or view read from database URLs (default: ratings_long)")
-    p.add_argument("--title", default="evalkit report", help="report title")
+    p.add_argument("--title", default=None,
+                   help="report title (default: the study's title from study.yaml, else 'evalkit report')")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress messages on stderr")
     p.add_argument("--banner", default=None, help="text shown first in the report (e.g. a caveat)")
     p.add_argument("--seed", type=int, default=0, help="random seed of all bootstraps (default: 0)")
     g = p.add_argument_group("statistics")
@@ -94,6 +100,10 @@ def register(sub) -> None:
     q.add_argument("--condition-column", default=None,
                    help="column holding the condition in P.808 per-vote files "
                         "(default: condition_name or condition)")
+    q.add_argument("--condition-pattern", default=None, metavar="REGEX",
+                   help="MTurk batch results (mturk-p808): regular expression whose first group is "
+                        "the condition in a clip's file name, as condition_pattern in the P.808 "
+                        "result-parser config")
     q.add_argument("--p808-scale", default="ccr7", choices=("ccr7", "acr5"),
                    help="P.808 votes are CCR (-3..3, vs reference) or ACR (1..5) (default: ccr7)")
     p.set_defaults(func=run)
@@ -133,6 +143,45 @@ def config_from_args(args: argparse.Namespace):
                         rules_declared=args.rules_declared)
 
 
+def study_title(study) -> tuple[str, str]:
+    """(id, title) from a study folder's study.yaml (folder name when absent)."""
+    from pathlib import Path
+
+    import yaml
+
+    from evalkit.errors import ConfigError
+    from evalkit.textfile import read_utf8_text
+
+    f = Path(study) / "study.yaml"
+    try:
+        data = yaml.safe_load(read_utf8_text(f)) or {}
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{f}: not valid YAML ({exc})") from None
+    if not isinstance(data, dict):
+        data = {}
+    sid = str(data.get("id") or Path(study).resolve().name)
+    return sid, str(data.get("title") or sid)
+
+
+def _study_reports(args, studies, config) -> int:
+    """One report per study folder: a report never pools the systems of different studies."""
+    from pathlib import Path
+
+    from evalkit.pipeline import study_outputs
+    from reports.report import build_report
+
+    for study in studies:
+        sid, title = study_title(study)
+        out = (Path(args.out) / sid) if args.out and len(studies) > 1 else \
+            Path(args.out) if args.out else Path(study) / "results" / "report"
+        ratings, scores, tables = study_outputs(study)
+        path = build_report(ratings, scores, out, seed=args.seed, title=args.title or title,
+                            banner=args.banner, extra_tables=tables or None, config=config,
+                            progress=not args.quiet, description=f"Study {sid} ({study}).")
+        print(f"report written: {path}")
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     import pandas as pd
 
@@ -144,20 +193,11 @@ def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     config = config_from_args(args)
-    ratings, scores = [], []
-    extra: dict = {}
-    opts = {"condition_column": args.condition_column, "scale": args.p808_scale}
+    opts = {"condition_column": args.condition_column, "scale": args.p808_scale,
+            "condition_pattern": args.condition_pattern}
     study_dirs = [s for s in args.inputs if Path(s).is_dir() and (Path(s) / "study.yaml").exists()]
-    for study in study_dirs:
-        from evalkit.pipeline import study_outputs
-
-        rat_s, sc_s, tables = study_outputs(study)
-        if rat_s is not None:
-            ratings.append(rat_s)
-        if sc_s is not None:
-            scores.append(sc_s)
-        extra.update(tables)
-    for src in [s for s in args.inputs if s not in study_dirs] + list(args.scores):
+    others = [s for s in args.inputs if s not in study_dirs]
+    for src in others + list(args.scores):
         if is_database_url(src):
             continue
         if Path(src).is_dir():
@@ -165,25 +205,31 @@ def run(args: argparse.Namespace) -> int:
                              "a database URL")
         if not Path(src).exists():
             raise InputError(f"{src}: file not found")
+    if study_dirs:
+        if others or args.scores:
+            raise InputError("give either study folders or ratings/score files, not both: a report "
+                             "analyses one study (its own ratings, scores and tables)")
+        return _study_reports(args, study_dirs, config)
     if args.out is None:
-        if len(study_dirs) != 1:
-            raise InputError("--out DIR is required (it defaults to STUDY/results/report only for one study folder)")
-        args.out = str(Path(study_dirs[0]) / "results" / "report")
-    for src in (s for s in args.inputs if s not in study_dirs):
+        raise InputError("--out DIR is required (it defaults to STUDY/results/report only for study folders)")
+    if Path(args.out).exists() and not Path(args.out).is_dir():
+        raise InputError(f"--out {args.out}: exists and is not a folder")
+    ratings, scores = [], []
+    for src in others:
         fmt = args.format
-        kind, df = load_input(src, fmt, table=args.table, **(opts if fmt in ("p808", "auto") else {}))
+        kind, df = load_input(src, fmt, table=args.table, **(opts if fmt in ("p808", "mturk-p808", "auto") else {}))
         (ratings if kind == "ratings" else scores).append(df)
     for src in args.scores:
         kind, df = load_input(src, "scores")
         scores.append(df)
-    if not ratings and not scores and not extra:
+    if not ratings and not scores:
         raise InputError("no ratings or scores among the inputs")
     rat = combine_ratings(ratings) if ratings else None
     sc = None
     if scores:
         sc = pd.concat(scores, ignore_index=True)
         sc.attrs["source"] = ", ".join(s.attrs.get("source", "") for s in scores)
-    path = build_report(rat, sc, args.out, seed=args.seed, title=args.title, banner=args.banner,
-                        extra_tables=extra or None, config=config, progress=sys.stderr.isatty())
+    path = build_report(rat, sc, args.out, seed=args.seed, title=args.title or "evalkit report",
+                        banner=args.banner, config=config, progress=not args.quiet)
     print(f"report written: {path}")
     return 0

@@ -280,3 +280,50 @@ def test_methods_say_what_screening_actually_did(mushra_report, pairwise_report,
                                                               rules_declared=True))
     declared = (tmp_path / "methods.md").read_text()
     assert "declared in advance" in declared and "not declared" not in declared
+
+
+def _tex_tables(folder: Path):
+    import re
+
+    for f in sorted((folder / "tables").glob("*.tex")):
+        text = f.read_text()
+        for env, spec, head in re.findall(r"\\begin\{(table\*?)\}.*?\\begin\{tabular\}\{([lr]+)\}\n\\toprule\n(.*?)\n",
+                                          text, re.S):
+            yield f.name, env, len(spec), head
+
+
+def test_latex_tables_are_paper_sized_with_human_headers(mushra_report, pairwise_report):
+    for report in (mushra_report, pairwise_report):
+        found = 0
+        for name, env, ncol, head in _tex_tables(report.parent):
+            found += 1
+            assert ncol <= 8, (name, ncol)
+            assert env == ("table" if ncol <= 6 else "table*"), (name, env, ncol)
+            # no raw snake_case header (an escaped underscore inside a header cell)
+            assert "\\_" not in head, (name, head)
+            assert "\\toprule" not in head
+        assert found >= 8
+    tex = (pairwise_report.parent / "tables" / "bradley_terry_cmos5.tex").read_text()
+    assert "Log-strength (SE)" in tex and "log\\_strength" not in tex
+
+
+def test_wide_table_is_split_for_latex(tmp_path):
+    from reports.render import TableItem, write_table
+
+    df = pd.DataFrame({f"metric_{i}": [1.0, 2.0] for i in range(12)}, index=["a", "b"]).reset_index(names="system")
+    write_table(TableItem("wide", "A wide table", df), tmp_path)
+    tex = (tmp_path / "tables" / "wide.tex").read_text()
+    assert tex.count("\\begin{tabular}") == 2 and "(part 1 of 2)" in tex
+    assert all(ncol <= 8 for _, _, ncol, _ in _tex_tables(tmp_path))
+    assert "Metric 0" in tex  # snake_case turned into words
+
+
+def test_csv_tables_neutralise_spreadsheet_formulas(tmp_path):
+    ratings, _ = simulate_pairwise(150, 3, 8, scale="pref3", seed=4)
+    ratings = ratings.replace({"S1": "=HYPERLINK(\"http://x\")", "S2": "@SUM(A1)"})
+    build_report(ratings, None, tmp_path, config=ReportConfig(n_boot=20, bt_boot=20, robustness=False))
+    bt = pd.read_csv(tmp_path / "tables" / "bradley_terry_pref3.csv")
+    assert set(bt["system"]) == {"'=HYPERLINK(\"http://x\")", "'@SUM(A1)", "S3"}
+    assert bt["log_strength"].dtype.kind == "f"  # numbers (negative ones too) stay numbers
+    analysed = pd.read_csv(tmp_path / "ratings_analysed.csv")
+    assert not analysed["system_a"].astype(str).str.startswith(("=", "@")).any()

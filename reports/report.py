@@ -270,12 +270,35 @@ def is_dense(kept: pd.DataFrame) -> bool:
     return len(pairs) >= 0.5 * k * (k - 1) / 2
 
 
-def _pairwise_scale(ctx: _Ctx, scale: str, kept: pd.DataFrame, allr: pd.DataFrame) -> None:
+@dataclass
+class _Pairwise:
+    """Everything the parts of one pairwise scale's report share (computed once)."""
+
+    cfg: ReportConfig
+    sc: object
+    scale: str
+    kept: pd.DataFrame
+    allr: pd.DataFrame
+    order: list | None
+    t: pd.DataFrame
+    bt: object
+    diff: pd.DataFrame
+    dense: bool
+    ranked: list
+    style: fg.SystemStyle
+    pct: str
+    n_raters: int
+    n_pairs: int
+    cautions: list
+    caution: str
+    primary: str
+
+
+def _pairwise_fit(ctx: _Ctx, scale: str, kept: pd.DataFrame, allr: pd.DataFrame) -> _Pairwise:
+    """Per-comparison statistics and the Bradley–Terry fit of one pairwise scale."""
     cfg = ctx.cfg
-    sc = SCALES[scale]
     order = list(cfg.systems) if cfg.systems else None
-    pct = f"{cfg.confidence:.0%}"
-    n_raters = kept["participant"].nunique()
+    n_raters = int(kept["participant"].nunique())
     ctx.step(f"{scale}: per-comparison statistics")
     t = pairwise_table(kept, confidence=cfg.confidence, n_boot=cfg.n_boot,
                        seed=_sub_seed(ctx.seed, "pairwise", scale), zero_method=cfg.zero_method,
@@ -283,18 +306,59 @@ def _pairwise_scale(ctx: _Ctx, scale: str, kept: pd.DataFrame, allr: pd.DataFram
     ctx.step(f"{scale}: Bradley–Terry with {cfg.bt_boot} bootstrap rounds")
     bt = bradley_terry(kept, weights=cfg.weights, n_boot=cfg.bt_boot,
                        seed=_sub_seed(ctx.seed, "bt", scale), confidence=cfg.confidence, systems=order)
-    dense = is_dense(kept) and bt.table["log_strength"].notna().all()
-    ranked = list(bt.table["system"]) if bt.table["log_strength"].notna().all() else (order or system_order(kept))
-    style = ctx.style_for(ranked)
+    finite = bool(bt.table["log_strength"].notna().all())
+    dense = is_dense(kept) and finite
+    ranked = list(bt.table["system"]) if finite else (order or system_order(kept))
     diff = bt_difference_table(bt)
-    n_pairs = len(diff)
-    cautions = bootstrap_warnings(bt, int(n_raters))
-    caution = "".join(" " + c for c in cautions)
-    few_t = int((t["n_participants"] < MIN_RATERS).sum())
-    untested = int((~t["tested"]).sum())
-    w = cfg.weights
-    primary = ("Bradley–Terry" if dense else "per-comparison tests")
+    cautions = bootstrap_warnings(bt, n_raters)
+    return _Pairwise(cfg=cfg, sc=SCALES[scale], scale=scale, kept=kept, allr=allr, order=order, t=t,
+                     bt=bt, diff=diff, dense=dense, ranked=ranked, style=ctx.style_for(ranked),
+                     pct=f"{cfg.confidence:.0%}", n_raters=n_raters, n_pairs=len(diff), cautions=cautions,
+                     caution="".join(" " + c for c in cautions),
+                     primary="Bradley–Terry" if dense else "per-comparison tests")
 
+
+def _pairwise_scale(ctx: _Ctx, scale: str, kept: pd.DataFrame, allr: pd.DataFrame) -> None:
+    r = _pairwise_fit(ctx, scale, kept, allr)
+    _pairwise_primary(ctx, r)
+    _pairwise_secondary(ctx, r)
+    pb = _pairwise_extras(ctx, r)
+    ctx.primary.append(f"{scale}: {r.primary}")
+    ctx.methods.append(_pairwise_methods(r, bool(len(pb))))
+    ctx.step(f"{scale}: robustness models and agreement")
+    _robust_and_alpha(ctx, scale, kept, ranked_order=r.order or _order_by(r.bt.table, "log_strength"),
+                      units=("item", "comparison"), data_for_alpha=canonical_pairs(kept, r.order))
+
+
+def _bt_items(ctx: _Ctx, r: _Pairwise, target: Section) -> None:
+    """Bradley–Terry table, forest plot and simultaneous differences."""
+    cfg, sc, scale, kept, t, bt, diff = r.cfg, r.sc, r.scale, r.kept, r.t, r.bt, r.diff
+    dense, ranked, style, pct, n_raters, n_pairs = r.dense, r.ranked, r.style, r.pct, r.n_raters, r.n_pairs
+    cautions, caution, w = r.cautions, r.caution, cfg.weights
+    ctx.table(target, f"bradley_terry_{scale}", f"Bradley–Terry ranking (best first): Elo = 1000 + "
+              f"{ELO_PER_LOGIT:.1f} × log-strength (mean 0), {pct} CI = estimate ± t(G−1) × "
+              f"bootstrap SE (G = {n_raters} raters resampled, {bt.n_boot} rounds); graded weights "
+              f"strong {w.strong:g}, weak {w.weak:g}, tie {w.tie:g} each way." + caution,
+              bt.table, _bt_display(bt.table, pct))
+    ctx.figure(target, f"bt_forest_{scale}", f"Bradley–Terry Elo with {pct} intervals (bootstrap "
+               "over raters), best at the top; n = answers involving the system.",
+               fg.forest_figure(bt.table, title=f"Bradley–Terry ranking ({scale})", style=style))
+    ctx.table(target, f"bt_differences_{scale}", f"Differences of Bradley–Terry log-strengths "
+              f"(A − B) with simultaneous {pct} intervals over all {n_pairs} pairs (max-|z| "
+              "bootstrap over raters, t(G−1)) and adjusted p-values; a difference is significant "
+              "when its interval excludes 0. Direct answers: answers on that pair (the estimate "
+              f"also uses indirect comparisons). † fewer than {MIN_RATERS} raters on the pair."
+              + caution, diff, _bt_diff_display(diff, pct))
+
+
+
+def _pairwise_primary(ctx: _Ctx, r: _Pairwise) -> None:
+    """The primary-analysis section: what it is, its tables and the significance matrix."""
+    cfg, sc, scale, kept, t, bt, diff = r.cfg, r.sc, r.scale, r.kept, r.t, r.bt, r.diff
+    dense, ranked, style, pct, n_raters, n_pairs = r.dense, r.ranked, r.style, r.pct, r.n_raters, r.n_pairs
+    cautions, caution, w = r.cautions, r.caution, cfg.weights
+    primary = r.primary
+    few_t = int((t["n_participants"] < MIN_RATERS).sum())
     sec = Section(f"Pairwise comparisons ({scale}): primary analysis, {primary}")
     sec.paragraphs.append(f"Scale {scale}: {sc.description}. Scores are signed: positive = the first "
                           "system of the comparison (A) preferred. "
@@ -321,24 +385,8 @@ def _pairwise_scale(ctx: _Ctx, scale: str, kept: pd.DataFrame, allr: pd.DataFram
                               "raters (marked †); their intervals describe a handful of people.")
     sec.paragraphs += bt.notes + cautions
 
-    def bt_items(target: Section) -> None:
-        ctx.table(target, f"bradley_terry_{scale}", f"Bradley–Terry ranking (best first): Elo = 1000 + "
-                  f"{ELO_PER_LOGIT:.1f} × log-strength (mean 0), {pct} CI = estimate ± t(G−1) × "
-                  f"bootstrap SE (G = {n_raters} raters resampled, {bt.n_boot} rounds); graded weights "
-                  f"strong {w.strong:g}, weak {w.weak:g}, tie {w.tie:g} each way." + caution,
-                  bt.table, _bt_display(bt.table, pct))
-        ctx.figure(target, f"bt_forest_{scale}", f"Bradley–Terry Elo with {pct} intervals (bootstrap "
-                   "over raters), best at the top; n = answers involving the system.",
-                   fg.forest_figure(bt.table, title=f"Bradley–Terry ranking ({scale})", style=style))
-        ctx.table(target, f"bt_differences_{scale}", f"Differences of Bradley–Terry log-strengths "
-                  f"(A − B) with simultaneous {pct} intervals over all {n_pairs} pairs (max-|z| "
-                  "bootstrap over raters, t(G−1)) and adjusted p-values; a difference is significant "
-                  "when its interval excludes 0. Direct answers: answers on that pair (the estimate "
-                  f"also uses indirect comparisons). † fewer than {MIN_RATERS} raters on the pair."
-                  + caution, diff, _bt_diff_display(diff, pct))
-
     if dense:
-        bt_items(sec)
+        _bt_items(ctx, r, sec)
         sig = significance_matrix(diff.rename(columns={"difference": "mean"}), ranked, tested_col="")
         ctx.figure(sec, f"significance_{scale}", "Significance matrix of the primary analysis: "
                    f"Bradley–Terry differences whose simultaneous {pct} interval excludes 0; systems "
@@ -354,6 +402,12 @@ def _pairwise_scale(ctx: _Ctx, scale: str, kept: pd.DataFrame, allr: pd.DataFram
                                           what=f"Wilcoxon, Holm, alpha {cfg.alpha:g}"))
     ctx.sections.append(sec)
 
+
+def _pairwise_secondary(ctx: _Ctx, r: _Pairwise) -> None:
+    """Per-comparison statistics and figures (secondary in dense designs)."""
+    cfg, sc, scale, kept, t, bt, diff = r.cfg, r.sc, r.scale, r.kept, r.t, r.bt, r.diff
+    dense, ranked, style, pct, n_raters, n_pairs = r.dense, r.ranked, r.style, r.pct, r.n_raters, r.n_pairs
+    cautions, caution, w = r.cautions, r.caution, cfg.weights
     s2 = Section(f"Per comparison ({scale})" + (": secondary" if dense else ""), level=3)
     ctx.table(s2, f"pairwise_{scale}", f"Per comparison: mean score with {pct} cluster-robust CI "
               f"(raters as clusters, t with G−1 df; the default), the {pct} Student-t CI that treats "
@@ -376,9 +430,17 @@ def _pairwise_scale(ctx: _Ctx, scale: str, kept: pd.DataFrame, allr: pd.DataFram
                f"right: answers/raters; † fewer than {MIN_RATERS} raters.",
                fg.preference_figure(t, title=f"Preferences ({scale})"))
     if not dense:
-        bt_items(s2)
+        _bt_items(ctx, r, s2)
     ctx.sections.append(s2)
 
+
+
+def _pairwise_extras(ctx: _Ctx, r: _Pairwise) -> pd.DataFrame:
+    """Position bias, results without exclusions and win fractions; returns the position-bias table."""
+    cfg, sc, scale, kept, t, bt, diff = r.cfg, r.sc, r.scale, r.kept, r.t, r.bt, r.diff
+    dense, ranked, style, pct, n_raters, n_pairs = r.dense, r.ranked, r.style, r.pct, r.n_raters, r.n_pairs
+    cautions, caution, w = r.cautions, r.caution, cfg.weights
+    allr, order = r.allr, r.order
     pb = position_bias(kept, confidence=cfg.confidence, zero_method=cfg.zero_method)
     if len(pb):
         s3 = Section(f"Position bias ({scale})", level=3)
@@ -409,7 +471,15 @@ def _pairwise_scale(ctx: _Ctx, scale: str, kept: pd.DataFrame, allr: pd.DataFram
         ctx.subjective = bt.table.set_index("system")["log_strength"]
         ctx.subjective_label = f"Bradley–Terry log-strength ({scale})"
 
-    ctx.primary.append(f"{scale}: {primary}")
+    return pb
+
+
+def _pairwise_methods(r: _Pairwise, position: bool) -> str:
+    """The methods paragraph of one pairwise scale."""
+    cfg, sc, scale, kept, t, bt, diff = r.cfg, r.sc, r.scale, r.kept, r.t, r.bt, r.diff
+    dense, ranked, style, pct, n_raters, n_pairs = r.dense, r.ranked, r.style, r.pct, r.n_raters, r.n_pairs
+    cautions, caution, w = r.cautions, r.caution, cfg.weights
+    untested = int((~t["tested"]).sum())
     bt_method = (
         f"Bradley–Terry: maximum-likelihood log-strengths (Newton iterations, centred to mean 0) with "
         f"graded weights (strong answer {w.strong:g}, weak {w.weak:g}, tie {w.tie:g} to each side; "
@@ -435,17 +505,14 @@ def _pairwise_scale(ctx: _Ctx, scale: str, kept: pd.DataFrame, allr: pd.DataFram
         "The Student-t CIs, Wilcoxon and sign tests treat each answer as independent, not accounting "
         f"for rater clustering (here {len(kept)} "
         f"answers from {n_raters} raters). ")
-    ctx.methods.append(
+    return (
         f"Pairwise ratings on the {scale} scale ({sc.description}; positive = first system better). "
         + (f"Primary analysis: {bt_method}The significance matrix shows these Bradley–Terry decisions. "
            f"Secondary, per comparison: {per_cmp}" if dense else
            f"Primary analysis, per comparison: {per_cmp}The significance matrix shows the Holm-corrected "
            f"Wilcoxon decisions. Secondary: {bt_method}")
         + ("Position bias: answers re-expressed as preference for the left stimulus, tested against 0 "
-           "with the same Wilcoxon and sign tests. " if len(pb) else ""))
-    ctx.step(f"{scale}: robustness models and agreement")
-    _robust_and_alpha(ctx, scale, kept, ranked_order=order or _order_by(bt.table, "log_strength"),
-                      units=("item", "comparison"), data_for_alpha=canonical_pairs(kept, order))
+           "with the same Wilcoxon and sign tests. " if position else ""))
 
 
 def _order_by(table: pd.DataFrame, col: str) -> list[str]:
@@ -454,41 +521,53 @@ def _order_by(table: pd.DataFrame, col: str) -> list[str]:
 
 def _robust_and_alpha(ctx: _Ctx, scale: str, kept: pd.DataFrame, *, ranked_order: list[str],
                       units: tuple[str, ...], data_for_alpha: pd.DataFrame) -> None:
+    if ctx.cfg.robustness:
+        _robustness(ctx, scale, kept, ranked_order)
+    _agreement(ctx, scale, units, data_for_alpha)
+
+
+def _robustness(ctx: _Ctx, scale: str, kept: pd.DataFrame, ranked_order: list[str]) -> None:
+    """Ordinal and linear mixed models as robustness checks of the primary analysis."""
     cfg = ctx.cfg
     pct = f"{cfg.confidence:.0%}"
-    if cfg.robustness:
-        ref_order = ranked_order[::-1] if not cfg.systems else list(cfg.systems)
-        s5 = Section(f"Robustness models ({scale})", level=3)
-        ord_t, ord_n = ordinal_model(kept, ref_order, confidence=cfg.confidence)
-        mix_t, mix_n = mixed_model(kept, ref_order, confidence=cfg.confidence)
-        s5.paragraphs += ord_n + mix_n
-        both = pd.concat([x for x in (ord_t, mix_t) if len(x)], ignore_index=True) \
-            if len(ord_t) or len(mix_t) else pd.DataFrame(columns=ord_t.columns)
-        if len(both):
-            bad = (both["status"] == NOT_CONVERGED).to_numpy()
-            disp = pd.DataFrame({
-                "Model": both["model"], "Term": both["term"],
-                f"Estimate [{pct} CI]": [NOT_CONVERGED if b else f"{fmt_value(e)} {_ci(lo, hi)}"
-                                         for b, e, lo, hi in zip(bad, both["estimate"], both["ci_low"],
-                                                                 both["ci_high"])],
-                "SE": both["se"].map(fmt_value), "p": both["p"].map(lambda v: fmt_value(v, "p")),
-                "Status": both["status"]})
-            ctx.table(s5, f"robustness_{scale}", f"Model estimates relative to {ref_order[0]} "
-                      f"(b = 0) with {pct} Wald CIs: cumulative-logit ordinal model (statsmodels "
-                      "OrderedModel) and linear mixed model with crossed random intercepts for "
-                      "participant and item (REML)."
-                      + (" A model that did not converge is shown without numbers." if bad.any() else ""),
-                      both, disp)
-        ctx.sections.append(s5)
-        ctx.methods.append(
-            f"Robustness ({scale}): " + ("a cumulative-logit ordinal regression (statsmodels "
-            "OrderedModel, BFGS) and " if len(ord_t) else "")
-            + "a linear mixed model with crossed random intercepts for participant and item "
-            "(REML via the Woodbury identity, reports.lmm; matches statsmodels MixedLM where that "
-            "converges) on "
-            + ("+1/-1 system contrasts (latent preference b[A] - b[B], plus a left-side term when "
-               "sides are known)" if SCALES[scale].kind == "pairwise" else "system indicators")
-            + f", reference system {ref_order[0]}.")
+    ref_order = ranked_order[::-1] if not cfg.systems else list(cfg.systems)
+    s5 = Section(f"Robustness models ({scale})", level=3)
+    ord_t, ord_n = ordinal_model(kept, ref_order, confidence=cfg.confidence)
+    mix_t, mix_n = mixed_model(kept, ref_order, confidence=cfg.confidence)
+    s5.paragraphs += ord_n + mix_n
+    both = pd.concat([x for x in (ord_t, mix_t) if len(x)], ignore_index=True) \
+        if len(ord_t) or len(mix_t) else pd.DataFrame(columns=ord_t.columns)
+    if len(both):
+        bad = (both["status"] == NOT_CONVERGED).to_numpy()
+        disp = pd.DataFrame({
+            "Model": both["model"], "Term": both["term"],
+            f"Estimate [{pct} CI]": [NOT_CONVERGED if b else f"{fmt_value(e)} {_ci(lo, hi)}"
+                                     for b, e, lo, hi in zip(bad, both["estimate"], both["ci_low"],
+                                                             both["ci_high"])],
+            "SE": both["se"].map(fmt_value), "p": both["p"].map(lambda v: fmt_value(v, "p")),
+            "Status": both["status"]})
+        ctx.table(s5, f"robustness_{scale}", f"Model estimates relative to {ref_order[0]} "
+                  f"(b = 0) with {pct} Wald CIs: cumulative-logit ordinal model (statsmodels "
+                  "OrderedModel) and linear mixed model with crossed random intercepts for "
+                  "participant and item (REML)."
+                  + (" A model that did not converge is shown without numbers." if bad.any() else ""),
+                  both, disp)
+    ctx.sections.append(s5)
+    ctx.methods.append(
+        f"Robustness ({scale}): " + ("a cumulative-logit ordinal regression (statsmodels "
+        "OrderedModel, BFGS) and " if len(ord_t) else "")
+        + "a linear mixed model with crossed random intercepts for participant and item "
+        "(REML via the Woodbury identity, reports.lmm; matches statsmodels MixedLM where that "
+        "converges) on "
+        + ("+1/-1 system contrasts (latent preference b[A] - b[B], plus a left-side term when "
+           "sides are known)" if SCALES[scale].kind == "pairwise" else "system indicators")
+        + f", reference system {ref_order[0]}.")
+
+
+def _agreement(ctx: _Ctx, scale: str, units: tuple[str, ...], data_for_alpha: pd.DataFrame) -> None:
+    """Krippendorff's alpha (with and without hidden reference and anchors on absolute scales)."""
+    cfg = ctx.cfg
+    pct = f"{cfg.confidence:.0%}"
     variants = [("all systems", data_for_alpha)]
     if SCALES[scale].kind == "absolute":
         systems = list(dict.fromkeys(data_for_alpha["system_a"]))
@@ -553,6 +632,19 @@ def _wilcoxon_display(pw: pd.DataFrame, unit: str) -> pd.DataFrame:
     })
 
 
+def _systems_display(summ: pd.DataFrame, pct: str) -> pd.DataFrame:
+    """The per-system table of an absolute scale for HTML/LaTeX (6 columns)."""
+    return pd.DataFrame({
+        "System": summ["system"], "n (raters)": [f"{n} ({r})" for n, r in zip(summ["n"], summ["n_participants"])],
+        f"Mean [{pct} CI, raters]": [f"{fmt_value(m)} {_ci(a, b)}" for m, a, b in
+                                     zip(summ["mean"], summ["cl_low"], summ["cl_high"])],
+        f"{pct} t CI (ratings indep.)": [_ci(a, b) for a, b in zip(summ["t_low"], summ["t_high"])],
+        f"Median [{pct} CI]": [f"{fmt_value(m)} {_ci(a, b)}" for m, a, b in
+                               zip(summ["median"], summ["median_low"], summ["median_high"])],
+        "SD": summ["sd"].map(fmt_value),
+    })
+
+
 def _absolute_scale(ctx: _Ctx, scale: str, kept: pd.DataFrame, allr: pd.DataFrame) -> None:
     cfg = ctx.cfg
     sc = SCALES[scale]
@@ -588,15 +680,7 @@ def _absolute_scale(ctx: _Ctx, scale: str, kept: pd.DataFrame, allr: pd.DataFram
         for a in anchors:
             parts.append(f"the anchor {a} ranks {order.index(a) + 1} of {len(order)}")
         sec.paragraphs.append("Sanity check: " + "; ".join(parts) + ".")
-    disp = pd.DataFrame({
-        "System": summ["system"], "n (raters)": [f"{n} ({r})" for n, r in zip(summ["n"], summ["n_participants"])],
-        f"Mean [{pct} CI, raters]": [f"{fmt_value(m)} {_ci(a, b)}" for m, a, b in
-                                     zip(summ["mean"], summ["cl_low"], summ["cl_high"])],
-        f"{pct} t CI (ratings indep.)": [_ci(a, b) for a, b in zip(summ["t_low"], summ["t_high"])],
-        f"Median [{pct} CI]": [f"{fmt_value(m)} {_ci(a, b)}" for m, a, b in
-                               zip(summ["median"], summ["median_low"], summ["median_high"])],
-        "SD": summ["sd"].map(fmt_value),
-    })
+    disp = _systems_display(summ, pct)
     ctx.table(sec, f"systems_{scale}", f"Per system (best mean first): mean with {pct} cluster-robust "
               "CI (raters as clusters, t with G−1 df; the default) and, secondary, the Student-t CI "
               "that treats ratings as independent; median with participant-bootstrap CI. CSV: also "
@@ -620,6 +704,34 @@ def _absolute_scale(ctx: _Ctx, scale: str, kept: pd.DataFrame, allr: pd.DataFram
     ctx.primary.append(f"{scale}: per-system means with rater-clustered CIs and rater-level Wilcoxon "
                        "tests (Holm)")
 
+    block_keys = _absolute_secondary(ctx, scale, kept, allr, order, summ)
+    ctx.methods.append(
+        f"Absolute ratings on the {scale} scale ({sc.description}). Primary analysis: per system the "
+        f"mean with a {pct} cluster-robust CI (CR1 standard error with raters as clusters, t with G−1 "
+        "degrees of freedom), and pairwise two-sided Wilcoxon signed-rank tests on each rater's mean "
+        f"rating of the two systems (zero_method='{cfg.zero_method}'; exact without zeros and ties "
+        "for n <= 50, otherwise the normal approximation with tie and continuity correction; pairs "
+        f"rated by fewer than {ab.MIN_TEST_RATERS} raters not tested) with Holm correction (alpha "
+        f"{cfg.alpha:g}). Secondary: a {pct} Student-t CI and a {pct} percentile bootstrap CI "
+        f"({cfg.n_boot} rounds resampling participants) of each mean, the median with a "
+        "participant-bootstrap CI; as in ITU-R BS.1534 practice a Friedman test on complete blocks "
+        "(one block = one participant's ratings of one item), Kendall's W = chi2/(n(k-1)), and "
+        "pairwise Wilcoxon tests on paired block ratings with Holm correction — these treat each "
+        f"rating or block as independent, not accounting for rater clustering (here {len(kept)} ratings in {len(block_keys)} blocks from "
+        f"{n_raters} raters).")
+    ctx.step(f"{scale}: robustness models and agreement")
+    _robust_and_alpha(ctx, scale, kept, ranked_order=order, units=("item", "system_a"),
+                      data_for_alpha=kept)
+
+
+
+
+def _absolute_secondary(ctx: _Ctx, scale: str, kept: pd.DataFrame, allr: pd.DataFrame, order: list[str],
+                        summ: pd.DataFrame) -> pd.DataFrame:
+    """BS.1534-style block-level tests and the with/without-exclusions comparison; returns the
+    blocks (participant x item)."""
+    cfg = ctx.cfg
+    n_raters = kept["participant"].nunique()
     s2 = Section(f"Block-level tests ({scale}): secondary", level=3)
     fr = ab.friedman(kept, order)
     s2.paragraphs.append(
@@ -647,23 +759,7 @@ def _absolute_scale(ctx: _Ctx, scale: str, kept: pd.DataFrame, allr: pd.DataFram
     if ctx.subjective is None:
         ctx.subjective = summ.set_index("system")["mean"]
         ctx.subjective_label = f"mean rating ({scale})"
-    ctx.methods.append(
-        f"Absolute ratings on the {scale} scale ({sc.description}). Primary analysis: per system the "
-        f"mean with a {pct} cluster-robust CI (CR1 standard error with raters as clusters, t with G−1 "
-        "degrees of freedom), and pairwise two-sided Wilcoxon signed-rank tests on each rater's mean "
-        f"rating of the two systems (zero_method='{cfg.zero_method}'; exact without zeros and ties "
-        "for n <= 50, otherwise the normal approximation with tie and continuity correction; pairs "
-        f"rated by fewer than {ab.MIN_TEST_RATERS} raters not tested) with Holm correction (alpha "
-        f"{cfg.alpha:g}). Secondary: a {pct} Student-t CI and a {pct} percentile bootstrap CI "
-        f"({cfg.n_boot} rounds resampling participants) of each mean, the median with a "
-        "participant-bootstrap CI; as in ITU-R BS.1534 practice a Friedman test on complete blocks "
-        "(one block = one participant's ratings of one item), Kendall's W = chi2/(n(k-1)), and "
-        "pairwise Wilcoxon tests on paired block ratings with Holm correction — these treat each "
-        f"rating or block as independent, not accounting for rater clustering (here {len(kept)} ratings in {len(block_keys)} blocks from "
-        f"{n_raters} raters).")
-    ctx.step(f"{scale}: robustness models and agreement")
-    _robust_and_alpha(ctx, scale, kept, ranked_order=order, units=("item", "system_a"),
-                      data_for_alpha=kept)
+    return block_keys
 
 
 # ---------------------------------------------------------------- objective
@@ -765,6 +861,33 @@ def _check_system_list(ratings: pd.DataFrame, systems: tuple[str, ...] | None) -
                          f"(rated systems: {', '.join(rated)})")
 
 
+def _ratings_part(ctx: _Ctx, ratings: pd.DataFrame, simulated: bool) -> None:
+    """Screening, then one primary analysis per scale; the screening details come after them."""
+    cfg, out = ctx.cfg, ctx.out
+    ctx.step("screening")
+    res = screen(ratings, cfg.screening)
+    _screening_section(ctx, res)
+    analysed = res.kept.copy()
+    if simulated:
+        analysed.insert(0, "data", "simulated")
+    atomic_write_text(out / "ratings_analysed.csv", neutralise_frame(analysed).to_csv(index=False))
+    screening_sections = ctx.sections
+    ctx.sections = []
+    for scale in dict.fromkeys(res.all["scale"]):
+        kept = res.kept[res.kept["scale"] == scale]
+        allr = res.all[res.all["scale"] == scale]
+        if kept.empty:
+            ctx.sections.append(Section(f"Scale {scale}", [f"No ratings on scale {scale} remain "
+                                                           "after screening."]))
+            continue
+        if SCALES[scale].kind == "pairwise":
+            _pairwise_scale(ctx, scale, kept, allr)
+        else:
+            _absolute_scale(ctx, scale, kept, allr)
+    # what matters first: the primary analyses, then screening details
+    ctx.sections += screening_sections
+
+
 def _progress_printer(progress):
     """A callable for step messages: ``progress`` itself when callable, stderr lines when True,
     None (silent) when False; None = stderr only when it is a terminal."""
@@ -819,28 +942,7 @@ def build_report(ratings: pd.DataFrame | None, scores: pd.DataFrame | None, out_
                        f"participants on scale(s) {', '.join(dict.fromkeys(ratings['scale']))}"
                        + (f" (from {', '.join(s for s in sources if s)})" if any(sources) else "") + ".")
         summary += notes
-        ctx.step("screening")
-        res = screen(ratings, cfg.screening)
-        _screening_section(ctx, res)
-        analysed = res.kept.copy()
-        if simulated:
-            analysed.insert(0, "data", "simulated")
-        atomic_write_text(out / "ratings_analysed.csv", neutralise_frame(analysed).to_csv(index=False))
-        screening_sections = ctx.sections
-        ctx.sections = []
-        for scale in dict.fromkeys(res.all["scale"]):
-            kept = res.kept[res.kept["scale"] == scale]
-            allr = res.all[res.all["scale"] == scale]
-            if kept.empty:
-                ctx.sections.append(Section(f"Scale {scale}", [f"No ratings on scale {scale} remain "
-                                                               "after screening."]))
-                continue
-            if SCALES[scale].kind == "pairwise":
-                _pairwise_scale(ctx, scale, kept, allr)
-            else:
-                _absolute_scale(ctx, scale, kept, allr)
-        # what matters first: the primary analyses, then screening details
-        ctx.sections += screening_sections
+        _ratings_part(ctx, ratings, simulated)
     if scores is not None:
         summary.append(f"Objective scores: {len(scores)} clips"
                        + (f" (from {scores.attrs['source']})" if scores.attrs.get("source") else "") + ".")

@@ -152,8 +152,8 @@ def coverage_simulation(n_reps: int = 200, *, n_answers: int = 500, n_systems: i
             progress(r + 1)
     role = {"Bradley–Terry strength: t(G-1) x bootstrap SE": "default",
             "Bradley–Terry differences: simultaneous (all pairs)": "default",
-            "mean score per pair: cluster-robust t (raters)": "default",
-            "Bradley–Terry strength: bootstrap percentile": "before (issue 28)",
+            "mean score per pair: cluster-robust t (raters)": "secondary (dense design)",
+            "Bradley–Terry strength: bootstrap percentile": "replaced",
             "mean score per pair: cluster bootstrap percentile": "secondary",
             "mean score per pair: Student t (answers independent)": "secondary (labelled)"}
     rows = []
@@ -163,3 +163,72 @@ def coverage_simulation(n_reps: int = 200, *, n_answers: int = 500, n_systems: i
         rows.append({"interval": name, "role": role[name], "coverage": float(c.mean()) if c.size else np.nan,
                      "intervals": int(c.size), "mean_width": float(np.mean(w)) if w.size else np.nan})
     return pd.DataFrame(rows)
+
+
+def simulate_cmos_clustered(n_raters: int = 20, answers_per_rater: int = 10, *, mean: float = 0.3,
+                            rater_sd: float = 0.7, noise_sd: float = 1.0, seed: int = 0,
+                            scale: str = "cmos5") -> pd.DataFrame:
+    """SIMULATED answers of ONE comparison where raters differ: rater r has a lean b_r ~
+    N(0, rater_sd^2); each answer is round(mean + b_r + e), e ~ N(0, noise_sd^2), clipped to the
+    scale. Answers of one rater are correlated — the case where an interval that treats answers
+    as independent is too narrow."""
+    from reports.table import SCALES
+
+    rng = np.random.default_rng(seed)
+    sc = SCALES[scale]
+    lean = rng.normal(0.0, rater_sd, n_raters)
+    raters = np.repeat(np.arange(n_raters), answers_per_rater)
+    x = mean + lean[raters] + rng.normal(0.0, noise_sd, raters.size)
+    score = np.clip(np.round(x), sc.low, sc.high)
+    df = pd.DataFrame({"participant": [f"r{r + 1:02d}" for r in raters],
+                       "item": [f"item{i % 12 + 1:02d}" for i in range(raters.size)],
+                       "system_a": "A", "system_b": "B", "score": score, "scale": scale})
+    out = validate_ratings(df, "simulated")
+    out.attrs.update(notes=[SIMULATED_NOTE], source="simulated", simulated=True)
+    return out
+
+
+def cmos_truth(*, mean: float = 0.3, rater_sd: float = 0.7, noise_sd: float = 1.0,
+               scale: str = "cmos5") -> float:
+    """Population mean score of :func:`simulate_cmos_clustered` (exact: a rounded, clipped normal
+    with SD sqrt(rater_sd^2 + noise_sd^2))."""
+    from scipy import stats
+
+    from reports.table import SCALES
+
+    sc = SCALES[scale]
+    sd = float(np.hypot(rater_sd, noise_sd))
+    levels = np.arange(sc.low, sc.high + 1)
+    upper = np.append(levels[:-1] + 0.5, np.inf)
+    lower = np.insert(levels[1:] - 0.5, 0, -np.inf)
+    p = stats.norm.cdf(upper, mean, sd) - stats.norm.cdf(lower, mean, sd)
+    return float(np.sum(levels * p))
+
+
+def cmos_coverage_simulation(n_reps: int = 1000, *, n_raters: int = 20, answers_per_rater: int = 10,
+                             rater_sd: float = 0.7, n_boot: int = 1000, confidence: float = 0.95,
+                             seed: int = 0) -> pd.DataFrame:
+    """Coverage of the per-comparison intervals on SIMULATED clustered CMOS answers
+    (:func:`simulate_cmos_clustered`); one row per interval as in :func:`coverage_simulation`."""
+    from reports.pairwise import cmos_summary
+
+    truth = cmos_truth(rater_sd=rater_sd)
+    rng = np.random.default_rng(seed)
+    hits = {"cluster-robust t (raters)": [], "cluster bootstrap percentile": [],
+            "Student t (answers independent)": []}
+    widths = {k: [] for k in hits}
+    for _ in range(n_reps):
+        s = int(rng.integers(2 ** 31))
+        df = simulate_cmos_clustered(n_raters, answers_per_rater, rater_sd=rater_sd, seed=s)
+        r = cmos_summary(df["score"].to_numpy(), df["participant"].to_numpy(), confidence=confidence,
+                         n_boot=n_boot, rng=np.random.default_rng(s))
+        for name, lo, hi in (("cluster-robust t (raters)", r["cl_low"], r["cl_high"]),
+                             ("cluster bootstrap percentile", r["boot_low"], r["boot_high"]),
+                             ("Student t (answers independent)", r["t_low"], r["t_high"])):
+            hits[name].append(lo <= truth <= hi)
+            widths[name].append(hi - lo)
+    role = {"cluster-robust t (raters)": "default", "cluster bootstrap percentile": "secondary",
+            "Student t (answers independent)": "secondary (labelled)"}
+    return pd.DataFrame([{"interval": f"one comparison, {n_raters} raters x {answers_per_rater}: {k}",
+                          "role": role[k], "coverage": float(np.mean(v)), "intervals": len(v),
+                          "mean_width": float(np.mean(widths[k]))} for k, v in hits.items()])

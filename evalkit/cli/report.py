@@ -19,16 +19,18 @@ def register(sub) -> None:
         "report",
         help="write a statistical report (HTML, figures, CSV/LaTeX tables) from ratings and scores",
         description=(
-            "Analyse listening/viewing-test ratings and objective scores and write a report folder: "
-            "report.html (self-contained, figures embedded), figures/*.pdf|png, tables/*.csv|tex "
-            "(booktabs) and methods.md (every test, setting, seed and package version). "
-            "Pairwise/CMOS ratings get per-comparison CMOS with t and participant-bootstrap CIs, "
-            "preference shares with Wilson CIs, Wilcoxon (Holm) and sign tests, effect sizes, a "
-            "position-bias test, Bradley–Terry/Elo with bootstrap CIs, ordinal and mixed-model "
-            "robustness checks and Krippendorff's alpha; MUSHRA/ACR ratings get per-system "
-            "summaries, Friedman and pairwise Wilcoxon tests with hidden-reference post-screening; "
-            "score tables get per-system summaries, Kruskal–Wallis tests and Kendall tau against "
-            "the subjective results."),
+            "Analyse listening/viewing-test ratings and objective scores of ONE study and write a "
+            "report folder: report.html (self-contained, figures embedded), figures/*.pdf|png "
+            "(column width), tables/*.csv|tex (booktabs, paper-sized) and methods.md (every test, "
+            "interval, exclusion, seed and package version). Each design gets one primary analysis, "
+            "named first, and the significance figure shows its decisions: dense pairwise designs "
+            "get Bradley–Terry with rater-bootstrap intervals and simultaneous intervals for all "
+            "differences; sparse ones per-comparison Wilcoxon tests (Holm) on comparisons with "
+            "enough answers; MUSHRA/ACR rater-level Wilcoxon tests (Holm). Default intervals respect "
+            "rater clustering; per-answer t intervals, block-level tests (BS.1534 practice), ordinal "
+            "and mixed models and Krippendorff's alpha follow as labelled secondary results. Score "
+            "tables get per-system summaries and Kruskal–Wallis tests of the quality metrics "
+            "(bookkeeping columns such as frames or fps are described, not tested)."),
         epilog=(
             "INPUT is a study folder (its collected ratings, scores and objective tables), a CSV "
             "file or a database URL (e.g. sqlite:///study.db, "
@@ -53,6 +55,13 @@ def register(sub) -> None:
     p.add_argument("-q", "--quiet", action="store_true", help="no progress messages on stderr")
     p.add_argument("--banner", default=None, help="text shown first in the report (e.g. a caveat)")
     p.add_argument("--seed", type=int, default=0, help="random seed of all bootstraps (default: 0)")
+    _statistics_options(p)
+    _screening_options(p)
+    _input_options(p)
+    p.set_defaults(func=run)
+
+
+def _statistics_options(p) -> None:
     g = p.add_argument_group("statistics")
     g.add_argument("--confidence", type=float, default=0.95, help="CI level (default: 0.95)")
     g.add_argument("--n-boot", type=int, default=2000,
@@ -70,6 +79,9 @@ def register(sub) -> None:
                    help="system order (first = reference of the regression models)")
     g.add_argument("--no-robustness", action="store_true",
                    help="skip the ordinal and mixed-model robustness fits")
+
+
+def _screening_options(p) -> None:
     s = p.add_argument_group("screening (declared exclusion rules)")
     s.add_argument("--rules-declared", action="store_true",
                    help="the screening rules below were declared before data collection (e.g. "
@@ -96,6 +108,9 @@ def register(sub) -> None:
                    help="exclude raters missing in more than this share of items (default: 0.15, "
                         "ITU-R BS.1534-3)")
     s.add_argument("--no-screening", action="store_true", help="exclude nobody")
+
+
+def _input_options(p) -> None:
     q = p.add_argument_group("P.808 input")
     q.add_argument("--condition-column", default=None,
                    help="column holding the condition in P.808 per-vote files "
@@ -106,7 +121,6 @@ def register(sub) -> None:
                         "result-parser config")
     q.add_argument("--p808-scale", default="ccr7", choices=("ccr7", "acr5"),
                    help="P.808 votes are CCR (-3..3, vs reference) or ACR (1..5) (default: ccr7)")
-    p.set_defaults(func=run)
 
 
 def _weights(text: str):

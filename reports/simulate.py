@@ -183,6 +183,7 @@ def simulate_cmos_clustered(n_raters: int = 20, answers_per_rater: int = 10, *, 
     df = pd.DataFrame({"participant": [f"r{r + 1:02d}" for r in raters],
                        "item": [f"item{i % 12 + 1:02d}" for i in range(raters.size)],
                        "system_a": "A", "system_b": "B", "score": score, "scale": scale})
+    df["trial"] = df.groupby("participant").cumcount() + 1
     out = validate_ratings(df, "simulated")
     out.attrs.update(notes=[SIMULATED_NOTE], source="simulated", simulated=True)
     return out

@@ -144,8 +144,14 @@ def from_genea_battles(df: pd.DataFrame, path: str | None = None) -> pd.DataFram
         "response_time_s": np.nan, "flags": flags,
     })
     out["trial"] = out.groupby("participant", sort=False).cumcount() + 1
-    return validate_ratings(out, path, names={"participant": "user", "item": "input_code",
-                                              "system_a": "model_a", "system_b": "model_b"})
+    res = validate_ratings(out, path, names={"participant": "user", "item": "input_code",
+                                             "system_a": "model_a", "system_b": "model_b"})
+    from reports.genea import battle_reasons
+
+    reasons = battle_reasons(df)
+    if reasons is not None:  # plain records: pandas compares attrs, which DataFrames cannot be
+        res.attrs["genea_reasons"] = reasons.to_dict("records")
+    return res
 
 
 def _csv_lines(df: pd.DataFrame) -> list[int]:
@@ -483,5 +489,8 @@ def combine_ratings(frames: list[pd.DataFrame]) -> pd.DataFrame:
                              f"{name[src[i]]}; each answer must be given once (the same file twice?)")
     notes = [n for f in frames for n in f.attrs.get("notes", [])]
     out.attrs["notes"] = notes
+    reasons = [r for f in frames for r in f.attrs.get("genea_reasons") or []]
+    if reasons:
+        out.attrs["genea_reasons"] = reasons
     out.attrs["sources"] = [f.attrs.get("source", "<table>") for f in frames]
     return out

@@ -26,6 +26,7 @@ import pandas as pd
 from evalkit.csvsafe import neutralise_frame
 from evalkit.errors import InputError
 from reports import absolute as ab
+from reports import genea
 from reports import figures as fg
 from reports import objective as ob
 from reports.agreement import krippendorff_alpha
@@ -140,6 +141,7 @@ class _Ctx:
     log: object = None
     style: fg.SystemStyle | None = None
     primary: list = field(default_factory=list)
+    genea_reasons: pd.DataFrame | None = None
 
     def step(self, message: str) -> None:
         """Progress of a long step (printed when the report was asked for progress)."""
@@ -319,7 +321,16 @@ def _pairwise_fit(ctx: _Ctx, scale: str, kept: pd.DataFrame, allr: pd.DataFrame)
 
 
 def _pairwise_scale(ctx: _Ctx, scale: str, kept: pd.DataFrame, allr: pd.DataFrame) -> None:
+    mm = genea.mismatched_pairs(pd.concat([kept["system_a"], kept["system_b"]]).unique())
+    if mm:  # appropriateness battles (matched vs mismatched speech) are their own analysis
+        inv = kept["system_a"].isin(list(mm)) | kept["system_b"].isin(list(mm))
+        _appropriateness(ctx, scale, kept[inv])
+        kept = kept[~inv]
+        allr = allr[~(allr["system_a"].isin(list(mm)) | allr["system_b"].isin(list(mm)))]
+        if kept.empty:
+            return
     r = _pairwise_fit(ctx, scale, kept, allr)
+    _genea_protocol(ctx, scale, kept)
     _pairwise_primary(ctx, r)
     _pairwise_secondary(ctx, r)
     pb = _pairwise_extras(ctx, r)
@@ -328,6 +339,63 @@ def _pairwise_scale(ctx: _Ctx, scale: str, kept: pd.DataFrame, allr: pd.DataFram
     ctx.step(f"{scale}: robustness models and agreement")
     _robust_and_alpha(ctx, scale, kept, ranked_order=r.order or _order_by(r.bt.table, "log_strength"),
                       units=("item", "comparison"), data_for_alpha=canonical_pairs(kept, r.order))
+
+
+def _appropriateness(ctx: _Ctx, scale: str, rows: pd.DataFrame) -> None:
+    """GENEA appropriateness: each system's motion for matched vs mismatched speech."""
+    cfg = ctx.cfg
+    pct = f"{cfg.confidence:.0%}"
+    t = genea.appropriateness(rows, n_boot=cfg.n_boot, seed=_sub_seed(ctx.seed, "appropriateness", scale),
+                              confidence=cfg.confidence)
+    sec = Section(f"Appropriateness against mismatched speech ({scale})")
+    sec.paragraphs.append(
+        f"{len(rows)} battles between a system's motion for the matching speech and its motion for "
+        "mismatched speech (conditions named '<system> mismatched'); analysed on their own, not in "
+        "the ranking of systems. Matched win rate: a strong preference counts twice, a weak one "
+        "once, a tie is shared half/half; 0.5 = raters cannot tell matched from mismatched.")
+    disp = pd.DataFrame({
+        "System": t["system"], "Battles (raters)": [f"{b} ({r})" for b, r in zip(t["battles"], t["raters"])],
+        f"Matched win rate [{pct} CI]": [f"{fmt_value(v, 'share')} {_ci(a, b)}" for v, a, b in
+                                         zip(t["matched_win_rate"], t["ci_low"], t["ci_high"])],
+        f"MAS [{pct} CI]": [f"{fmt_value(v)} {_ci(a, b)}" for v, a, b in zip(t["mas"], t["mas_low"], t["mas_high"])],
+    })
+    ctx.table(sec, f"appropriateness_{scale}", "Appropriateness per system: matched win rate (ties "
+              f"split, strong ×2) with a {pct} percentile interval from {cfg.n_boot} bootstrap rounds "
+              "over raters, and the mean appropriateness score (MAS, +2 … −2, + = matched preferred) "
+              f"with a {pct} cluster-robust interval.", t, disp)
+    ctx.sections.append(sec)
+    ctx.methods.append(
+        f"Appropriateness ({scale}): battles of matched against mismatched speech were analysed "
+        "separately from the ranking (GENEA protocol): per system the matched win rate with ties split "
+        f"and strong preferences counted twice ({pct} percentile interval, {cfg.n_boot} bootstrap "
+        "rounds over raters) and the mean appropriateness score with a cluster-robust t interval.")
+
+
+def _genea_protocol(ctx: _Ctx, scale: str, kept: pd.DataFrame) -> None:
+    """Counterbalancing (votes per pair, segment and side) and the reasons raters ticked."""
+    per_pair, per_seg = genea.counterbalance(kept)
+    sec = Section(f"Counterbalancing and reasons ({scale})", level=3)
+    where = ("the side shown" if kept["side_shown"].isin(["left", "right"]).any()
+             else "the order in the file (model_a first; the file records no screen side)")
+    unbalanced = per_pair[per_pair["p_balance"] < 0.05]
+    sec.paragraphs.append(
+        f"Votes per pair range from {per_pair['votes'].min()} to {per_pair['votes'].max()} over "
+        f"{len(per_pair)} pairs and {len(per_seg)} segments ({per_seg['votes'].min()}–"
+        f"{per_seg['votes'].max()} votes per segment). Position = {where}; "
+        + (f"{len(unbalanced)} pair(s) deviate from an even split (binomial p < 0.05, uncorrected)."
+           if len(unbalanced) else "no pair deviates from an even split (binomial p < 0.05)."))
+    ctx.table(sec, f"counterbalance_pairs_{scale}", "Votes per pair and how often the first-named "
+              f"system was in the first position ({where}); two-sided binomial test of an even split.",
+              per_pair)
+    ctx.table(sec, f"counterbalance_segments_{scale}", "Votes, distinct pairs and raters per segment.",
+              per_seg)
+    reasons = ctx.genea_reasons
+    if reasons is not None and len(reasons):
+        tally = genea.reason_tally(reasons)
+        ctx.table(sec, f"reasons_{scale}", "Reasons raters ticked (GENEA battles juiceOptions; free "
+                  "text counted as 'other'): ticks, share of battles with a reason, and the system that "
+                  "won those battles most often.", tally)
+    ctx.sections.append(sec)
 
 
 def _bt_items(ctx: _Ctx, r: _Pairwise, target: Section) -> None:
@@ -934,6 +1002,8 @@ def build_report(ratings: pd.DataFrame | None, scores: pd.DataFrame | None, out_
     ctx = _Ctx(out=out, cfg=cfg, seed=int(seed), simulated=simulated, log=_progress_printer(progress))
     summary = [description] if description else []
     if ratings is not None:
+        if ratings.attrs.get("genea_reasons"):
+            ctx.genea_reasons = pd.DataFrame(ratings.attrs["genea_reasons"])
         notes = list(ratings.attrs.get("notes", []))
         sources = list(ratings.attrs.get("sources", [])) or [ratings.attrs.get("source", "")]
         ratings = validate_ratings(ratings, "ratings table")

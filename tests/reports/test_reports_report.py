@@ -164,7 +164,8 @@ def test_simulated_ratings_marked_in_every_subjective_output(pairwise_report):
     html = pairwise_report.read_text()
     subjective = ["participant_flow", "raters", "pairwise_cmos5", "position_bias_cmos5",
                   "bradley_terry_cmos5", "win_fraction_cmos5", "bt_differences_cmos5",
-                  "robustness_cmos5", "agreement_cmos5", "metric_agreement"]
+                  "robustness_cmos5", "agreement_cmos5", "metric_agreement",
+                  "counterbalance_pairs_cmos5", "counterbalance_segments_cmos5"]
     for name in subjective:
         csv = pd.read_csv(out / "tables" / f"{name}.csv")
         assert csv.columns[0] == "data" and set(csv["data"]) == {"simulated"}, name

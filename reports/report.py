@@ -491,7 +491,7 @@ def _pairwise_secondary(ctx: _Ctx, r: _Pairwise) -> None:
     m = max(abs(sc.low), abs(sc.high))
     ctx.figure(s2, f"comparisons_{scale}", f"Mean {scale} score per comparison with {pct} "
                "cluster-robust intervals (raters), sorted; right: answers/raters; † fewer than "
-               f"{MIN_RATERS} raters (grey).",
+               f"{MIN_RATERS} raters (grey); no bar = every answer the same, so no interval.",
                fg.comparison_figure(t, title=f"Mean score per comparison ({scale})",
                                     xlabel="score (positive = A better)", lim=(-m, m), style=style))
     ctx.figure(s2, f"preferences_{scale}", "Share of answers preferring A, equal, B per comparison; "

@@ -19,7 +19,8 @@ ZERO_METHODS = ("wilcox", "pratt", "zsplit")
 
 
 def t_ci(x, confidence: float = 0.95) -> tuple[float, float, float]:
-    """(mean, low, high): Student-t confidence interval of the mean of ``x`` (n >= 2, else NaN)."""
+    """(mean, low, high): Student-t confidence interval of the mean of ``x`` (n >= 2, else NaN;
+    NaN bounds too when all values are equal — no zero-width intervals)."""
     x = np.asarray(x, float)
     n = x.size
     if n == 0:
@@ -28,8 +29,8 @@ def t_ci(x, confidence: float = 0.95) -> tuple[float, float, float]:
     if n < 2:
         return (m, math.nan, math.nan)
     se = float(x.std(ddof=1)) / math.sqrt(n)
-    if se == 0:
-        return (m, m, m)
+    if se == 0:  # every answer the same: the data cannot say how uncertain the mean is
+        return (m, math.nan, math.nan)
     h = float(stats.t.ppf(0.5 + confidence / 2, n - 1)) * se
     return (m, m - h, m + h)
 
@@ -53,8 +54,8 @@ def cluster_t_ci(x, clusters, confidence: float = 0.95) -> tuple[float, float, f
         return (m, math.nan, math.nan)
     s = np.bincount(codes, weights=x - m, minlength=g)
     se = math.sqrt(float(np.sum(s ** 2)) / n ** 2 * g / (g - 1))
-    if se == 0:
-        return (m, m, m)
+    if se == 0:  # no spread: a zero-width interval would claim certainty the data cannot give
+        return (m, math.nan, math.nan)
     h = float(stats.t.ppf(0.5 + confidence / 2, g - 1)) * se
     return (m, m - h, m + h)
 

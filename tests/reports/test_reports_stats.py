@@ -20,7 +20,9 @@ def test_t_ci_matches_scipy():
     assert m == pytest.approx(X.mean())
     assert (lo, hi) == pytest.approx((ci.low, ci.high))
     assert math.isnan(st.t_ci([1.0])[1])  # single answer: no CI
-    assert st.t_ci([1.0, 1.0]) == (1.0, 1.0, 1.0)  # no spread
+    m, lo, hi = st.t_ci([1.0, 1.0])  # no spread: no zero-width interval
+    assert m == 1.0 and math.isnan(lo) and math.isnan(hi)
+    assert math.isnan(st.cluster_t_ci([2.0, 2.0, 2.0], ["a", "b", "c"])[1])
 
 
 def test_wilson_hand_formula():

@@ -261,6 +261,24 @@ def _bt_diff_display(d: pd.DataFrame, pct: str) -> pd.DataFrame:
     })
 
 
+def comparison_groups(ratings: pd.DataFrame) -> list[list[str]]:
+    """Systems grouped by the connected components of the "compared at least once" graph."""
+    parent: dict[str, str] = {}
+
+    def find(x):
+        while parent.setdefault(x, x) != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for a, b in zip(ratings["system_a"], ratings["system_b"]):
+        parent[find(a)] = find(b)
+    groups: dict[str, list[str]] = {}
+    for s in system_order(ratings):
+        groups.setdefault(find(s), []).append(s)
+    return list(groups.values())
+
+
 def is_dense(kept: pd.DataFrame) -> bool:
     """A design where Bradley–Terry is the primary analysis: at least 3 systems and at least half
     of all pairs compared directly (not a star of conditions against one reference)."""
@@ -448,6 +466,13 @@ def _pairwise_primary(ctx: _Ctx, r: _Pairwise) -> None:
             "the pairs compared directly — for Bradley–Terry to be the primary analysis; its ranking "
             f"is shown as secondary). Comparisons with fewer than {MIN_TEST_ANSWERS} answers are not "
             f"tested (\"{TOO_FEW_TEXT}\").")
+    groups = comparison_groups(kept)
+    if len(groups) > 1:
+        sec.paragraphs.append(
+            f"Warning: the compared pairs form {len(groups)} unconnected groups of systems ("
+            + "; ".join(", ".join(g) for g in groups) + "): no answer relates one group to another, so "
+            "they look like separate studies. Analyse each in its own report (one study, one analysis); "
+            "no ranking across groups is meaningful.")
     if few_t:
         sec.paragraphs.append(f"Warning: {few_t} of {len(t)} comparisons rest on fewer than {MIN_RATERS} "
                               "raters (marked †); their intervals describe a handful of people.")

@@ -328,3 +328,12 @@ def test_csv_tables_neutralise_spreadsheet_formulas(tmp_path):
     assert bt["log_strength"].dtype.kind == "f"  # numbers (negative ones too) stay numbers
     analysed = pd.read_csv(tmp_path / "ratings_analysed.csv")
     assert not analysed["system_a"].astype(str).str.startswith(("=", "@")).any()
+
+
+def test_unconnected_groups_of_systems_are_called_separate_studies(tmp_path):
+    from tests.reports.helpers import long_table
+
+    rows = [(f"p{i}", "i", "A", "B", 1) for i in range(6)] + [(f"q{i}", "i", "C", "D", -1) for i in range(6)]
+    html = build_report(long_table(rows), None, tmp_path,
+                        config=ReportConfig(n_boot=20, bt_boot=20, robustness=False)).read_text()
+    assert "form 2 unconnected groups of systems (A, B; C, D)" in html

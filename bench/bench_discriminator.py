@@ -41,7 +41,7 @@ def main() -> None:
     from evalkit.features.score import score_motion as metric_pipeline
     from evalkit.models.baselines import RenGMMBaseline, TransitionCostBaseline
     from evalkit.models.dataset import segments, load_natural
-    from evalkit.models.discriminator import score_motion
+    from evalkit.models.discriminator import score_naturalness
     from evalkit.models.training import load_model
     from evalkit.motion import load_motion
 
@@ -54,7 +54,7 @@ def main() -> None:
     tc = TransitionCostBaseline()
 
     runs = {
-        "discriminator (window features + model)": lambda m: score_motion(model, m),
+        "discriminator (window features + model)": lambda m: score_naturalness(model, m),
         "evalkit score metrics (features.score_motion)": lambda m: metric_pipeline(m),
         "Ren-style GMM baseline": lambda m: gmm.score_samples([gmm.prepare(m)]),
         "transition-cost baseline": lambda m: tc.score_samples([tc.prepare(m)]),

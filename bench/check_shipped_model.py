@@ -40,7 +40,7 @@ def check(models: dict, folder: Path, severity: float = 0.5, seed: int = 0) -> t
 
     from evalkit.models.corruptions import CORRUPTION_TYPES, corrupt
     from evalkit.models.dataset import load_natural
-    from evalkit.models.discriminator import score_motion
+    from evalkit.models.discriminator import score_naturalness
     from evalkit.errors import InputError
 
     clips = [c.motion for c in load_natural([folder], progress=False)]
@@ -60,7 +60,7 @@ def check(models: dict, folder: Path, severity: float = 0.5, seed: int = 0) -> t
         for name, model in models.items():
             for kind, v in versions:
                 rows.append({"model": name, "clip": m.name, "corruption": kind,
-                             "naturalness": score_motion(model, v).naturalness})
+                             "naturalness": score_naturalness(model, v).naturalness})
     scores = pd.DataFrame(rows)
     out = []
     for name, s in scores.groupby("model", sort=False):

@@ -21,8 +21,8 @@ from typing import Callable
 
 import yaml
 
-from evalkit.errors import ConfigError, EvalkitError, InputError
-from evalkit.textfile import read_utf8_text
+from evalkit.errors import ConfigError, EvalkitError, InputError, yaml_error
+from evalkit.textfile import read_config_text
 
 REGISTRY_PATH = Path(__file__).with_name("datasets.yaml")
 CHUNK = 1 << 16
@@ -56,15 +56,11 @@ class Dataset:
 def load_registry(path: str | os.PathLike | None = None) -> dict[str, Dataset]:
     """Datasets by name from a registry YAML (default: the one shipped with evalkit)."""
     path = Path(path) if path else REGISTRY_PATH
+    text = read_config_text(path, "registry")
     try:
-        data = yaml.safe_load(read_utf8_text(path))
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: registry file not found") from None
-    except IsADirectoryError:
-        raise ConfigError(f"{path}: is a folder, expected a registry YAML file") from None
+        data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise ConfigError(f"{path}{f', line {mark.line + 1}' if mark else ''}: not valid YAML") from None
+        raise yaml_error(path, exc, text) from None
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping of dataset names")
     out = {}

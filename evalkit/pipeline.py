@@ -30,7 +30,8 @@ import pandas as pd
 import yaml
 
 from evalkit.atomic import atomic_path, write_text
-from evalkit.errors import ConfigError, EvalkitError, InputError
+from evalkit.errors import ConfigError, EvalkitError, InputError, yaml_error
+from evalkit.yamlfile import key_lines
 
 PIPELINE_FILE = "pipeline.yaml"
 
@@ -62,22 +63,7 @@ class _Yaml:
 
     def __init__(self, path: Path, text: str):
         self.path = path
-        self.lines: dict[tuple, int] = {}
-        try:
-            node = yaml.compose(text, Loader=yaml.SafeLoader)
-        except yaml.YAMLError:
-            node = None
-        stack = [((), node)] if node is not None else []
-        while stack:
-            kp, n = stack.pop()
-            if isinstance(n, yaml.MappingNode):
-                for k, v in n.value:
-                    self.lines[kp + (k.value,)] = v.start_mark.line + 1
-                    stack.append((kp + (k.value,), v))
-            elif isinstance(n, yaml.SequenceNode):
-                for i, v in enumerate(n.value):
-                    self.lines[kp + (i,)] = v.start_mark.line + 1
-                    stack.append((kp + (i,), v))
+        self.lines = key_lines(text)
 
     def error(self, kp: tuple, message: str) -> ConfigError:
         line = next((self.lines[kp[:n]] for n in range(len(kp), 0, -1) if kp[:n] in self.lines), None)
@@ -180,85 +166,93 @@ def load_pipeline(study_dir: str | os.PathLike) -> LocomotionPipeline | GestureP
     try:
         data = yaml.safe_load(text) or {}
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise ConfigError(f"{path}{f', line {mark.line + 1}' if mark else ''}: not valid YAML "
-                          f"({getattr(exc, 'problem', exc)})") from None
+        raise yaml_error(path, exc, text) from None
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping with a 'kind' key")
     y = _Yaml(path, text)
     kind = y.get(data, (), "kind", str)
     if kind == "locomotion-transitions":
-        from evalkit.synth.bodyparts import SPLIT_PROFILES
-
-        y.known(data, (), ("kind", "clips", "requests", "fps", "threshold", "profile", "lead_s", "tail_s",
-                           "methods", "measure"))
-
-        clips = y.get(data, (), "clips", dict)
-        if not clips:
-            raise y.error(("clips",), "empty; name at least one clip (alias: file)")
-        for alias, spec in clips.items():
-            y.file(("clips", alias), spec, study)
-        reqs = []
-        for k, r in enumerate(y.get(data, (), "requests", list)):
-            kp = ("requests", k)
-            if not isinstance(r, dict):
-                raise y.error(kp, "expected a mapping with item, from, to, at_s")
-            y.known(r, kp, ("item", "from", "to", "at_s"))
-            origin, target = y.get(r, kp, "from", str), y.get(r, kp, "to", str)
-            for side, name in (("from", origin), ("to", target)):
-                if name not in clips:
-                    raise y.error(kp + (side,), f"{name!r} is not one of clips: {', '.join(map(str, clips))}")
-            reqs.append(TransitionRequest(y.get(r, kp, "item", str), origin, target,
-                                          y.number(r, kp, "at_s", ...)))
-        if not reqs:
-            raise y.error(("requests",), "empty; list at least one transition request")
-        methods = tuple(y.get(data, (), "methods", list, ["smg", "bpmg"]))
-        bad = [m for m in methods if m not in ("smg", "bpmg")]
-        if bad or not methods:
-            raise y.error(("methods",), f"unknown {', '.join(map(str, bad))}; use smg and/or bpmg" if bad
-                          else "empty; use smg and/or bpmg")
-        profile = str(y.get(data, (), "profile", str, "sp4a"))
-        if profile not in SPLIT_PROFILES:
-            raise y.error(("profile",), f"unknown {profile!r}; use one of {', '.join(SPLIT_PROFILES)}")
-        return LocomotionPipeline(
-            clips={str(k): str(v) for k, v in clips.items()}, requests=tuple(reqs),
-            fps=y.number(data, (), "fps", 60.0, positive=True),
-            threshold=y.number(data, (), "threshold", 0.3, positive=True),
-            profile=profile,
-            lead_s=y.number(data, (), "lead_s", 1.0),
-            tail_s=y.number(data, (), "tail_s", 2.0),
-            methods=methods, measure=bool(y.get(data, (), "measure", bool, True)),
-        )
+        return _locomotion_pipeline(y, data, study)
     if kind == "gesture-speech":
-        y.known(data, (), ("kind", "gestures", "speech", "variants", "threshold", "seed", "original", "rules"))
-        gestures = y.get(data, (), "gestures", (str, list))
-        gestures = (gestures,) if isinstance(gestures, str) else tuple(gestures)
-        if not gestures:
-            raise y.error(("gestures",), "empty; give gesture clips or folders")
-        for k, g in enumerate(gestures):
-            y.file(("gestures", k) if isinstance(data["gestures"], list) else ("gestures",), g, study)
-        speech = y.get(data, (), "speech", dict)
-        if not speech:
-            raise y.error(("speech",), "empty; name at least one utterance (item: file)")
-        for item, spec in speech.items():
-            y.file(("speech", item), spec, study)
-        variants = tuple(y.get(data, (), "variants", list, ["random", "sync", "sync+intensity"]))
-        bad = [v for v in variants if v not in ("random", "sync", "sync+intensity")]
-        if bad or not variants:
-            raise y.error(("variants",), f"unknown {', '.join(map(str, bad))}; use random, sync, sync+intensity"
-                          if bad else "empty; use random, sync and/or sync+intensity")
-        rules = y.get(data, (), "rules", str, None)
-        if rules is not None:
-            y.file(("rules",), rules, study)
-        seed = y.get(data, (), "seed", int, 0)
-        if seed < 0:
-            raise y.error(("seed",), f"expected a non-negative integer, got {seed}")
-        return GesturePipeline(
-            gestures=gestures, speech={str(k): str(v) for k, v in speech.items()}, variants=variants,
-            threshold=y.number(data, (), "threshold", 0.6, positive=True),
-            seed=seed, original=bool(y.get(data, (), "original", bool, True)), rules=rules,
-        )
+        return _gesture_pipeline(y, data, study)
     raise y.error(("kind",), f"unknown {kind!r}; use locomotion-transitions or gesture-speech")
+
+
+def _locomotion_pipeline(y: _Yaml, data: Mapping, study: Path) -> LocomotionPipeline:
+    """The checked ``kind: locomotion-transitions`` pipeline of ``data`` (a parsed pipeline.yaml)."""
+    from evalkit.synth.bodyparts import SPLIT_PROFILES
+
+    y.known(data, (), ("kind", "clips", "requests", "fps", "threshold", "profile", "lead_s", "tail_s",
+                       "methods", "measure"))
+
+    clips = y.get(data, (), "clips", dict)
+    if not clips:
+        raise y.error(("clips",), "empty; name at least one clip (alias: file)")
+    for alias, spec in clips.items():
+        y.file(("clips", alias), spec, study)
+    reqs = []
+    for k, r in enumerate(y.get(data, (), "requests", list)):
+        kp = ("requests", k)
+        if not isinstance(r, dict):
+            raise y.error(kp, "expected a mapping with item, from, to, at_s")
+        y.known(r, kp, ("item", "from", "to", "at_s"))
+        origin, target = y.get(r, kp, "from", str), y.get(r, kp, "to", str)
+        for side, name in (("from", origin), ("to", target)):
+            if name not in clips:
+                raise y.error(kp + (side,), f"{name!r} is not one of clips: {', '.join(map(str, clips))}")
+        reqs.append(TransitionRequest(y.get(r, kp, "item", str), origin, target,
+                                      y.number(r, kp, "at_s", ...)))
+    if not reqs:
+        raise y.error(("requests",), "empty; list at least one transition request")
+    methods = tuple(y.get(data, (), "methods", list, ["smg", "bpmg"]))
+    bad = [m for m in methods if m not in ("smg", "bpmg")]
+    if bad or not methods:
+        raise y.error(("methods",), f"unknown {', '.join(map(str, bad))}; use smg and/or bpmg" if bad
+                      else "empty; use smg and/or bpmg")
+    profile = str(y.get(data, (), "profile", str, "sp4a"))
+    if profile not in SPLIT_PROFILES:
+        raise y.error(("profile",), f"unknown {profile!r}; use one of {', '.join(SPLIT_PROFILES)}")
+    return LocomotionPipeline(
+        clips={str(k): str(v) for k, v in clips.items()}, requests=tuple(reqs),
+        fps=y.number(data, (), "fps", 60.0, positive=True),
+        threshold=y.number(data, (), "threshold", 0.3, positive=True),
+        profile=profile,
+        lead_s=y.number(data, (), "lead_s", 1.0),
+        tail_s=y.number(data, (), "tail_s", 2.0),
+        methods=methods, measure=bool(y.get(data, (), "measure", bool, True)),
+    )
+
+
+def _gesture_pipeline(y: _Yaml, data: Mapping, study: Path) -> GesturePipeline:
+    """The checked ``kind: gesture-speech`` pipeline of ``data`` (a parsed pipeline.yaml)."""
+    y.known(data, (), ("kind", "gestures", "speech", "variants", "threshold", "seed", "original", "rules"))
+    gestures = y.get(data, (), "gestures", (str, list))
+    gestures = (gestures,) if isinstance(gestures, str) else tuple(gestures)
+    if not gestures:
+        raise y.error(("gestures",), "empty; give gesture clips or folders")
+    for k, g in enumerate(gestures):
+        y.file(("gestures", k) if isinstance(data["gestures"], list) else ("gestures",), g, study)
+    speech = y.get(data, (), "speech", dict)
+    if not speech:
+        raise y.error(("speech",), "empty; name at least one utterance (item: file)")
+    for item, spec in speech.items():
+        y.file(("speech", item), spec, study)
+    variants = tuple(y.get(data, (), "variants", list, ["random", "sync", "sync+intensity"]))
+    bad = [v for v in variants if v not in ("random", "sync", "sync+intensity")]
+    if bad or not variants:
+        raise y.error(("variants",), f"unknown {', '.join(map(str, bad))}; use random, sync, sync+intensity"
+                      if bad else "empty; use random, sync and/or sync+intensity")
+    rules = y.get(data, (), "rules", str, None)
+    if rules is not None:
+        y.file(("rules",), rules, study)
+    seed = y.get(data, (), "seed", int, 0)
+    if seed < 0:
+        raise y.error(("seed",), f"expected a non-negative integer, got {seed}")
+    return GesturePipeline(
+        gestures=gestures, speech={str(k): str(v) for k, v in speech.items()}, variants=variants,
+        threshold=y.number(data, (), "threshold", 0.6, positive=True),
+        seed=seed, original=bool(y.get(data, (), "original", bool, True)), rules=rules,
+    )
 
 
 # -- results -----------------------------------------------------------------------------
@@ -420,7 +414,7 @@ def score_stimuli(stimuli: list[Path], log, jobs: int = 1) -> pd.DataFrame:
     stems = [Path(p).stem for p in df["path"]]
     df["item"] = [s.rsplit(".", 1)[0] for s in stems]
     df["system"] = [s.rsplit(".", 1)[-1] for s in stems]
-    from evalkit.models.discriminator import add_model_columns
+    from evalkit.models.naturalness import add_model_columns
     from evalkit.models.training import DEFAULT_MODEL
 
     if DEFAULT_MODEL.exists():
@@ -443,7 +437,7 @@ def _refuse_if_rated(study: Path) -> None:
         return  # an invalid study.yaml is reported, with its line, when the web test is prepared
     if not isinstance(study_id, str):
         return
-    from webtest.db import stored_answers
+    from webtest import stored_answers
 
     n = stored_answers(study, study_id)
     if n:
@@ -541,18 +535,14 @@ def study_outputs(study_dir: str | os.PathLike) -> tuple[pd.DataFrame | None, pd
     url = os.environ.get("EVALKIT_DATABASE_URL")
     sqlite = study / "ratings.sqlite"
     if url or sqlite.exists():
-        from reports.io import read_ratings_db
+        from reports.io import NoRatingsError, read_ratings_db
 
+        # Only a readable ratings table without rows means "no ratings yet"; an unreadable or
+        # malformed database, or a wrong EVALKIT_DATABASE_URL, is an error the user must see.
         try:
-            df = read_ratings_db(url or f"sqlite:///{sqlite.resolve()}")
-        except Exception as exc:  # a fresh database without answers, or no view yet
-            from evalkit.errors import EvalkitError
-
-            if not isinstance(exc, (EvalkitError, ValueError, LookupError)) and "no such table" not in str(exc):
-                raise
-            df = None
-        if df is not None and len(df):
-            ratings = df
+            ratings = read_ratings_db(url or f"sqlite:///{sqlite.resolve()}")
+        except NoRatingsError:
+            ratings = None
     if scores is None and ratings is None and not tables:
         have = "its database has no ratings yet" if url or sqlite.exists() else "it has no ratings database"
         if (study / PIPELINE_FILE).exists():

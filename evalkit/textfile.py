@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from evalkit.errors import FileFormatError
+from evalkit.errors import ConfigError, FileFormatError
 
 
 def read_utf8_text(path: str | os.PathLike) -> str:
@@ -26,3 +26,19 @@ def read_utf8_text(path: str | os.PathLike) -> str:
         utf16 = raw[:2] in (b"\xff\xfe", b"\xfe\xff")
         raise FileFormatError(p, line, f"byte 0x{raw[exc.start]:02x} is not UTF-8; expected UTF-8 text"
                                        + (" (the file looks like UTF-16: save it as UTF-8)" if utf16 else "")) from None
+
+
+def read_config_text(path: str | os.PathLike, what: str) -> str:
+    """The UTF-8 text of a configuration file the user named (``what``: e.g. ``"role map"``).
+
+    Raises:
+        ConfigError: ``PATH: <what> file not found`` or ``PATH: is a folder, expected a <what>
+            YAML file``.
+        FileFormatError: naming the line of the first byte that is not UTF-8.
+    """
+    try:
+        return read_utf8_text(path)
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: {what} file not found") from None
+    except IsADirectoryError:
+        raise ConfigError(f"{path}: is a folder, expected a {what} YAML file") from None

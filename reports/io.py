@@ -21,6 +21,10 @@ _URL = re.compile(r"^[a-z][a-z0-9+]*://", re.I)
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
+class NoRatingsError(FileFormatError):
+    """The ratings table exists and is readable but holds no rows: nobody has answered yet."""
+
+
 def is_database_url(text: str) -> bool:
     """True for SQLAlchemy URLs such as ``sqlite:///x.db`` or ``postgresql+psycopg://...``."""
     return bool(_URL.match(str(text)))
@@ -91,12 +95,12 @@ def read_ratings_db(url: str, table: str = "ratings_long") -> pd.DataFrame:
             tbl = sa.Table(name, sa.MetaData(), *(sa.Column(c) for c in RATINGS_COLUMNS), schema=schema)
             query = sa.select(*(tbl.c[c] for c in RATINGS_COLUMNS))
             df = pd.read_sql(query, conn)
-    except sa.exc.OperationalError as exc:
+    except sa.exc.DBAPIError as exc:  # unreachable server, wrong credentials, not a database file
         raise InputError(f"cannot read database {shown}: {exc.orig}") from None
     finally:
         engine.dispose()
     if df.empty:
-        raise FileFormatError(shown, None, f"table {table!r} has no rows")
+        raise NoRatingsError(shown, None, f"table {table!r} has no rows")
     # Row i of a table has no line number; report it as "row i+1".
     df = df.astype(object).where(df.notna(), None)
     return validate_ratings(df, f"{shown} table {table} (row = line)", line_offset=1)

@@ -48,8 +48,12 @@ def test_demo_builds_both_studies_and_one_report_per_study(demo):
     loco_html, gest_html = text(reports[loco]), text(reports[gest])
     for system in ("SMG", "BPMG", "original capture"):
         assert system in loco_html and system not in gest_html
+    # each GMG system is a whole text of the page (a table cell) and a row of the per-system
+    # metric table, not a prefix of another name ("GMG sync" of "GMG sync+intensity")
+    gest_texts = {t.strip() for t in re.findall(r">([^<>]+)<", gest_html)}
+    by_system = set(pd.read_csv(reports[gest].parent / "tables" / "metrics_by_system.csv")["system"])
     for system in ("GMG random", "GMG sync", "GMG sync+intensity"):
-        assert system in gest_html and system not in loco_html
+        assert system in gest_texts and system in by_system and system not in loco_html, system
     assert "<h1>Which gait change looks more natural?</h1>" in loco_html  # title from study.yaml
     for report in reports.values():
         html = report.read_text()
@@ -175,16 +179,19 @@ def test_non_utf8_pipeline_names_file_and_line(tmp_path):
     assert proc.stderr == f"evalkit: error: {path}, line {n + 2}: byte 0xe9 is not UTF-8; expected UTF-8 text\n"
 
 
-def test_report_of_an_unbuilt_study_gives_advice_that_fits(tmp_path, capsys):
-    import sqlalchemy as sa
+def _fresh_ratings_database(study: Path) -> None:
+    from webtest.db import Database, init_schema
 
+    db = Database(f"sqlite:///{(study / 'ratings.sqlite').resolve()}")
+    init_schema(db)
+    db.dispose()
+
+
+def test_report_of_an_unbuilt_study_gives_advice_that_fits(tmp_path, capsys):
     study = tmp_path / "st"
     study.mkdir()
     (study / "study.yaml").write_text("id: st\n")
-    eng = sa.create_engine(f"sqlite:///{study / 'ratings.sqlite'}")
-    with eng.begin() as c:
-        c.execute(sa.text("CREATE TABLE wt_answers (id INTEGER)"))  # a database without ratings yet
-    eng.dispose()
+    _fresh_ratings_database(study)  # what 'evalkit serve' leaves before the first answer
     assert main(["report", str(study)]) == 2
     err = capsys.readouterr().err
     assert "its database has no ratings yet" in err and f"evalkit serve {study}" in err
@@ -237,3 +244,28 @@ def test_rebuilding_a_study_with_answers_is_refused(demo, tmp_path, capsys):
     assert main(["study", "build", str(study)]) == 2
     assert "copy the study folder and build the copy" in capsys.readouterr().err
     assert {f.name: f.read_bytes() for f in (study / "stimuli").iterdir()} == stimuli  # nothing rewritten
+
+
+def test_report_refuses_a_broken_or_wrong_ratings_database(tmp_path, capsys, monkeypatch):
+    """Only a readable database without answers means "no ratings yet"; a database that cannot
+    be read, or a wrong EVALKIT_DATABASE_URL, is an error, never a report without ratings."""
+    study = tmp_path / "st"
+    (study / "results").mkdir(parents=True)
+    (study / "study.yaml").write_text("id: st\n")
+    (study / "results" / "scores.csv").write_text("system,clip,jerk\na,c1,1.0\nb,c2,2.0\n")
+    monkeypatch.delenv("EVALKIT_DATABASE_URL", raising=False)
+    _fresh_ratings_database(study)
+    assert main(["report", str(study), "--out", str(tmp_path / "r1")]) == 0  # no answers yet: scores only
+    capsys.readouterr()
+    (study / "ratings.sqlite").write_bytes(b"this is not a database\n" * 100)  # a broken file
+    assert main(["report", str(study), "--out", str(tmp_path / "r2")]) == 2
+    err = capsys.readouterr().err
+    assert "cannot read database" in err and "Traceback" not in err
+    assert not (tmp_path / "r2" / "report.html").exists()
+    (study / "ratings.sqlite").unlink()
+    monkeypatch.setenv("EVALKIT_DATABASE_URL", f"sqlite:///{tmp_path / 'no-such.sqlite'}")  # a wrong URL
+    assert main(["report", str(study), "--out", str(tmp_path / "r3")]) == 2
+    assert "database file not found" in capsys.readouterr().err
+    monkeypatch.setenv("EVALKIT_DATABASE_URL", "nosuchdriver://x/y")
+    assert main(["report", str(study), "--out", str(tmp_path / "r4")]) == 2
+    assert "cannot use database URL" in capsys.readouterr().err

@@ -209,10 +209,11 @@ def ensure_stimulus_files(db: Database, study_id: str, digests: dict[str, str]) 
                 shown = ", ".join(changed[:5]) + (f" and {len(changed) - 5} more" if len(changed) > 5 else "")
                 raise ConfigError(
                     f"study {study_id!r}: stimulus {shown} changed after {n} answer(s) were stored "
-                    "(its file, trim, transforms, the study's motion settings or playback.camera: the "
-                    "answers rate what was shown before); fix: restore the previous files and settings "
-                    "(answers collected before playback.camera existed were shown with "
-                    "'camera: fixed'), or give the study a new 'id:' (or a new database) for the new stimuli")
+                    "(its file, trim, transforms, the study's motion settings, playback.camera, framing, "
+                    "colors or background, or the renderer: the answers rate what was shown before); fix: "
+                    "restore the previous files and settings (answers collected before playback.camera "
+                    "existed were shown with 'camera: fixed'; answers to stick figures need the evalkit "
+                    "version that drew them), or give the study a new 'id:' (or a new database) for the new stimuli")
             for k in changed:
                 conn.execute(StimulusFile.__table__.update().where(
                     (StimulusFile.study_id == study_id) & (StimulusFile.stimulus_id == k)).values(digest=digests[k]))

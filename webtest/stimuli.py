@@ -6,6 +6,7 @@ skeleton style and ground plane whatever system produced it. The JSON holds::
 
     {"format": "evalkit-positions/1", "fps": 30.0, "frames": F, "joints": J,
      "parents": [-1, 0, ...], "duration_s": F / fps,
+     "roles": {"hips": 0, "left_knee": 3, ...},   # joints evalkit recognised (the mannequin's parts)
      "bounds": [[xmin, ymin, zmin], [xmax, ymax, zmax]],
      "positions": [x, y, z, ...]}   # metres, Y-up, rounded to 1 mm, frame-major (F*J*3)
 
@@ -36,7 +37,7 @@ if TYPE_CHECKING:  # evalkit.motion (and scipy) load only when a stimulus must b
     from evalkit.motion import Motion  # so server workers start fast from the cache
 
 FORMAT = "evalkit-positions/1"
-_CACHE_VERSION = "1"
+_CACHE_VERSION = "2"  # 2: "roles" in the payload (the 3-D mannequin)
 MIME = {
     ".mp4": "video/mp4", ".webm": "video/webm", ".ogv": "video/ogg", ".mov": "video/quicktime",
     ".wav": "audio/wav", ".mp3": "audio/mpeg", ".ogg": "audio/ogg", ".oga": "audio/ogg",
@@ -152,13 +153,17 @@ def stimulus_motion(stim: Stimulus, study: Study) -> "Motion":
 
 def motion_payload(motion: "Motion") -> dict:
     """The browser JSON of a clip (see the module docstring); positions in metres."""
+    from evalkit.motion import find_roles
+
     pos = np.asarray(motion.positions, dtype=np.float64)
+    roles = find_roles(motion.skeleton, strict=False)  # those found; the renderer falls back without
     return {
         "format": FORMAT,
         "fps": float(motion.fps),
         "frames": int(motion.n_frames),
         "joints": int(motion.n_joints),
         "parents": [int(p) for p in motion.skeleton.parents],
+        "roles": {str(k): int(v) for k, v in roles.items()},
         "duration_s": round(motion.duration, 4),
         "bounds": [np.round(pos.min(axis=(0, 1)), 3).tolist(), np.round(pos.max(axis=(0, 1)), 3).tolist()],
         "positions": np.round(pos, 3).reshape(-1).tolist(),
@@ -199,7 +204,9 @@ def stimulus_digest(stim: Stimulus, study: Study) -> str:
     """Fingerprint of what participants see and hear for ``stim``: the bytes of its file (and
     audio), its trim and transforms, the study's motion options and, for motion drawn in the
     browser, the camera (``playback.camera``; ``fixed``, the only camera before the setting
-    existed, adds nothing, so fingerprints stored by earlier versions still match) (hex, 32
+    existed, adds nothing), the renderer (the shaded 3-D body of ``static/stage.js``, which replaced
+    the stick figure: answers given to stick figures are not pooled with answers given to bodies)
+    and the look set in the study (``playback.framing``, ``colors``, ``background``) (hex, 32
     characters)."""
     h = hashlib.sha256()
     for path in (stim.file, stim.audio):
@@ -212,6 +219,11 @@ def stimulus_digest(stim: Stimulus, study: Study) -> str:
                    (study.motion.fps, study.motion.units, study.motion.up))).encode())
     if stim.kind == "motion" and study.playback.camera != "fixed":
         h.update(f"camera={study.playback.camera}".encode())
+    if stim.kind == "motion":  # drawn by the 3-D renderer (static/stage.js), in the study's look
+        pb = study.playback
+        look = [("framing", pb.framing if pb.framing != "full" else None), ("color_left", pb.color_left),
+                ("color_right", pb.color_right), ("background", pb.background)]
+        h.update(("renderer=stage3d/1" + "".join(f";{k}={v}" for k, v in look if v)).encode())
     return h.hexdigest()[:32]
 
 

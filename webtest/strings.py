@@ -73,7 +73,11 @@ EN: dict[str, str] = {
     "trial.acr_right": "Rating of the right clip",
     "trial.scale_group": "Your answer",
     "trial.loading": "Loading…",
-    "trial.canvas_label": "Animated stick figure of the {side}",
+    "trial.canvas_label": "Animated 3-D figure of the {side}",
+    "trial.no_webgl": ("Your browser cannot show the 3-D figures (WebGL is turned off or not supported). "
+                       "Please open this page in a current Chrome, Edge, Firefox or Safari with hardware "
+                       "acceleration on."),
+    "trial.play_both": "Play both",
     "trial.no_js": "This study needs JavaScript to play the clips.",
     # end
     "done.title": "Thank you!",

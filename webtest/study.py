@@ -15,7 +15,8 @@ from typing import Any, Iterable, Mapping
 
 import yaml
 
-from evalkit.errors import ConfigError
+from evalkit.errors import ConfigError, yaml_error
+from evalkit.yamlfile import key_lines
 from webtest.config import HASH_FIX, is_password_hash
 from webtest.scales import DEFAULT_SCALE, SCALES, Scale
 from webtest.strings import EN
@@ -28,7 +29,17 @@ AUDIO_EXT = (".wav", ".mp3", ".ogg", ".oga", ".flac", ".m4a", ".opus")
 DESIGN_METHODS = ("full", "latin_square", "balanced_incomplete")
 PLATFORMS = ("none", "prolific", "mturk")
 FIELD_TYPES = ("text", "number", "choice")
-CAMERAS = ("follow", "fixed")  # playback.camera (webtest.video and static/player.js)
+CAMERAS = ("follow", "fixed")  # playback.camera (static/stage.js, used by the page and webtest.render)
+FRAMINGS = ("full", "upper")  # playback.framing: the whole body, or GENEA's upper-body view
+_HEX_COLOR = re.compile(r"^#(?:[0-9A-Fa-f]{3}){1,2}$")
+
+
+def check_color(value) -> str | None:
+    """``#rrggbb`` (lower case) for a ``#rgb`` or ``#rrggbb`` colour, None if it is not one."""
+    if not isinstance(value, str) or not _HEX_COLOR.match(value.strip()):
+        return None
+    v = value.strip().lower()
+    return "#" + "".join(ch * 2 for ch in v[1:]) if len(v) == 4 else v
 SAMPLE_PREFIX = "sample:"
 _SLUG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
@@ -147,13 +158,22 @@ class Playback:
 
     ``camera`` is how motion stimuli are filmed in the browser: ``follow`` (each side's view
     follows its clip's smoothed root, a standing body fills about 65 % of the canvas height) or
-    ``fixed`` (one still view of both clips' whole paths); see ``static/player.js``."""
+    ``fixed`` (one still view of both clips' whole paths); ``framing`` what it shows: ``full``
+    (the whole body) or ``upper`` (GENEA's upper-body view for gesture studies); ``color_left``,
+    ``color_right`` and ``background`` the figures' and the background's colours (``#rrggbb``;
+    None: the renderer's defaults, the same figure colour on both sides); see
+    ``static/stage.js``. ``play_both`` adds a button that plays both sides together, in step."""
 
     must_end: bool = True
     min_time_s: float = 0.0
     exclusive: bool = True
     slack: float = 0.9
     camera: str = "follow"
+    framing: str = "full"
+    color_left: str | None = None
+    color_right: str | None = None
+    background: str | None = None
+    play_both: bool = False
 
 
 @dataclass(frozen=True)
@@ -247,17 +267,7 @@ def load_study(study_dir: str | Path) -> Study:
         data = yaml.safe_load(text)
         lines = _line_map(text)
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        if mark is not None:
-            where = f", line {mark.line + 1}"
-        else:
-            where = ""
-        problem = getattr(exc, "problem", None) or str(exc)
-        if isinstance(exc, yaml.reader.ReaderError):  # a character YAML does not allow
-            where = f", line {text.count(chr(10), 0, exc.position) + 1}"
-            problem = f"character #x{exc.character:04x} is not allowed" if isinstance(exc.character, int) else exc.reason
-        problem = " ".join(str(problem).split())
-        raise ConfigError(f"{path}{where}: not valid YAML ({problem}); fix: check indentation and quoting") from None
+        raise yaml_error(path, exc, text, fix="fix: check indentation and quoting") from None
     return validate_study(data, path, lines)
 
 
@@ -640,15 +650,28 @@ def _exclusion(c: "_Checker", raw, quality: Quality, invalid_checks: frozenset[s
 
 
 def _playback(c: "_Checker", raw) -> Playback:
-    m = c.mapping(raw, ("playback",), allowed=("must_end", "min_time_s", "exclusive", "slack", "camera"))
+    m = c.mapping(raw, ("playback",), allowed=("must_end", "min_time_s", "exclusive", "slack", "camera",
+                                               "framing", "colors", "background", "play_both"))
     if m is None:
         return Playback()
+    colors = {}
+    cm = c.mapping(m.get("colors"), ("playback", "colors"), allowed=("left", "right")) if m.get("colors") is not None else {}
+    for key, kp in [(k, ("playback", "colors", k)) for k in ("left", "right")] + [("background", ("playback", "background"))]:
+        raw_v = (cm or {}).get(key) if key != "background" else m.get("background")
+        if raw_v is None:
+            continue
+        colors[key] = check_color(raw_v)
+        if colors[key] is None:
+            c.error(kp, f"{raw_v!r} is not a colour", "write it as '#rrggbb' (or '#rgb') in quotes, e.g. '#5b7fb5'")
     return Playback(
         must_end=bool(c.boolean(m, ("playback", "must_end"), default=True)),
         min_time_s=c.number(m, ("playback", "min_time_s"), default=0.0, minimum=0.0) or 0.0,
         exclusive=bool(c.boolean(m, ("playback", "exclusive"), default=True)),
         slack=c.number(m, ("playback", "slack"), default=0.9, minimum=0.0, maximum=1.0),
         camera=c.choice(m, ("playback", "camera"), CAMERAS, default="follow") or "follow",
+        framing=c.choice(m, ("playback", "framing"), FRAMINGS, default="full") or "full",
+        color_left=colors.get("left"), color_right=colors.get("right"), background=colors.get("background"),
+        play_both=bool(c.boolean(m, ("playback", "play_both"), default=False)),
     )
 
 
@@ -699,28 +722,7 @@ def format_keypath(kp: tuple) -> str:
     return out or "(top level)"
 
 
-def _line_map(text: str) -> dict[tuple, int]:
-    """1-based line of every key path in a YAML document (keys and sequence entries)."""
-    out: dict[tuple, int] = {}
-    try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.YAMLError:
-        return out
-
-    def walk(n, kp):
-        if isinstance(n, yaml.MappingNode):
-            for k, v in n.value:
-                key = kp + (k.value,)
-                out[key] = k.start_mark.line + 1
-                walk(v, key)
-        elif isinstance(n, yaml.SequenceNode):
-            for i, v in enumerate(n.value):
-                out[kp + (i,)] = v.start_mark.line + 1
-                walk(v, kp + (i,))
-
-    if node is not None:
-        walk(node, ())
-    return out
+_line_map = key_lines  # 1-based line of every key path (evalkit.yamlfile)
 
 
 class _Checker:

@@ -31,6 +31,8 @@ COMMANDS = (
     "study",
     "demo",
     "data",
+    "compare",
+    "embed",
 )
 
 

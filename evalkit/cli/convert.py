@@ -8,12 +8,12 @@ from pathlib import Path
 
 import numpy as np
 
-from evalkit.cli.common import add_load_options, load_kwargs
+from evalkit.cli.common import add_command, add_load_options, load_kwargs
 from evalkit.errors import InputError
 
 
 def register(sub) -> None:
-    p = sub.add_parser(
+    p = add_command(sub, run,
         "convert",
         help="convert a motion file to BVH (metres, Y-up) or NPZ of joint positions",
         description="Read a BVH/AMC file and write it as BVH (metres, Y-up, same skeleton) or as "
@@ -26,7 +26,6 @@ def register(sub) -> None:
     p.add_argument("--scale", type=float, default=1.0,
                    help="write BVH lengths as metres / SCALE (0.01 writes centimetres)")
     add_load_options(p)
-    p.set_defaults(func=run)
 
 
 def _check(args: argparse.Namespace, out: Path) -> None:

@@ -6,20 +6,20 @@ import argparse
 import os
 from pathlib import Path
 
+from evalkit.cli.common import add_command
 from evalkit.errors import InputError
 
 
 def register(sub) -> None:
-    p = sub.add_parser("data", help="list and fetch public motion datasets",
+    p = add_command(sub, None, "data", help="list and fetch public motion datasets",
                        description="List and fetch public datasets (CMU motion capture subsets) with "
                                    "SHA-256 checksums and resumable downloads.")
     dsub = p.add_subparsers(dest="data_command", metavar="ACTION")
-    lp = dsub.add_parser("list", help="list the datasets that can be fetched",
+    lp = add_command(dsub, run_list, "list", help="list the datasets that can be fetched",
                          description="List the datasets of the registry: name, download size and what "
                                      "they hold.")
     lp.add_argument("--registry", help="a registry YAML instead of the built-in one")
-    lp.set_defaults(func=run_list)
-    fp = dsub.add_parser("fetch", help="download a dataset (resumes interrupted downloads)",
+    fp = add_command(dsub, run_fetch, "fetch", help="download a dataset (resumes interrupted downloads)",
                          description="Download every file of a dataset into DEST/NAME, resuming partial "
                                      "files and verifying sizes and SHA-256 checksums.")
     fp.add_argument("name", help="dataset name (see 'evalkit data list')")
@@ -28,8 +28,6 @@ def register(sub) -> None:
     fp.add_argument("--mirror", default=os.environ.get("EVALKIT_DATA_MIRROR"),
                     help="base URL replacing the dataset's own (default: $EVALKIT_DATA_MIRROR)")
     fp.add_argument("--registry", help="a registry YAML instead of the built-in one")
-    fp.set_defaults(func=run_fetch)
-    p.set_defaults(func=lambda args: (p.print_help(), 1)[1])
 
 
 def run_list(args: argparse.Namespace) -> int:

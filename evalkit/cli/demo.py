@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import argparse
 
+from evalkit.cli.common import add_command
+
 
 def register(sub) -> None:
-    p = sub.add_parser(
+    p = add_command(sub, run,
         "demo", help="build both studies of record from the bundled data and write one report per study",
         description="Build the locomotion-transitions study (original vs SMG vs BPMG) and the "
                     "gesture-speech study (original vs GMG random/sync/sync+intensity) from the "
@@ -19,7 +21,6 @@ def register(sub) -> None:
                    help="add SIMULATED pairwise ratings to show the subjective analyses (the report "
                         "says so on its first line)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
-    p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:

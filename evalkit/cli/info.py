@@ -8,11 +8,11 @@ import sys
 
 import numpy as np
 
-from evalkit.cli.common import add_load_options, load_kwargs
+from evalkit.cli.common import add_command, add_load_options, load_kwargs
 
 
 def register(sub) -> None:
-    p = sub.add_parser(
+    p = add_command(sub, run,
         "info",
         help="summarise motion files (skeleton, roles, fps, duration, units)",
         description="Summarise BVH/AMC files: joints, roles found, frame rate, frames, duration, "
@@ -22,7 +22,6 @@ def register(sub) -> None:
     p.add_argument("paths", nargs="+", metavar="FILE", help="motion files or folders")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     add_load_options(p)
-    p.set_defaults(func=run)
 
 
 def _summary(motion, role_map) -> dict:

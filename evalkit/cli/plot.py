@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from evalkit.cli.common import add_load_options, load_kwargs
+from evalkit.cli.common import add_command, add_load_options, load_kwargs
 
 #: Resolutions that give a readable figure without exhausting memory (the figure is 11 in wide:
 #: 600 dpi is 6600 pixels, print quality).
@@ -13,7 +13,7 @@ MIN_DPI, MAX_DPI = 20, 600
 
 
 def register(sub) -> None:
-    p = sub.add_parser(
+    p = add_command(sub, run,
         "plot",
         help="timeline of contacts, foot-skate, ZMP outside support and penetration (PNG/PDF)",
         description=(
@@ -25,7 +25,6 @@ def register(sub) -> None:
         ),
         epilog=("Examples:\n  evalkit plot evalkit/data/samples/cmu/16_15.amc -o 16_15.png\n"
                 "  evalkit plot evalkit/data/samples/cmu/16_15.amc -o 16_15.png --model default"),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("clip", metavar="CLIP", help="a motion file (.bvh or .amc)")
     p.add_argument("-o", "--out", required=True, metavar="OUT", help="output image: .png or .pdf (or .svg)")
@@ -36,7 +35,6 @@ def register(sub) -> None:
                    help="add a panel of per-window naturalness from a model of 'evalkit train' "
                         "('default': the shipped model)")
     add_load_options(p)
-    p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -60,13 +58,13 @@ def run(args: argparse.Namespace) -> int:
     motion = load_motion(args.clip, **load_kwargs(args), roles=cfg.roles)
     verdict = None
     if args.model:
-        from evalkit.models.discriminator import score_motion
+        from evalkit.models.discriminator import score_naturalness
         from evalkit.models.training import load_model
         from evalkit.motion.roles import find_roles
 
         model, _ = load_model(args.model)
         roles = find_roles(motion.skeleton, overrides=cfg.roles, strict=True) if cfg.roles else None
-        verdict = score_motion(model, motion, roles, drop_pops=not args.keep_pops)
+        verdict = score_naturalness(model, motion, roles, drop_pops=not args.keep_pops)
     out = plot_timeline(motion, args.out, cfg, dpi=args.dpi, verdict=verdict)
     print(f"wrote {out}", file=sys.stderr)
     return 0

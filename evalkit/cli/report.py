@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from evalkit.cli.common import add_command
+
 FORMAT_HELP = (
     "input format: auto (detect from the header), long (evalkit's long-format ratings), genea "
     "(GENEA leaderboard battles), webmushra (mushra.csv or paired_comparison.csv), webmushra-lss "
@@ -14,8 +16,9 @@ FORMAT_HELP = (
     "(an 'evalkit score' table) (default: auto)")
 
 
+# long: one declaration per option, in the order --help shows them; nothing to compute
 def register(sub) -> None:
-    p = sub.add_parser(
+    p = add_command(sub, run,
         "report",
         help="write a statistical report (HTML, figures, CSV/LaTeX tables) from ratings and scores",
         description=(
@@ -58,7 +61,6 @@ def register(sub) -> None:
     _statistics_options(p)
     _screening_options(p)
     _input_options(p)
-    p.set_defaults(func=run)
 
 
 def _statistics_options(p) -> None:

@@ -9,11 +9,11 @@ import sys
 from pathlib import Path
 from dataclasses import replace
 
-from evalkit.cli.common import add_load_options, load_kwargs
+from evalkit.cli.common import add_command, add_load_options, load_kwargs
 
 
 def register(sub) -> None:
-    p = sub.add_parser(
+    p = add_command(sub, run,
         "score",
         help="compute every motion-quality metric for motion files (one row per clip)",
         description=(
@@ -26,7 +26,6 @@ def register(sub) -> None:
             "defaults: docs/metrics.md."
         ),
         epilog="Example: evalkit score evalkit/data/samples/cmu --out scores.csv --jobs 2",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("paths", nargs="+", metavar="PATH", help="motion files or folders (searched recursively)")
     p.add_argument("--out", "-o", metavar="FILE",
@@ -68,7 +67,6 @@ def register(sub) -> None:
                    help="keep end frames that pop (e.g. a T-pose at frame 0); default: drop them")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     add_load_options(p)
-    p.set_defaults(func=run)
 
 
 def config_from_args(args: argparse.Namespace):
@@ -99,7 +97,7 @@ def _check_run(args: argparse.Namespace, files: list[Path]) -> None:
     """Everything that can be wrong with the options, checked before any clip is scored."""
     from evalkit.atomic import check_writable
     from evalkit.errors import InputError
-    from evalkit.features.batch import TABLE_EXTENSIONS, trace_path
+    from evalkit.features.batch import TABLE_EXTENSIONS, check_table_format, trace_path
     from evalkit.motion.io import check_fps
 
     check_fps(args.amc_fps, "--amc-fps")
@@ -109,6 +107,7 @@ def _check_run(args: argparse.Namespace, files: list[Path]) -> None:
         raise InputError(f"--chunk-size must be a positive number of clips, got {args.chunk_size}")
     if args.out:
         check_writable(args.out, TABLE_EXTENSIONS)
+        check_table_format(args.out)
     if args.model and args.model != "default" and not Path(args.model).is_file():
         raise InputError(f"--model {args.model}: model file not found (train one with 'evalkit train')")
     if args.audio is not None and not Path(args.audio).exists():
@@ -160,7 +159,7 @@ def run(args: argparse.Namespace) -> int:
     table = score_paths(files, opts, jobs=jobs, scheduler=args.scheduler, chunk_size=args.chunk_size,
                         progress=not args.quiet)
     if args.model:
-        from evalkit.models.discriminator import add_model_columns
+        from evalkit.models.naturalness import add_model_columns
 
         table = add_model_columns(table, args.model, load_kwargs(args), cfg.roles, drop_pops=not args.keep_pops,
                                   progress=not args.quiet)

@@ -7,6 +7,8 @@ import getpass
 import secrets
 import sys
 
+from evalkit.cli.common import add_command
+
 PRODUCTION_HINT = (
     "production: EVALKIT_STUDY={study} EVALKIT_ADMIN_PASSWORD_HASH='<hash>' EVALKIT_SECURE_COOKIES=1 "
     "EVALKIT_TRUSTED_PROXIES=1 gunicorn -w 4 -b 127.0.0.1:8000 'webtest.wsgi:app'  (behind an HTTPS proxy)"
@@ -14,7 +16,7 @@ PRODUCTION_HINT = (
 
 
 def register(sub) -> None:
-    p = sub.add_parser(
+    p = add_command(sub, run,
         "serve",
         help="serve a study's online pairwise test (participant and admin pages)",
         description=(
@@ -43,7 +45,6 @@ def register(sub) -> None:
                    help="only validate and prepare the study (stimuli, design, database) and print a summary")
     p.add_argument("--hash-password", action="store_true",
                    help="read a password (prompt or stdin) and print its hash for EVALKIT_ADMIN_PASSWORD_HASH")
-    p.set_defaults(func=run)
 
 
 def _hash_password() -> int:

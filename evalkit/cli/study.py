@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import argparse
 
+from evalkit.cli.common import add_command
+
 
 def register(sub) -> None:
-    p = sub.add_parser(
+    p = add_command(sub, None,
         "study", help="build a study folder (stimuli, scores, objective tables, web test)",
         description="Work with study folders (studies/<name>/ with study.yaml and pipeline.yaml).")
     ssub = p.add_subparsers(dest="study_command", metavar="ACTION")
-    b = ssub.add_parser(
+    b = add_command(ssub, run_build,
         "build", help="generate stimuli with the reference generators, score them, prepare the web test",
         description="Run STUDY/pipeline.yaml: generate the stimuli into STUDY/stimuli/ (BVH + manifest "
                     "JSON), score them into STUDY/results/scores.csv, write the generators' objective "
@@ -19,8 +21,6 @@ def register(sub) -> None:
     b.add_argument("study", metavar="STUDY", help="study folder")
     b.add_argument("--jobs", type=int, default=1, help="worker processes for scoring (default: 1)")
     b.add_argument("--no-web", action="store_true", help="skip preparing the web test")
-    b.set_defaults(func=run_build)
-    p.set_defaults(func=lambda args: (p.print_help(), 1)[1])
 
 
 def run_build(args: argparse.Namespace) -> int:

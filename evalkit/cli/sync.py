@@ -10,7 +10,7 @@ import re
 import sys
 from pathlib import Path
 
-from evalkit.cli.common import add_load_options, load_kwargs
+from evalkit.cli.common import add_command, add_load_options, load_kwargs
 
 CONSTRUCTED_LINE = ("CONSTRUCTED: this take was built from separately recorded speech and gesture "
                     "capture with known timing; its results validate the method, they are not "
@@ -18,8 +18,9 @@ CONSTRUCTED_LINE = ("CONSTRUCTED: this take was built from separately recorded s
 
 
 # --------------------------------------------------------------------------------------------
+# long: one declaration per option, in the order --help shows them; nothing to compute
 def register(sub) -> None:
-    p = sub.add_parser(
+    p = add_command(sub, run_sync,
         "sync",
         help="gesture-speech synchrony of one take: apexes, pitch accents, offsets, GSI/PSI",
         description=(
@@ -42,9 +43,8 @@ def register(sub) -> None:
     p.add_argument("--constructed", action="store_true", help="mark the take as constructed (automatic when <stem>.take.json says so)")
     p.add_argument("--json", action="store_true", help="print the JSON summary instead of tables")
     add_load_options(p)
-    p.set_defaults(func=run_sync)
 
-    r = sub.add_parser(
+    r = add_command(sub, None,
         "rules",
         help="fit/show synchrony and intensity rules; constructed takes; MCC tables",
         description="Synchrony (apex-PAPT offset) and intensity (PSI-GSI line with margin) rules, "
@@ -52,7 +52,7 @@ def register(sub) -> None:
     )
     rs = r.add_subparsers(dest="rules_command", metavar="ACTION")
 
-    f = rs.add_parser("fit", help="learn rules from many takes",
+    f = add_command(rs, run_fit, "fit", help="learn rules from many takes",
                       description="Learn the rules from every take under DIR: folders written by 'evalkit sync' "
                                   "(their pairs.csv), and motion files with an audio file of the same stem "
                                   "(analysed now). Writes rules JSON and the two figures.",
@@ -63,13 +63,11 @@ def register(sub) -> None:
     f.add_argument("--max-distance", type=float, default=0.5, help="largest |PAPT - apex| paired, seconds (default: 0.5)")
     f.add_argument("--json", action="store_true", help="print the rules JSON")
     add_load_options(f)
-    f.set_defaults(func=run_fit)
 
-    s = rs.add_parser("show", help="print rules (default: the thesis' published numbers)")
+    s = add_command(rs, run_show, "show", help="print rules (default: the thesis' published numbers)")
     s.add_argument("rules", nargs="?", metavar="JSON", help="rules file (default: built-in thesis rules)")
-    s.set_defaults(func=run_show)
 
-    c = rs.add_parser("construct", help="build constructed takes (real speech + real gesture phrases, known truth)",
+    c = add_command(rs, run_construct, "construct", help="build constructed takes (real speech + real gesture phrases, known truth)",
                       description="Build takes from real speech and real gesture capture recorded separately: "
                                   "gesture phrases are time-scaled so their GSI follows an imposed line of PSI and "
                                   "placed with apexes at known offsets before pitch accents. Each take gets "
@@ -87,9 +85,8 @@ def register(sub) -> None:
     c.add_argument("--cut-strokes", action="store_true", help="use every stroke with 0.35 s of context (clips without rests between strokes); automatic for the bundled CMU clips")
     c.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
     add_load_options(c)
-    c.set_defaults(func=run_construct)
 
-    st = rs.add_parser("strokes", help="export stroke features (FMDistance, velocity range, max velocity, GSI) to CSV",
+    st = add_command(rs, run_strokes, "strokes", help="export stroke features (FMDistance, velocity range, max velocity, GSI) to CSV",
                        epilog="Example (Bandai Namco names carry gesture and style):\n"
                               "  evalkit rules strokes clips/ --out strokes.csv "
                               "--name-fields 'dataset-\\d_(?P<gesture>[a-z-]+)_(?P<style>[a-z]+)_\\d+'")
@@ -99,9 +96,8 @@ def register(sub) -> None:
                          "and any --name-fields columns; its folder is created")
     st.add_argument("--name-fields", metavar="REGEX", help="regex with named groups applied to each file stem; groups become columns")
     add_load_options(st)
-    st.set_defaults(func=run_strokes)
 
-    ac = rs.add_parser("accents", help="export accent-candidate features (syllable nuclei) to CSV",
+    ac = add_command(rs, run_accent_features, "accents", help="export accent-candidate features (syllable nuclei) to CSV",
                        description="Prints syllable and pitch-accent rates per recording and writes one row per voiced "
                                    "syllable nucleus with its accent features; with "
                                    "--textgrid-dir, a 'labelled' column is 1 when an annotation of --tier "
@@ -117,9 +113,8 @@ def register(sub) -> None:
                          "(Praat resynthesis) and label them in an 'emphasized' column")
     ac.add_argument("--semitones", type=float, default=4.0, help="F0 rise of --emphasize, semitones (default: 4)")
     ac.add_argument("--seed", type=int, default=0, help="random seed of --emphasize (default: 0)")
-    ac.set_defaults(func=run_accent_features)
 
-    t = rs.add_parser("table", help="MCC of strength classifiers per feature set, grouped cross-validation",
+    t = add_command(rs, run_table, "table", help="MCC of strength classifiers per feature set, grouped cross-validation",
                       description="Train classifiers (SVM as in the thesis: Pegasos-style linear and SMO/RBF; "
                                   "logistic regression; random forest) on every subset of the features and "
                                   "report the Matthews correlation coefficient under cross-validation grouped "
@@ -133,8 +128,6 @@ def register(sub) -> None:
     t.add_argument("--classifiers", default="svm-pegasos,svm-smo,logistic,forest", help="comma-separated (default: all)")
     t.add_argument("--folds", type=int, default=5, help="folds (default: 5, at most the number of groups)")
     t.add_argument("--out", metavar="CSV", help="also write the tidy table")
-    t.set_defaults(func=run_table)
-    r.set_defaults(func=lambda args: (r.print_help(), 1)[1])
 
 
 # --------------------------------------------------------------------------------------------
@@ -180,10 +173,8 @@ def _check_pairing_options(args: argparse.Namespace) -> None:
 
 
 def run_sync(args: argparse.Namespace) -> int:
-    import numpy as np
-
     from evalkit.speech import analysis_to_textgrid, write_textgrid
-    from evalkit.sync import fit_intensity, load_rules, pair_take, plot_offsets, plot_psi_gsi
+    from evalkit.sync import load_rules, pair_take, plot_offsets, plot_psi_gsi
     from evalkit.sync import _write_text
 
     _check_pairing_options(args)
@@ -211,6 +202,30 @@ def run_sync(args: argparse.Namespace) -> int:
     tg = analysis_to_textgrid(speech, _gesture_tiers(gestures, speech.duration))
     write_textgrid(tg, out / f"{motion_path.stem}.TextGrid")
 
+    summary = _take_summary(args, motion_path, audio_path, constructed, manifest, rules, gestures, speech, pairs)
+    figures = []
+    if summary["pairs"]:
+        figures.append(str(plot_offsets(pairs, out / "offsets.png", constructed=constructed)))
+        figures.append(str(plot_psi_gsi(pairs, out / "psi_gsi.png", constructed=constructed)))
+    summary["figures"] = figures
+    _write_text(out / "sync.json", json.dumps(summary, indent=2) + "\n")
+
+    if args.json:
+        json.dump(summary, sys.stdout, indent=2)
+        print()
+        return 0
+    _print_take(summary, motion_path, audio_path, gestures, speech, pairs, rules, out)
+    return 0
+
+
+def _take_summary(args: argparse.Namespace, motion_path: Path, audio_path: Path, constructed: bool, manifest,
+                  rules, gestures, speech, pairs) -> dict:
+    """The ``sync.json`` summary of one take: counts, apex-PAPT offsets (s), share within the
+    rules, the PSI-GSI fit and, for a constructed take, its known truth."""
+    import numpy as np
+
+    from evalkit.sync import fit_intensity
+
     o = pairs["offset_s"].to_numpy(float)
     summary = {
         "constructed": constructed,
@@ -235,18 +250,12 @@ def run_sync(args: argparse.Namespace) -> int:
     if constructed and manifest and "truth" in manifest:
         tr = manifest["truth"]
         summary["truth"] = {k: tr.get(k) for k in ("offset_mean_s", "offset_sd_s", "imposed_intercept", "imposed_slope")}
-    figures = []
-    if len(o):
-        figures.append(str(plot_offsets(pairs, out / "offsets.png", constructed=constructed)))
-        figures.append(str(plot_psi_gsi(pairs, out / "psi_gsi.png", constructed=constructed)))
-    summary["figures"] = figures
-    _write_text(out / "sync.json", json.dumps(summary, indent=2) + "\n")
+    return summary
 
-    if args.json:
-        json.dump(summary, sys.stdout, indent=2)
-        print()
-        return 0
-    if constructed:
+
+def _print_take(summary: dict, motion_path: Path, audio_path: Path, gestures, speech, pairs, rules, out: Path) -> None:
+    """The take's result as a few lines and a table of the apex-PAPT pairs (standard output)."""
+    if summary["constructed"]:
         print(CONSTRUCTED_LINE)
     print(f"{motion_path.name}: {len(gestures.strokes)} stroke(s) in {len(gestures.phrases)} phrase(s); "
           f"{audio_path.name}: {len(speech.accents)} accent(s), {speech.accent_rate:.2f}/s ({summary['accents_from']})")
@@ -267,8 +276,7 @@ def run_sync(args: argparse.Namespace) -> int:
         t = summary["truth"]
         print(f"constructed truth: mean offset {t['offset_mean_s']:+.3f} s, imposed GSI = {t['imposed_intercept']} + {t['imposed_slope']} * PSI")
     print(f"wrote {out}/ (apexes.csv, phrases.csv, accents.csv, pairs.csv, sync.json, {motion_path.stem}.TextGrid"
-          + (", offsets.png, psi_gsi.png)" if figures else ")"))
-    return 0
+          + (", offsets.png, psi_gsi.png)" if summary["figures"] else ")"))
 
 
 # --------------------------------------------------------------------------------------------

@@ -23,7 +23,7 @@ import pkgutil
 import sys
 from pathlib import Path
 
-from evalkit.cli.common import add_load_options, load_kwargs
+from evalkit.cli.common import add_command, add_load_options, load_kwargs
 from evalkit.errors import InputError
 from evalkit.synth.smg import DEFAULT_THRESHOLD
 
@@ -56,7 +56,7 @@ def _add_graph_options(p: argparse.ArgumentParser, method_arg: bool = True) -> N
 
 
 def register(sub) -> None:
-    p = sub.add_parser(
+    p = add_command(sub, None,
         "synth",
         help="reference motion graphs (SMG, BPMG): build, synthesize transitions, measure",
         description="Standard motion graphs (Kovar et al. 2002) and body part motion graphs with "
@@ -65,7 +65,7 @@ def register(sub) -> None:
     )
     ss = p.add_subparsers(dest="synth_command", metavar="SUBCOMMAND")
 
-    g = ss.add_parser(
+    g = add_command(ss, run_graph,
         "graph", help="build a graph and write its statistics, candidates and distance maps",
         description="Build an SMG or BPMG from clips and write DIR/graph.json (parameters, statistics: "
                     "nodes, edges, branching factor, SCC size, transition points), DIR/candidates.csv "
@@ -74,9 +74,8 @@ def register(sub) -> None:
     )
     _add_graph_options(g)
     g.add_argument("--out", "-o", required=True, metavar="DIR", help="output folder")
-    g.set_defaults(func=run_graph)
 
-    t = ss.add_parser(
+    t = add_command(ss, run_transition,
         "transition", help="synthesize transitions as BVH + manifest JSON (study stimuli)",
         description="Synthesize the transition requested at --at seconds of clip --from into clip --to. "
                     "Writes <method>_<from>_to_<to>.bvh and a .json manifest (method, source motions, "
@@ -92,9 +91,8 @@ def register(sub) -> None:
     t.add_argument("--lead", type=float, default=1.0, metavar="SECONDS", help="origin motion before the request (default: 1)")
     t.add_argument("--tail", type=float, default=2.0, metavar="SECONDS", help="target motion after arrival (default: 2)")
     t.add_argument("--out", "-o", required=True, metavar="DIR|FILE.bvh", help="output folder (or .bvh file for one transition)")
-    t.set_defaults(func=run_transition)
 
-    m = ss.add_parser(
+    m = add_command(ss, run_measure,
         "measure", help="thesis measurements: response/duration, connectivity, cost, maneuverability, skate",
         description="Measure SMG and BPMG transitions: response and duration (frames at 60 fps) for every "
                     "ordered pair of clips, local maneuverability, connectivity and cost per split profile "
@@ -111,7 +109,6 @@ def register(sub) -> None:
                    help="spacing of request times in the sweep (default: 0.25)")
     m.add_argument("--out", "-o", required=True, metavar="DIR", help="output folder")
     m.add_argument("--quiet", "-q", action="store_true", help="no progress bars")
-    m.set_defaults(func=run_measure)
 
     # extension point: evalkit.cli.synth_<name>.register_synth(ss) (or .register(ss))
     import evalkit.cli as cli_pkg
@@ -122,7 +119,6 @@ def register(sub) -> None:
             hook = getattr(mod, "register_synth", None) or getattr(mod, "register", None)
             if hook is not None:
                 hook(ss)
-    p.set_defaults(func=lambda args: (p.print_help(), 1)[1])
 
 
 def _clipset(args):

@@ -11,7 +11,7 @@ import json
 import sys
 from pathlib import Path
 
-from evalkit.cli.common import add_load_options, load_kwargs
+from evalkit.cli.common import add_command, add_load_options, load_kwargs
 
 _VARIANT_CHOICES = ("random", "sync", "sync+intensity", "all")
 
@@ -29,7 +29,7 @@ def _add_database_options(p: argparse.ArgumentParser) -> None:
 
 def register(sub) -> None:
     """Add ``gmg`` and ``gmg-stats`` to the subparsers ``sub`` of ``evalkit synth``."""
-    p = sub.add_parser(
+    p = add_command(sub, run,
         "gmg",
         help="speech-driven gestures with the gesture motion graph (random / sync / sync+intensity)",
         description=(
@@ -63,9 +63,8 @@ def register(sub) -> None:
     p.add_argument("--out", required=True, metavar="DIR", help="output folder")
     p.add_argument("--json", action="store_true", help="print the objective table as JSON")
     add_load_options(p)
-    p.set_defaults(func=run)
 
-    s = sub.add_parser(
+    s = add_command(sub, run_stats,
         "gmg-stats",
         help="gesture motion graph statistics per similarity threshold (thesis Table 4.2)",
         description=("Size, branching factor (edges / nodes), size and branching factor of the largest strongly "
@@ -78,7 +77,6 @@ def register(sub) -> None:
     s.add_argument("--out", metavar="DIR", help="write gmg_stats.csv and gmg_stats.tex here")
     s.add_argument("--json", action="store_true", help="print JSON instead of a table")
     add_load_options(s)
-    s.set_defaults(func=run_stats)
 
 
 # --------------------------------------------------------------------------------------------

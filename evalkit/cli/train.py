@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from evalkit.cli.common import add_load_options, load_kwargs
+from evalkit.cli.common import add_command, add_load_options, load_kwargs
 
 #: numpy's seeds (``RandomState``) are 32-bit.
 MAX_SEED = 2**32 - 1
@@ -33,7 +33,7 @@ Score clips with the model: evalkit score clips/ --model mymodel.joblib
 
 
 def register(sub) -> None:
-    p = sub.add_parser(
+    p = add_command(sub, run,
         "train",
         help="train a natural-vs-unnatural motion discriminator (or evaluate one)",
         description=(
@@ -48,7 +48,6 @@ def register(sub) -> None:
             "Details: docs/discriminator.md."
         ),
         epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--natural", nargs="+", required=True, metavar="PATH",
                    help="real, unedited capture (files or folders, searched recursively)")
@@ -95,7 +94,6 @@ def register(sub) -> None:
                    help="--evaluate: skip the leave-one-corruption-type-out runs (much faster)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bars")
     add_load_options(p)
-    p.set_defaults(func=run)
 
 
 def _options(args: argparse.Namespace):

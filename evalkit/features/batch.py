@@ -218,10 +218,22 @@ def _run_dask(chunks, opts, scheduler, results, bar) -> None:
             client.close()
 
 
+def check_table_format(out: str | os.PathLike) -> None:
+    """Raise :class:`InputError` before any work if the table ``out`` cannot be written in its
+    format: Parquet needs pyarrow, an optional extra (``pip install 'evalkit[parquet]'``)."""
+    if Path(out).suffix.lower() in (".parquet", ".pq"):
+        try:
+            import pyarrow  # noqa: F401
+        except ImportError:
+            raise InputError(f"{out}: writing Parquet needs pyarrow, which is not installed; fix: "
+                             "pip install 'evalkit[parquet]' (or write .csv or .json)") from None
+
+
 def write_table(df, out: str | os.PathLike) -> Path:
     """Write the table by extension (``.csv``, ``.parquet``, ``.json``) via a temp file + rename."""
     out = Path(out)
     if out.suffix.lower() not in TABLE_EXTENSIONS:
         raise InputError(f"{out}: unsupported output format {out.suffix!r}; use .csv, .parquet or .json")
+    check_table_format(out)
     _write_atomic(df, out)
     return out

@@ -2,7 +2,7 @@
 (per-frame table). ``score_motion`` does both steps for the common case.
 
 ``evalkit score --model FILE`` scores clips with this module, then hands the finished table to
-:func:`evalkit.models.discriminator.add_model_columns`, which adds the naturalness
+:func:`evalkit.models.naturalness.add_model_columns`, which adds the naturalness
 discriminator's verdict (docs/discriminator.md).
 """
 

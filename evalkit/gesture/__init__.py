@@ -9,7 +9,7 @@ Main entry points::
     db = gesture_database(["clips/"])      # list of GesturePhrase (start/end frames, apex, GSI)
 """
 
-from evalkit.gesture.trajectory import REFERENCE_HEIGHT_M, HandTrajectories, hand_trajectories
+from evalkit.gesture.trajectory import NORMALISED_HEIGHT_M, HandTrajectories, hand_trajectories
 from evalkit.gesture.phases import PHASES, PhaseConfig, PhraseSegment, Segmentation, Stroke, segment_gestures
 from evalkit.gesture.strokes import (
     STROKE_FEATURES,
@@ -31,7 +31,7 @@ from evalkit.gesture.analysis import (
 )
 
 __all__ = [
-    "REFERENCE_HEIGHT_M", "HandTrajectories", "hand_trajectories",
+    "NORMALISED_HEIGHT_M", "HandTrajectories", "hand_trajectories",
     "PHASES", "PhaseConfig", "PhraseSegment", "Segmentation", "Stroke", "segment_gestures",
     "STROKE_FEATURES", "default_gsi_scale", "fit_gsi_scale", "stroke_fm_distance", "joint_kinetic_energy", "stroke_features",
     "GestureAnalysis", "GesturePhrase", "StrokeRecord", "analyze_gestures", "gesture_database",

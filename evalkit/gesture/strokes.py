@@ -10,7 +10,7 @@
 * ``velocity_range``: maximum minus minimum speed of the faster hand within the stroke, m/s.
 * ``max_velocity``: peak speed of the faster hand within the stroke, m/s.
 
-GSI (Gesture Strength Indicator) in [0, 1]: a :class:`~evalkit.models.strength.StrengthScale`
+GSI (Gesture Strength Indicator) in [0, 1]: a :class:`~evalkit.strength_scale.StrengthScale`
 over the log of the three features, calibrated on real gesture capture (:data:`DEFAULT_GSI`),
 or any fitted scale/classifier with ``features`` and ``strength()``.
 """
@@ -94,15 +94,15 @@ _DEFAULT_GSI = {
 
 
 def default_gsi_scale():
-    """The default GSI calibration (a fitted :class:`~evalkit.models.strength.StrengthScale`)."""
-    from evalkit.models.strength import StrengthScale
+    """The default GSI calibration (a fitted :class:`~evalkit.strength_scale.StrengthScale`)."""
+    from evalkit.strength_scale import StrengthScale
 
     return StrengthScale.from_dict(_DEFAULT_GSI)
 
 
 def fit_gsi_scale(features: pd.DataFrame):
-    """A :class:`~evalkit.models.strength.StrengthScale` over the log stroke features, calibrated
+    """A :class:`~evalkit.strength_scale.StrengthScale` over the log stroke features, calibrated
     on ``features`` (one row per stroke of a reference population)."""
-    from evalkit.models.strength import StrengthScale
+    from evalkit.strength_scale import StrengthScale
 
     return StrengthScale(features=STROKE_FEATURES, log=STROKE_FEATURES).fit(features[list(STROKE_FEATURES)])

@@ -3,7 +3,7 @@
 Gestures are movements of the hands relative to the body, so wrist positions are expressed in a
 frame that follows the hips: origin at the hips joint, axes turned about the vertical by the
 body's heading (from the left-hip -> right-hip direction, or the shoulders when hips are
-missing). Positions are also rescaled to a standard body height of :data:`REFERENCE_HEIGHT_M`
+missing). Positions are also rescaled to a standard body height of :data:`NORMALISED_HEIGHT_M`
 so that speeds and thresholds mean the same on any rig (a child, a giant, centimetre files).
 """
 
@@ -15,10 +15,8 @@ import numpy as np
 from scipy.signal import savgol_filter
 
 from evalkit.errors import InputError, RolesNotFoundError
+from evalkit.features.body import NORMALISED_HEIGHT_M  # the height gesture positions are rescaled to
 from evalkit.motion import Motion, find_roles, skeleton_height
-
-#: Body height (metres) that gesture positions are rescaled to.
-REFERENCE_HEIGHT_M = 1.70
 
 
 @dataclass(frozen=True, eq=False)
@@ -111,7 +109,7 @@ def hand_trajectories(motion: Motion, roles: dict[str, int] | None = None, smoot
     height = skeleton_height(motion)
     if not (height > 0):
         raise InputError(f"{motion.name or 'motion'}: cannot measure the body's height")
-    scale = REFERENCE_HEIGHT_M / height
+    scale = NORMALISED_HEIGHT_M / height
     body = body_frame_positions(motion, roles) * scale
     w = min(_smooth_window(motion.fps, smooth_s), (motion.n_frames // 2) * 2 - 1)
     dt = 1.0 / motion.fps

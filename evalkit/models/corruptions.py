@@ -75,12 +75,9 @@ import numpy as np
 from scipy.spatial.transform import Rotation
 
 from evalkit.errors import InputError
-from evalkit.models.body import LIMB_ROOTS, body_of, bone_directions, heading, limb_joints
+from evalkit.features.body import LIMB_ROOTS, NORMALISED_HEIGHT_M, body_of, bone_directions, heading, limb_joints
 from evalkit.motion import Motion, find_roles, skeleton_height
 from evalkit.motion import quat
-
-#: Lengths are scaled by body height relative to this reference, metres.
-REFERENCE_HEIGHT = 1.7
 
 
 @dataclass(frozen=True)
@@ -135,7 +132,7 @@ class Corrupted:
 
 
 def _scale(motion: Motion) -> float:
-    return skeleton_height(motion) / REFERENCE_HEIGHT
+    return skeleton_height(motion) / NORMALISED_HEIGHT_M
 
 
 def _interval(rng: np.random.Generator, n: int, fps: float, frac: tuple[float, float],

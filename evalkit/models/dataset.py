@@ -102,7 +102,7 @@ def trim_glitches(motion: Motion, max_s: float = 0.25, ratio: float = 6.0) -> Mo
     ``max_s`` seconds whose mean joint displacement exceeds ``ratio`` times the clip's median
     frame-to-frame displacement is cut along with everything before it.
     """
-    from evalkit.models.body import body_of
+    from evalkit.features.body import body_of
 
     n = motion.n_frames
     if n < 4:
@@ -311,7 +311,7 @@ def augment_natural(motion: Motion, rng: np.random.Generator, limb_scale: float 
     """
     from scipy.signal import butter, filtfilt
 
-    from evalkit.models.body import LIMB_ROOTS, limb_joints
+    from evalkit.features.body import LIMB_ROOTS, limb_joints
     from evalkit.motion import find_roles, quat
 
     roles = find_roles(motion.skeleton, strict=True)

@@ -18,8 +18,9 @@ data-driven window features (:mod:`evalkit.models.windows`) tells natural from u
    (optionally only beyond the excess of most natural training clips), which carries over to
    artifact types absent from training.
 
-:func:`score_motion` runs the whole chain on a :class:`~evalkit.motion.Motion` and reports the
-clip's naturalness and its worst window.
+:func:`score_naturalness` runs the whole chain on a :class:`~evalkit.motion.Motion` and reports the
+clip's naturalness and its worst window; :func:`evalkit.models.naturalness.add_model_columns` does it
+for every clip of a score table.
 """
 
 from __future__ import annotations
@@ -283,7 +284,7 @@ class NaturalnessDiscriminator(ClassifierMixin, BaseEstimator):
             longer clip gets the naturalness of its least natural stretch of this length, so
             one bad second in a minute of motion still shows.
         window: the :class:`~evalkit.models.windows.WindowConfig` the tables were made with
-            (kept with the model so :func:`score_motion` cuts clips the same way).
+            (kept with the model so :func:`score_naturalness` cuts clips the same way).
         n_threads: OpenMP threads for the trees (``None``: all cores). The default of 1 is
             deliberate: on a shared 2-core machine the trees fit 6x faster single-threaded
             than with threads competing for cores; results do not depend on it.
@@ -524,8 +525,8 @@ class MotionScore:
     windows: pd.DataFrame
 
 
-def score_motion(model: NaturalnessDiscriminator, motion: Motion, roles: dict[str, int] | None = None,
-                 drop_pops: bool = True) -> MotionScore:
+def score_naturalness(model: NaturalnessDiscriminator, motion: Motion, roles: dict[str, int] | None = None,
+                      drop_pops: bool = True) -> MotionScore:
     """Score a clip with a fitted discriminator (windows cut with the model's own config).
 
     Args:
@@ -567,59 +568,3 @@ def fit_clone(model: NaturalnessDiscriminator, table: pd.DataFrame) -> Naturalne
     m = clone(model)
     return m.fit(table, table["label"].to_numpy(), groups=table["group"].to_numpy(),
                  clips=table["example"].to_numpy())
-
-
-def add_model_columns(table: pd.DataFrame, model_path: str | None = None, load_kwargs: dict | None = None,
-                      roles: dict[str, str] | None = None, drop_pops: bool = True,
-                      progress: bool = False) -> pd.DataFrame:
-    """Add the discriminator's verdict to a score table (what ``evalkit score --model`` does).
-
-    For every row of a score table (columns ``clip``, ``path``, ``error``, ...) the clip is read
-    again from ``path`` and scored; the returned copy has ``naturalness`` (calibrated
-    probability that the clip looks natural), ``worst_window_start_s`` / ``worst_window_end_s``
-    (the least natural window, seconds from the clip's first frame) and
-    ``worst_window_naturalness``. Rows that already carry an error, or whose clip the model
-    cannot score (e.g. shorter than 0.5 s), get NaN and, in the latter case, a message in
-    ``error``.
-
-    Args:
-        table: the finished score table.
-        model_path: a model file from ``evalkit train``, or ``None`` / ``"default"`` for the
-            shipped default model.
-        load_kwargs: keyword arguments of :func:`evalkit.motion.load_motion` (units, up axis).
-        roles: ``{role: joint name}`` overrides for unusual rigs (as ``evalkit score --roles``).
-        drop_pops: judge the frames the other metrics judge (see :func:`score_motion`).
-        progress: show a progress bar.
-    """
-    from evalkit.errors import EvalkitError
-    from evalkit.models.training import load_model
-    from evalkit.motion import load_motion
-
-    from evalkit.motion.roles import find_roles
-
-    model, _ = load_model(model_path)
-    out = table.copy()
-    cols = {"naturalness": [], "worst_window_start_s": [], "worst_window_end_s": [], "worst_window_naturalness": []}
-    errors = list(out["error"]) if "error" in out.columns else [""] * len(out)
-    rows = enumerate(out.iterrows())
-    if progress:
-        from tqdm import tqdm
-
-        rows = tqdm(rows, total=len(out), desc="naturalness", unit="clip")
-    for i, (_, row) in rows:
-        vals = [np.nan] * 4
-        if not errors[i]:
-            try:
-                motion = load_motion(row["path"], **(load_kwargs or {}))
-                found = find_roles(motion.skeleton, overrides=roles, strict=True) if roles else None
-                s = score_motion(model, motion, found, drop_pops=drop_pops)
-                vals = [s.naturalness, s.worst_start_s, s.worst_end_s, s.worst_naturalness]
-            except EvalkitError as exc:
-                errors[i] = f"naturalness: {exc}"
-        for k, v in zip(cols, vals):
-            cols[k].append(v)
-    for k, v in cols.items():
-        out[k] = v
-    if "error" in out.columns:
-        out["error"] = errors
-    return out

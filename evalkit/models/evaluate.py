@@ -291,17 +291,19 @@ def roc_figure(scores: pd.DataFrame, path: str | Path, severity: float = MODERAT
     """ROC curves of every method: seen types (left) and held-out types pooled (right).
 
     Written to a temporary file and renamed, so an interrupted run leaves no half-written figure.
+    Drawn on a :class:`matplotlib.figure.Figure` of its own: matplotlib's global backend (and a
+    notebook user's) is never touched.
     """
-    import matplotlib
+    from matplotlib.figure import Figure
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from evalkit.atomic import atomic_path
 
     path = Path(path)
     settings = [("seen", "corruption types seen in training")]
     if scores["setting"].str.startswith("loco:").any():
         settings.append(("loco", "held-out corruption type (LOCO)"))
-    fig, axes = plt.subplots(1, len(settings), figsize=(5.2 * len(settings), 4.8), squeeze=False)
+    fig = Figure(figsize=(5.2 * len(settings), 4.8))
+    axes = fig.subplots(1, len(settings), squeeze=False)
     for ax, (key, title) in zip(axes[0], settings):
         if key == "seen":
             d = scores[scores["setting"] == "seen"]
@@ -331,21 +333,19 @@ def roc_figure(scores: pd.DataFrame, path: str | Path, severity: float = MODERAT
                      "(fold-averaged ROC)", fontsize=10)
         ax.legend(fontsize=7, loc="lower right")
     fig.tight_layout()
-    tmp = path.with_name(path.name + ".tmp.png")
-    fig.savefig(tmp, dpi=120)
-    plt.close(fig)
-    tmp.replace(path)
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=120, format=(path.suffix.lstrip(".") or "png"))
     return path
 
 
 def rig_transfer(model: NaturalnessDiscriminator, clips: Sequence[NaturalClip]) -> pd.DataFrame:
     """Naturalness of whole natural clips (e.g. from rigs a model never saw), one row per clip."""
-    from evalkit.models.discriminator import score_motion
+    from evalkit.models.discriminator import score_naturalness
 
     rows = []
     for c in clips:
         try:
-            s = score_motion(model, c.motion)
+            s = score_naturalness(model, c.motion)
         except InputError:
             continue
         rows.append({"clip": Path(c.path).name, "group": c.group, "rig": c.rig, "duration_s": round(c.motion.duration, 2),

@@ -1,7 +1,7 @@
 """Windowed features of a clip for the naturalness discriminator.
 
 A clip is resampled to :attr:`WindowConfig.fps`, reduced to its 18 role joints
-(:mod:`evalkit.models.body`), and cut into overlapping windows (default 1 s every 0.5 s). Each
+(:mod:`evalkit.features.body`), and cut into overlapping windows (default 1 s every 0.5 s). Each
 window gets one row of features, computed from per-frame signals of the whole clip (so that a
 discontinuity on a window's edge is still seen):
 
@@ -64,7 +64,7 @@ from scipy.signal import savgol_filter
 from scipy.spatial.transform import Rotation
 
 from evalkit.errors import InputError
-from evalkit.models.body import (BONES, FOOT_ROLES, LIMB_ROOTS, ROLE_INDEX, Body, body_of, bone_vectors, heading,
+from evalkit.features.body import (BONES, FOOT_ROLES, LIMB_ROOTS, ROLE_INDEX, Body, body_of, bone_vectors, heading,
                                  limb_joints, to_heading_frame)
 from evalkit.motion import Motion, find_roles, quat, resample
 
@@ -323,89 +323,122 @@ def frame_signals(body: Body, config: WindowConfig = WindowConfig()) -> dict[str
     """Per-frame signals of a clip, each ``(frames,)`` (NaN where undefined).
 
     Lengths are in body heights ``H`` and time in seconds unless the name says otherwise
-    (``*_m`` metres). See the module docstring for what each family measures.
+    (``*_m`` metres). See the module docstring for what each family measures; the families are
+    computed by the ``_*_signals`` functions below, in this order (the order of the keys is the
+    order of the window table's columns, which a saved model relies on).
     """
     fps = body.fps
-    h = body.height
     pm = body.positions  # metres
-    p = pm / h
-    n = p.shape[0]
-    sig: dict[str, np.ndarray] = {}
-
-    v = _diff(p, 1, fps)
-    a = _diff(p, 2, fps)
-    j = _diff(p, 3, fps)
-    vn, an, jn = _norm(v), _norm(a), _norm(j)
-    sig["speed"] = vn.mean(1)
-    sig["speed_max"] = vn.max(1)
-    sig["acc"] = an.mean(1)
-    sig["acc_max"] = an.max(1)
-    sig["jerk"] = jn.mean(1)
-    sig["jerk_max"] = jn.max(1)
-    hips = p[:, ROLE_INDEX["hips"]]
-    sig["root_acc"] = _norm(_diff(hips, 2, fps))
-    sig["root_jerk"] = _norm(_diff(hips, 3, fps))
-    sig["ke"] = np.log(np.sum(vn ** 2, axis=1) + 1e-4)
-
+    p = pm / body.height
+    vn, an, jn = (_norm(_diff(p, k, fps)) for k in (1, 2, 3))  # (F, 18) speed, acc., jerk
     yaw = np.unwrap(heading(pm))
-    sig["yaw_rate"] = np.abs(_diff(yaw, 1, fps))
-    sig["yaw_acc"] = np.abs(_diff(yaw, 2, fps))
-
     vec = bone_vectors(pm)
+    loc = local_limb_directions(p)
+    l1 = _norm(_diff(loc, 1, fps))  # (F, local bones), rad/s
+    l2 = _norm(_diff(loc, 2, fps))
+    sig = _body_speed_signals(p, vn, an, jn, fps)
+    sig.update(_heading_signals(yaw, fps))
+    sig.update(_bone_direction_signals(vec, yaw, fps))
+    sig.update(_local_limb_signals(l1, l2, fps))
+    sig.update(_spike_signals(vn, an, jn, l2, fps))
+    sig.update(_bone_length_signals(vec, body.height))
+    sig.update(_knee_elbow_signals(p))
+    foot_sig, fh, contact = _foot_signals(p, fps, config)
+    sig.update(foot_sig)
+    sig.update(_balance_signals(pm, body.height, fh, contact, fps))
+    sig.update(_angular_momentum_signals(p, fps))
+    return sig
+
+
+def _body_speed_signals(p: np.ndarray, vn: np.ndarray, an: np.ndarray, jn: np.ndarray,
+                        fps: float) -> dict[str, np.ndarray]:
+    """Mean and largest speed, acceleration and jerk over the roles (H/s, H/s², H/s³), the
+    hips' acceleration and jerk, and log kinetic energy (``p``: ``(F, 18, 3)`` in H)."""
+    hips = p[:, ROLE_INDEX["hips"]]
+    return {
+        "speed": vn.mean(1), "speed_max": vn.max(1),
+        "acc": an.mean(1), "acc_max": an.max(1),
+        "jerk": jn.mean(1), "jerk_max": jn.max(1),
+        "root_acc": _norm(_diff(hips, 2, fps)),
+        "root_jerk": _norm(_diff(hips, 3, fps)),
+        "ke": np.log(np.sum(vn ** 2, axis=1) + 1e-4),
+    }
+
+
+def _heading_signals(yaw: np.ndarray, fps: float) -> dict[str, np.ndarray]:
+    """Turning rate and its change of the body's heading (rad/s, rad/s²)."""
+    return {"yaw_rate": np.abs(_diff(yaw, 1, fps)), "yaw_acc": np.abs(_diff(yaw, 2, fps))}
+
+
+def _bone_direction_signals(vec: np.ndarray, yaw: np.ndarray, fps: float) -> dict[str, np.ndarray]:
+    """Angular speed, acceleration and jerk of the bone directions in the heading frame
+    (rad/s...), how straight they move, and the activity of the least active limb."""
     dirs = to_heading_frame(vec, yaw)
     dirs = dirs / np.maximum(_norm(dirs)[..., None], 1e-9)
     d1 = _norm(_diff(dirs, 1, fps))  # (F, bones) ~ angular speed, rad/s
     d2 = _norm(_diff(dirs, 2, fps))
     d3 = _norm(_diff(dirs, 3, fps))
-    sig["ang_speed"] = d1.mean(1)
-    sig["ang_acc"] = d2.mean(1)
-    sig["ang_acc_max"] = d2.max(1)
-    sig["ang_jerk"] = d3.mean(1)
-    sig["linearity"] = np.median(d2 / fps / (d1 + 0.05), axis=1)
     limb_act = np.stack([d1[:, idx].mean(1) for idx in _LIMB_BONES.values()], axis=1)
-    sig["limb_activity_min"] = limb_act.min(1) / (d1.mean(1) + 0.05)
-    sig["limb_acc_max"] = np.stack([d2[:, idx].mean(1) for idx in _LIMB_BONES.values()], axis=1).max(1)
+    return {
+        "ang_speed": d1.mean(1),
+        "ang_acc": d2.mean(1),
+        "ang_acc_max": d2.max(1),
+        "ang_jerk": d3.mean(1),
+        "linearity": np.median(d2 / fps / (d1 + 0.05), axis=1),
+        "limb_activity_min": limb_act.min(1) / (d1.mean(1) + 0.05),
+        "limb_acc_max": np.stack([d2[:, idx].mean(1) for idx in _LIMB_BONES.values()], axis=1).max(1),
+    }
 
-    # limbs relative to their parent segment (arms and head in a torso frame, legs in a pelvis
-    # frame): a frozen or keyframed limb shows here even while the body carries it around
-    loc = local_limb_directions(p)
-    l1 = _norm(_diff(loc, 1, fps))  # (F, local bones), rad/s
-    l2 = _norm(_diff(loc, 2, fps))
+
+def _local_limb_signals(l1: np.ndarray, l2: np.ndarray, fps: float) -> dict[str, np.ndarray]:
+    """Limbs relative to their parent segment (arms and head in a torso frame, legs in a pelvis
+    frame; ``l1``, ``l2``: ``(F, local bones)`` angular speed and acceleration): a frozen or
+    keyframed limb shows here even while the body carries it around."""
     groups = [[0, 1], [2, 3], [4, 5, 6], [7, 8, 9], [10]]  # l arm, r arm, l leg, r leg, head
     g1 = np.stack([l1[:, g].mean(1) for g in groups], axis=1)
     g2 = np.stack([l2[:, g].mean(1) for g in groups], axis=1)
-    sig["local_speed"] = l1.mean(1)
-    sig["local_speed_min_ratio"] = g1[:, :4].min(1) / (g1[:, :4].mean(1) + 0.05)
-    sig["local_linearity"] = np.median(l2 / fps / (l1 + 0.05), axis=1)
-    sig["local_linearity_min"] = (g2 / fps / (g1 + 0.05))[:, :4].min(1)
-    sig["local_acc_max"] = g2.max(1)
+    return {
+        "local_speed": l1.mean(1),
+        "local_speed_min_ratio": g1[:, :4].min(1) / (g1[:, :4].mean(1) + 0.05),
+        "local_linearity": np.median(l2 / fps / (l1 + 0.05), axis=1),
+        "local_linearity_min": (g2 / fps / (g1 + 0.05))[:, :4].min(1),
+        "local_acc_max": g2.max(1),
+    }
 
-    # spikes: a frame's acceleration / jerk against the median of the surrounding second
-    # (cuts and short blends are brief; natural vigour lasts)
+
+def _spike_signals(vn: np.ndarray, an: np.ndarray, jn: np.ndarray, l2: np.ndarray,
+                   fps: float) -> dict[str, np.ndarray]:
+    """A frame's acceleration / jerk against the median of the surrounding second (cuts and
+    short blends are brief; natural vigour lasts), and the same per joint for speed (a joint
+    that teleports), then the worst joint."""
     size = max(3, int(round(fps)) | 1)
+    sig = {}
     for name, x in (("acc_spike", an.mean(1)), ("jerk_spike", jn.mean(1)), ("local_acc_spike", l2.mean(1))):
         med = median_filter(x, size=size, mode="nearest")
         sig[name] = x / (med + 0.1 * float(np.median(x)) + 1e-9)
-    # the same per joint for speed (a joint that teleports), then the worst joint
     med = median_filter(vn, size=(size, 1), mode="nearest")
     sig["joint_vel_spike"] = (vn / (med + 0.1 * np.median(vn, axis=0) + 1e-9)).max(1)
+    return sig
 
-    # bones
-    lengths = _norm(vec) / h
-    sig["_lengths"] = lengths  # (F, bones), consumed by window_features
-    # left/right asymmetry of whole-limb lengths (upper + lower segment; feet are left out:
-    # real CMU skeletons differ left to right by up to 7.5 % in the foot, 5 % in single arm
-    # bones, less over a whole limb)
+
+def _bone_length_signals(vec: np.ndarray, height: float) -> dict[str, np.ndarray]:
+    """Bone lengths in H (``_lengths``, ``(F, bones)``, consumed by :func:`window_features`) and
+    the left/right asymmetry of whole-limb lengths (upper + lower segment; feet are left out:
+    real CMU skeletons differ left to right by up to 7.5 % in the foot, 5 % in single arm
+    bones, less over a whole limb)."""
+    lengths = _norm(vec) / height
     asym = []
     for a, b, c in (("shoulder", "elbow", "wrist"), ("hip", "knee", "ankle")):
         ll = lengths[:, _BONE_INDEX[(f"left_{a}", f"left_{b}")]] + lengths[:, _BONE_INDEX[(f"left_{b}", f"left_{c}")]]
         rl = lengths[:, _BONE_INDEX[(f"right_{a}", f"right_{b}")]] + lengths[:, _BONE_INDEX[(f"right_{b}", f"right_{c}")]]
         asym.append(np.abs(ll - rl) / np.maximum(0.5 * (ll + rl), 1e-6))
     asym = np.stack(asym, axis=1)
-    sig["asym_max"] = asym.max(1)
-    sig["asym_mean"] = asym.mean(1)
+    return {"_lengths": lengths, "asym_max": asym.max(1), "asym_mean": asym.mean(1)}
 
-    # knees and elbows
+
+def _knee_elbow_signals(p: np.ndarray) -> dict[str, np.ndarray]:
+    """Signed knee flexion (radians; negative bends the knee backwards) of the two legs, and the
+    larger elbow angle (radians)."""
     right = p[:, ROLE_INDEX["right_hip"]] - p[:, ROLE_INDEX["left_hip"]]
     right = right / np.maximum(_norm(right)[:, None], 1e-9)
     knee = []
@@ -421,17 +454,24 @@ def frame_signals(body: Body, config: WindowConfig = WindowConfig()) -> dict[str
         fore = p[:, ROLE_INDEX[f"{side}_wrist"]] - p[:, ROLE_INDEX[f"{side}_elbow"]]
         cose = np.sum(upper * fore, 1) / np.maximum(_norm(upper) * _norm(fore), 1e-9)
         elbow.append(np.arccos(np.clip(cose, -1, 1)))
-    sig["knee_flex_min"] = np.minimum(*knee)
-    sig["knee_flex_max"] = np.maximum(*knee)
-    sig["elbow_max"] = np.maximum(*elbow)
+    return {"knee_flex_min": np.minimum(*knee), "knee_flex_max": np.maximum(*knee), "elbow_max": np.maximum(*elbow)}
 
-    # feet: heights above the floor (a plane fitted to stationary feet, see ground_plane)
+
+def _foot_signals(p: np.ndarray, fps: float, config: WindowConfig) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray]:
+    """Foot heights above the floor (a plane fitted to stationary feet, see
+    :func:`ground_heights`), contacts, skating and stance.
+
+    Returns:
+        the signals; ``fh``: ``(F, 4)`` heights (H) of left ankle, left toe, right ankle, right
+        toe; ``contact``: ``(F, 2)`` bool, left and right foot on the ground.
+    """
+    n = p.shape[0]
     fidx = [ROLE_INDEX[r] for r in FOOT_ROLES]  # l_ankle, l_toe, r_ankle, r_toe
     fv = np.gradient(p[:, fidx], axis=0) * fps if n > 1 else np.zeros((n, 4, 3))
     fvh = _norm(fv[..., [0, 2]])
     fvy = np.abs(fv[..., 1])
     fh = ground_heights(p[:, fidx], fvh)
-    sig["foot_h_min"] = fh.min(1)
+    sig = {"foot_h_min": fh.min(1)}
     contact = []
     skate = []
     stance_h = []
@@ -456,16 +496,23 @@ def frame_signals(body: Body, config: WindowConfig = WindowConfig()) -> dict[str
         sig["stance_vy"] = np.nanmean(np.stack(stance_vy, 1), axis=1)
     sig["contact"] = contact.any(1).astype(float)
     sig["contact_both"] = contact.all(1).astype(float)
+    return sig, fh, contact
 
-    # centre of mass, flight and ZMP (metres, m/s^2)
+
+def _balance_signals(pm: np.ndarray, height: float, fh: np.ndarray, contact: np.ndarray,
+                     fps: float) -> dict[str, np.ndarray]:
+    """Centre of mass, flight and ZMP (``pm`` in metres; m/s²): non-ballistic flight while
+    airborne, and how far the zero-moment point leaves the support polygon (H)."""
+    n = pm.shape[0]
+    fidx = [ROLE_INDEX[r] for r in FOOT_ROLES]
     com = centre_of_mass(pm)
     acc_com = _savgol(com, fps, 2)
     airborne = ~contact.any(1)
     ballistic_err = np.abs(acc_com[:, 1] + GRAVITY) / GRAVITY
-    sig["flight_nonballistic"] = np.where(airborne, (ballistic_err > 0.35).astype(float), np.nan)
+    sig = {"flight_nonballistic": np.where(airborne, (ballistic_err > 0.35).astype(float), np.nan)}
     # COM height above the floor under the lowest foot joint (metres)
     low = np.argmin(fh, axis=1)
-    floor_y = pm[np.arange(n), np.asarray(fidx)[low], 1] - fh[np.arange(n), low] * h
+    floor_y = pm[np.arange(n), np.asarray(fidx)[low], 1] - fh[np.arange(n), low] * height
     denom = acc_com[:, 1] + GRAVITY
     ok = denom > 0.2 * GRAVITY
     hc = com[:, 1] - floor_y
@@ -473,13 +520,16 @@ def frame_signals(body: Body, config: WindowConfig = WindowConfig()) -> dict[str
     zmp = com[:, [0, 2]] - (hc / safe)[:, None] * acc_com[:, [0, 2]]
     pts = pm[:, fidx][:, :, [0, 2]]
     valid = np.repeat(contact, 2, axis=1)
-    out = _outside_support(pts, valid, zmp) / h
+    out = _outside_support(pts, valid, zmp) / height
     sig["zmp_out"] = np.where(ok & contact.any(1), out, np.nan)
+    return sig
 
-    # angular momentum about the COM (point segment masses at segment midpoints; body heights,
-    # mass fractions, per second): in natural movement the arms counter the legs' and the
-    # pelvis' twist about the vertical, so a limb moving out of step with the rest (a limb from
-    # another moment or clip) leaves the vertical component unbalanced
+
+def _angular_momentum_signals(p: np.ndarray, fps: float) -> dict[str, np.ndarray]:
+    """Angular momentum about the COM (point segment masses at segment midpoints; body heights,
+    mass fractions, per second): in natural movement the arms counter the legs' and the
+    pelvis' twist about the vertical, so a limb moving out of step with the rest (a limb from
+    another moment or clip) leaves the vertical component unbalanced."""
     seg = np.stack([0.5 * (p[:, ROLE_INDEX[a_]] + p[:, ROLE_INDEX[b_]]) for a_, b_, _ in _SEGMENTS], 1)
     mass = np.array([w_ for *_, w_ in _SEGMENTS])
     mass = mass / mass.sum()
@@ -487,10 +537,11 @@ def frame_signals(body: Body, config: WindowConfig = WindowConfig()) -> dict[str
     r = seg - com_h[:, None]
     dv = _diff(seg, 1, fps) - _diff(com_h, 1, fps)[:, None]
     ly = mass[None] * (r[..., 2] * dv[..., 0] - r[..., 0] * dv[..., 2])  # (F, segments) vertical part
-    sig["ang_mom_y"] = np.abs(ly.sum(1))
-    sig["ang_mom_arms_y"] = ly[:, _ARM_SEGMENTS].sum(1)
-    sig["ang_mom_legs_y"] = ly[:, _LEG_SEGMENTS].sum(1)
-    return sig
+    return {
+        "ang_mom_y": np.abs(ly.sum(1)),
+        "ang_mom_arms_y": ly[:, _ARM_SEGMENTS].sum(1),
+        "ang_mom_legs_y": ly[:, _LEG_SEGMENTS].sum(1),
+    }
 
 
 def scoring_signals(motion: Motion, height: float, roles: dict[str, int] | None = None) -> dict[str, np.ndarray]:
@@ -526,7 +577,7 @@ def rotation_signals(motion: Motion, n_frames: int, fps: float, roles: dict[str,
                      moving_rad_s: float = 0.3) -> dict[str, np.ndarray]:
     """Per-frame, per-limb signals of the joints' local rotations, each ``(n_frames, limbs)``.
 
-    Limbs are those of :data:`~evalkit.models.body.LIMB_ROOTS` (a limb's root joint and its
+    Limbs are those of :data:`~evalkit.features.body.LIMB_ROOTS` (a limb's root joint and its
     descendants). Two signals:
 
     * ``rot_linearity``: ``log10(|ω_{t+1} - ω_t| / max(|ω_t|, |ω_{t+1}|) + 1e-6)``, the median
@@ -705,100 +756,143 @@ def window_features(motion: Motion | Body, config: WindowConfig = WindowConfig()
         "start_s": starts / fps,
         "end_s": (starts + w) / fps,
     }
+    p = body.positions / body.height
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        for name in _MEAN_MAX:
-            x = sig[name][idx]
-            cols[f"{name}_mean"] = np.nanmean(x, 1)
-            cols[f"{name}_max"] = np.nanmax(x, 1)
-        if config.scoring_features:
-            for name in _FX:
-                x = sig[name][idx]
-                cols[f"{name}_mean"] = np.nanmean(x, 1)
-                cols[f"{name}_max"] = np.nanmax(x, 1)
-        for name in _MEDIAN_P25:
-            x = sig[name][idx]
-            cols[f"{name}_median"] = np.nanmedian(x, 1)
-            cols[f"{name}_p25"] = np.nanpercentile(x, 25, axis=1)
-        for name in _MAX_ONLY:
-            cols[f"{name}_max"] = np.nanmax(sig[name][idx], 1)
-        for name in _MEAN_ONLY:
-            cols[f"{name}_mean"] = np.nanmean(sig[name][idx], 1)
-        for name in _MIN_ONLY:
-            cols[f"{name}_min"] = np.nanmin(sig[name][idx], 1)
-        # per limb over the window, then the worst limb
-        cols["rot_linearity_min"] = np.nanmin(np.nanmedian(rot["rot_linearity"][idx], 1), 1)
-        cols["rot_still_max"] = np.nanmax(rot["rot_still"][idx].mean(1), 1)
-        # skate ratio: share of planted frames that skate
-        cols["skate_ratio"] = np.nanmean(sig["skating"][idx], 1)
-        # stationary-foot height relative to the clip (floating / sinking intervals)
-        clip_stance = np.nanmedian(sig["stance_h"]) if np.isfinite(sig["stance_h"]).any() else np.nan
-        cols["stance_h_mean"] = cols["stance_h_mean"] - clip_stance
-        # bone-length variation within the window (rubber bones)
-        lw = lengths[idx]  # (W, w, bones)
-        rel = lw.std(1) / np.maximum(lw.mean(1), 1e-6)
-        cols["bone_len_var"] = rel.max(1)
-        cols["bone_len_var_mean"] = rel.mean(1)
-        # spectral share of velocity energy (jitter)
-        p = body.positions / body.height
-        vel = _diff(p, 1, fps)[idx]  # (W, w, 18, 3)
-        vel = vel - vel.mean(1, keepdims=True)
-        spec = np.abs(np.fft.rfft(vel, axis=1)) ** 2
-        freqs = np.fft.rfftfreq(w, 1.0 / fps)
-        # Parseval: a window whose points move at RMS speed v has rfft energy ~ w^2 * points * v^2 / 2
-        floor = 0.5 * w * w * vel.shape[2] * config.still_speed ** 2
-        energy = spec.sum(axis=(1, 2, 3))
-        total = np.maximum(energy, floor) + 1e-9
-        cols["hf_ratio"] = spec[:, freqs > 6.0].sum(axis=(1, 2, 3)) / (energy + 1e-9)
-        cols["vhf_ratio"] = spec[:, freqs > 10.0].sum(axis=(1, 2, 3)) / total
-        # coordination in the heading frame (forward = +Z)
-        yaw = np.unwrap(heading(body.positions))
-        vloc = to_heading_frame(_diff(p, 1, fps), yaw)
-        fwd = vloc[..., 2]
-        la, ra = fwd[:, ROLE_INDEX["left_ankle"]][idx], fwd[:, ROLE_INDEX["right_ankle"]][idx]
-        lw_, rw_ = fwd[:, ROLE_INDEX["left_wrist"]][idx], fwd[:, ROLE_INDEX["right_wrist"]][idx]
-        hipf = fwd[:, ROLE_INDEX["hips"]][idx]
-        cols["corr_feet"] = _corr(la - hipf, ra - hipf)
-        cols["corr_wrists"] = _corr(lw_ - hipf, rw_ - hipf)
-        cols["corr_arm_leg"] = np.nanmean(np.stack([_corr(lw_ - hipf, la - hipf), _corr(rw_ - hipf, ra - hipf)]), 0)
-        # swing phase of limbs relative to their parent segment: forward component of the
-        # upper arms (torso frame) and thighs (pelvis frame); in gait the thighs swing in
-        # anti-phase and each arm with the opposite leg
+        cols.update(_window_signal_statistics(sig, rot, lengths, idx, config))
+        cols.update(_velocity_spectrum_shares(p, idx, w, fps, config))
+        cols.update(_coordination_features(body.positions, p, idx, fps))
         loc = local_limb_directions(p)
-        la_, ra_, lt_, rt_ = (loc[:, i, 2][idx] for i in (0, 2, 4, 7))
-        cols["phase_thighs"] = _corr(lt_, rt_)
-        cols["phase_arms"] = _corr(la_, ra_)
-        arm_leg = np.stack([_corr(la_, rt_), _corr(ra_, lt_)])
-        cols["phase_arm_leg_min"] = np.nanmin(arm_leg, 0)
-        cols["phase_arm_leg_mean"] = np.nanmean(arm_leg, 0)
-        cols["ang_mom_arm_leg"] = _corr(sig["ang_mom_arms_y"][idx], sig["ang_mom_legs_y"][idx])
-        cols.update(swing_locking(loc[:, [0, 2, 4, 7], 2], starts, w, fps))
-        cols["swing_thighs"] = lt_.std(1) + rt_.std(1)
-        cols["swing_arms"] = la_.std(1) + ra_.std(1)
-        for name in _RELATIVE:
-            x = cols[name]
-            med = np.nanmedian(x) if np.isfinite(x).any() else np.nan
-            cols[f"{name}_rel"] = x - med
-        # spikes as log-ratios to the clip's typical window: capture pipelines differ in noise
-        # (CMU's raw marker data spikes more than Bandai Namco's cleaned data), a seam stands
-        # out against its own clip either way
-        for name in ("joint_vel_spike_max", "acc_spike_max", "jerk_spike_max", "local_acc_spike_max",
-                     "acc_max_max", "ang_acc_max_max", "jerk_max_max"):
-            x = np.maximum(cols[name], 1e-9)
-            cols[f"{name}_logratio"] = np.log(x / np.nanmedian(x))
+        cols.update(_swing_features(loc, sig, idx, starts, w, fps))
+        cols.update(_relative_features(cols))
     out = {k if k in ("start_s", "end_s") else FEATURE_PREFIX + k: v for k, v in cols.items()}
     frame = pd.DataFrame(out)
-    # pose samples for the PCA reconstruction error
-    dirs = to_heading_frame(bone_vectors(body.positions), np.unwrap(heading(body.positions)))
-    dirs = dirs / np.maximum(_norm(dirs)[..., None], 1e-9)
-    ddirs = _diff(dirs, 1, fps) * 0.1
-    pose = np.concatenate([dirs, ddirs], axis=-1).reshape(n, -1).astype(np.float32)  # (F, bones*6)
-    k = config.pose_samples
-    pick = np.round(np.linspace(0, w - 1, k)).astype(int)
-    samples = pose[idx[:, pick]].reshape(len(starts), -1)
+    samples = _pose_samples(body, idx, w, config)
     pose_cols = [f"{POSE_PREFIX}{i}" for i in range(samples.shape[1])]
     frame = pd.concat([frame, pd.DataFrame(samples, columns=pose_cols)], axis=1)
     return frame
+
+
+def _window_signal_statistics(sig: dict[str, np.ndarray], rot: dict[str, np.ndarray], lengths: np.ndarray,
+                              idx: np.ndarray, config: WindowConfig) -> dict[str, np.ndarray]:
+    """Per-window statistics (mean, max, median, 25th percentile, min as the signal lists say)
+    of the per-frame signals; the worst limb's rotation linearity and stillness; the skate
+    ratio; stance height relative to the clip; bone-length variation. ``idx``: ``(W, w)``
+    frame indices of the windows."""
+    cols: dict[str, np.ndarray] = {}
+    for name in _MEAN_MAX:
+        x = sig[name][idx]
+        cols[f"{name}_mean"] = np.nanmean(x, 1)
+        cols[f"{name}_max"] = np.nanmax(x, 1)
+    if config.scoring_features:
+        for name in _FX:
+            x = sig[name][idx]
+            cols[f"{name}_mean"] = np.nanmean(x, 1)
+            cols[f"{name}_max"] = np.nanmax(x, 1)
+    for name in _MEDIAN_P25:
+        x = sig[name][idx]
+        cols[f"{name}_median"] = np.nanmedian(x, 1)
+        cols[f"{name}_p25"] = np.nanpercentile(x, 25, axis=1)
+    for name in _MAX_ONLY:
+        cols[f"{name}_max"] = np.nanmax(sig[name][idx], 1)
+    for name in _MEAN_ONLY:
+        cols[f"{name}_mean"] = np.nanmean(sig[name][idx], 1)
+    for name in _MIN_ONLY:
+        cols[f"{name}_min"] = np.nanmin(sig[name][idx], 1)
+    # per limb over the window, then the worst limb
+    cols["rot_linearity_min"] = np.nanmin(np.nanmedian(rot["rot_linearity"][idx], 1), 1)
+    cols["rot_still_max"] = np.nanmax(rot["rot_still"][idx].mean(1), 1)
+    # skate ratio: share of planted frames that skate
+    cols["skate_ratio"] = np.nanmean(sig["skating"][idx], 1)
+    # stationary-foot height relative to the clip (floating / sinking intervals)
+    clip_stance = np.nanmedian(sig["stance_h"]) if np.isfinite(sig["stance_h"]).any() else np.nan
+    cols["stance_h_mean"] = cols["stance_h_mean"] - clip_stance
+    # bone-length variation within the window (rubber bones)
+    lw = lengths[idx]  # (W, w, bones)
+    rel = lw.std(1) / np.maximum(lw.mean(1), 1e-6)
+    cols["bone_len_var"] = rel.max(1)
+    cols["bone_len_var_mean"] = rel.mean(1)
+    return cols
+
+
+def _velocity_spectrum_shares(p: np.ndarray, idx: np.ndarray, w: int, fps: float,
+                              config: WindowConfig) -> dict[str, np.ndarray]:
+    """Spectral share of the velocity energy above 6 Hz (``hf_ratio``) and above 10 Hz
+    (``vhf_ratio``, floored at the energy of ``config.still_speed``): jitter."""
+    vel = _diff(p, 1, fps)[idx]  # (W, w, 18, 3)
+    vel = vel - vel.mean(1, keepdims=True)
+    spec = np.abs(np.fft.rfft(vel, axis=1)) ** 2
+    freqs = np.fft.rfftfreq(w, 1.0 / fps)
+    # Parseval: a window whose points move at RMS speed v has rfft energy ~ w^2 * points * v^2 / 2
+    floor = 0.5 * w * w * vel.shape[2] * config.still_speed ** 2
+    energy = spec.sum(axis=(1, 2, 3))
+    total = np.maximum(energy, floor) + 1e-9
+    return {"hf_ratio": spec[:, freqs > 6.0].sum(axis=(1, 2, 3)) / (energy + 1e-9),
+            "vhf_ratio": spec[:, freqs > 10.0].sum(axis=(1, 2, 3)) / total}
+
+
+def _coordination_features(pm: np.ndarray, p: np.ndarray, idx: np.ndarray, fps: float) -> dict[str, np.ndarray]:
+    """Correlation of the feet's, the wrists' and each arm's with the opposite leg's forward
+    velocity relative to the hips, in the heading frame (forward = +Z)."""
+    yaw = np.unwrap(heading(pm))
+    vloc = to_heading_frame(_diff(p, 1, fps), yaw)
+    fwd = vloc[..., 2]
+    la, ra = fwd[:, ROLE_INDEX["left_ankle"]][idx], fwd[:, ROLE_INDEX["right_ankle"]][idx]
+    lw_, rw_ = fwd[:, ROLE_INDEX["left_wrist"]][idx], fwd[:, ROLE_INDEX["right_wrist"]][idx]
+    hipf = fwd[:, ROLE_INDEX["hips"]][idx]
+    return {
+        "corr_feet": _corr(la - hipf, ra - hipf),
+        "corr_wrists": _corr(lw_ - hipf, rw_ - hipf),
+        "corr_arm_leg": np.nanmean(np.stack([_corr(lw_ - hipf, la - hipf), _corr(rw_ - hipf, ra - hipf)]), 0),
+    }
+
+
+def _swing_features(loc: np.ndarray, sig: dict[str, np.ndarray], idx: np.ndarray, starts: np.ndarray,
+                    w: int, fps: float) -> dict[str, np.ndarray]:
+    """Swing phase of limbs relative to their parent segment: forward component of the upper
+    arms (torso frame) and thighs (pelvis frame); in gait the thighs swing in anti-phase and
+    each arm with the opposite leg. Also the arms' and legs' angular-momentum correlation."""
+    la_, ra_, lt_, rt_ = (loc[:, i, 2][idx] for i in (0, 2, 4, 7))
+    arm_leg = np.stack([_corr(la_, rt_), _corr(ra_, lt_)])
+    cols = {
+        "phase_thighs": _corr(lt_, rt_),
+        "phase_arms": _corr(la_, ra_),
+        "phase_arm_leg_min": np.nanmin(arm_leg, 0),
+        "phase_arm_leg_mean": np.nanmean(arm_leg, 0),
+        "ang_mom_arm_leg": _corr(sig["ang_mom_arms_y"][idx], sig["ang_mom_legs_y"][idx]),
+    }
+    cols.update(swing_locking(loc[:, [0, 2, 4, 7], 2], starts, w, fps))
+    cols["swing_thighs"] = lt_.std(1) + rt_.std(1)
+    cols["swing_arms"] = la_.std(1) + ra_.std(1)
+    return cols
+
+
+def _relative_features(cols: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Features relative to the clip's typical window: ``*_rel`` (minus the clip median) and
+    spikes as log-ratios to it (capture pipelines differ in noise, CMU's raw marker data spikes
+    more than Bandai Namco's cleaned data; a seam stands out against its own clip either way)."""
+    out: dict[str, np.ndarray] = {}
+    for name in _RELATIVE:
+        x = cols[name]
+        med = np.nanmedian(x) if np.isfinite(x).any() else np.nan
+        out[f"{name}_rel"] = x - med
+    for name in ("joint_vel_spike_max", "acc_spike_max", "jerk_spike_max", "local_acc_spike_max",
+                 "acc_max_max", "ang_acc_max_max", "jerk_max_max"):
+        x = np.maximum(cols[name], 1e-9)
+        out[f"{name}_logratio"] = np.log(x / np.nanmedian(x))
+    return out
+
+
+def _pose_samples(body: Body, idx: np.ndarray, w: int, config: WindowConfig) -> np.ndarray:
+    """``(W, pose_samples * bones * 6)`` float32 pose samples of each window for the PCA
+    reconstruction error: bone directions in the heading frame and their change (×0.1 s)."""
+    n = body.n_frames
+    dirs = to_heading_frame(bone_vectors(body.positions), np.unwrap(heading(body.positions)))
+    dirs = dirs / np.maximum(_norm(dirs)[..., None], 1e-9)
+    ddirs = _diff(dirs, 1, body.fps) * 0.1
+    pose = np.concatenate([dirs, ddirs], axis=-1).reshape(n, -1).astype(np.float32)  # (F, bones*6)
+    pick = np.round(np.linspace(0, w - 1, config.pose_samples)).astype(int)
+    return pose[idx[:, pick]].reshape(len(idx), -1)
 
 
 def feature_columns(frame: pd.DataFrame) -> list[str]:

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from evalkit.motion import quat
-from evalkit.motion.model import Motion
+
+if TYPE_CHECKING:  # Motion imports this module to cache its positions; annotations only here
+    from evalkit.motion.model import Motion
 
 
 def forward_kinematics(motion: Motion) -> tuple[np.ndarray, np.ndarray]:

@@ -20,8 +20,8 @@ from typing import Iterable, Mapping
 
 import yaml
 
-from evalkit.errors import ConfigError, RolesNotFoundError
-from evalkit.textfile import read_utf8_text
+from evalkit.errors import ConfigError, RolesNotFoundError, yaml_error
+from evalkit.textfile import read_config_text
 from evalkit.motion.model import Skeleton
 
 SIDED = ("shoulder", "elbow", "wrist", "hip", "knee", "ankle", "toe")
@@ -184,16 +184,11 @@ def find_roles(
 def load_role_map(path: str | Path) -> dict[str, str]:
     """Read ``{role: joint name}`` from a YAML file (top-level ``roles:`` key or a plain map)."""
     path = Path(path)
+    text = read_config_text(path, "role map")
     try:
-        data = yaml.safe_load(read_utf8_text(path))
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: role map file not found") from None
-    except IsADirectoryError:
-        raise ConfigError(f"{path}: is a folder, expected a role map YAML file") from None
+        data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = f", line {mark.line + 1}" if mark else ""
-        raise ConfigError(f"{path}{line}: not valid YAML ({getattr(exc, 'problem', exc)})") from None
+        raise yaml_error(path, exc, text) from None
     if isinstance(data, dict) and "roles" in data:
         data = data["roles"]
     if not isinstance(data, dict):

@@ -17,7 +17,7 @@ Pipeline (all times in seconds):
 3. **Accents**: candidates whose F0 peak stands out, i.e. ``excursion_st >= min_excursion_st``
    and ``rise_st >= min_rise_st``; when two accents are closer than ``min_separation_s``, the
    one with the larger excursion is kept.
-4. **PSI** (Pitch Strength Indicator) in [0, 1]: a :class:`~evalkit.models.strength.StrengthScale`
+4. **PSI** (Pitch Strength Indicator) in [0, 1]: a :class:`~evalkit.strength_scale.StrengthScale`
    calibrated on real read speech (:data:`DEFAULT_PSI_SCALE`), or any fitted scale/classifier.
 """
 
@@ -287,7 +287,7 @@ def score_psi(accents: Sequence[Accent], scale=None) -> list[Accent]:
     """The accents with ``psi`` set by ``scale`` (default :data:`DEFAULT_PSI_SCALE`).
 
     ``scale`` is anything with ``features`` and ``strength(DataFrame) -> (n,)``: a fitted
-    :class:`~evalkit.models.strength.StrengthScale` or
+    :class:`~evalkit.strength_scale.StrengthScale` or
     :class:`~evalkit.models.strength.StrengthClassifier`.
     """
     if not accents:
@@ -387,16 +387,16 @@ _DEFAULT_PSI = {
 
 
 def default_psi_scale():
-    """The default PSI calibration (a fitted :class:`~evalkit.models.strength.StrengthScale`)."""
-    from evalkit.models.strength import StrengthScale
+    """The default PSI calibration (a fitted :class:`~evalkit.strength_scale.StrengthScale`)."""
+    from evalkit.strength_scale import StrengthScale
 
     return StrengthScale.from_dict(_DEFAULT_PSI)
 
 
 def fit_psi_scale(accents: Sequence[Accent]):
-    """A :class:`~evalkit.models.strength.StrengthScale` calibrated on ``accents`` (a reference
+    """A :class:`~evalkit.strength_scale.StrengthScale` calibrated on ``accents`` (a reference
     population of detected accents), over :data:`PSI_FEATURES` with log duration."""
-    from evalkit.models.strength import StrengthScale
+    from evalkit.strength_scale import StrengthScale
 
     frame = pd.DataFrame([asdict(a) for a in accents])
     return StrengthScale(features=PSI_FEATURES, log=("duration_s",)).fit(frame[list(PSI_FEATURES)])

@@ -1,9 +1,10 @@
-"""Praat TextGrid files: a small typed model, reading through Praat, writing in Praat's text format.
+"""Praat TextGrid files: a small typed model, read and written by Praat itself.
 
-Reading uses Praat itself (praat-parselmouth), so every variant Praat accepts (long and short
-text format, UTF-8/UTF-16, binary) is read exactly as Praat reads it, and a malformed file is
-reported with Praat's line number. Writing produces Praat's long text format in UTF-8, which
-Praat reads back (the tests check the round trip through Praat).
+Reading and writing use Praat (praat-parselmouth), so every variant Praat accepts (long and
+short text format, UTF-8/UTF-16, binary) is read exactly as Praat reads it, a malformed file is
+reported with a line number, and the files written are Praat's own long text format (stored
+as UTF-8, where Praat would choose UTF-16 for non-ASCII text). What evalkit adds is the typed
+model and checks with clear messages (overlapping intervals, points outside the domain).
 """
 
 from __future__ import annotations
@@ -163,14 +164,6 @@ def _locate_long_format_error(path: Path) -> tuple[int, str] | None:
     return None
 
 
-def _q(text: str) -> str:
-    return '"' + text.replace('"', '""') + '"'
-
-
-def _num(x: float) -> str:
-    return repr(float(x))
-
-
 def _filled(tier: IntervalTier, start: float, end: float) -> list[Interval]:
     """Intervals sorted, gaps (and the domain's edges) filled with empty intervals."""
     out: list[Interval] = []
@@ -191,46 +184,66 @@ def _filled(tier: IntervalTier, start: float, end: float) -> list[Interval]:
     return out
 
 
-def textgrid_text(tg: TextGrid) -> str:
-    """The TextGrid in Praat's long text format (a string)."""
+def _praat_textgrid(tg: TextGrid):
+    """``tg`` as a Praat TextGrid object (parselmouth), built with Praat's own commands.
+
+    Raises:
+        InputError: no tiers (Praat needs at least one), overlapping, empty or reversed
+            intervals, points outside the time domain or two points at one time.
+    """
+    from parselmouth.praat import call
+
     if not tg.end > tg.start:
         raise InputError(f"TextGrid time domain {tg.start}-{tg.end} s is empty")
-    lines = [
-        'File type = "ooTextFile"',
-        'Object class = "TextGrid"',
-        "",
-        f"xmin = {_num(tg.start)} ",
-        f"xmax = {_num(tg.end)} ",
-        "tiers? <exists> " if tg.tiers else "tiers? <absent> ",
-    ]
-    if tg.tiers:
-        lines += [f"size = {len(tg.tiers)} ", "item []: "]
-    for k, tier in enumerate(tg.tiers, 1):
-        lines.append(f"    item [{k}]:")
+    if not tg.tiers:
+        raise InputError("a TextGrid needs at least one tier (Praat cannot write one without tiers)")
+    fills = []
+    for tier in tg.tiers:  # check everything before Praat is asked for anything
         if isinstance(tier, IntervalTier):
-            ivs = _filled(tier, tg.start, tg.end)
-            lines += ['        class = "IntervalTier" ', f"        name = {_q(tier.name)} ",
-                      f"        xmin = {_num(tg.start)} ", f"        xmax = {_num(tg.end)} ",
-                      f"        intervals: size = {len(ivs)} "]
-            for i, iv in enumerate(ivs, 1):
-                lines += [f"        intervals [{i}]:", f"            xmin = {_num(iv.start)} ",
-                          f"            xmax = {_num(iv.end)} ", f"            text = {_q(iv.text)} "]
-        else:
-            pts = sorted(tier.points, key=lambda p: p.time)
-            for p in pts:
-                if not (tg.start <= p.time <= tg.end):
-                    raise InputError(f"tier {tier.name!r}: point at {p.time:.6f} s is outside {tg.start}-{tg.end} s")
-            lines += ['        class = "TextTier" ', f"        name = {_q(tier.name)} ",
-                      f"        xmin = {_num(tg.start)} ", f"        xmax = {_num(tg.end)} ",
-                      f"        points: size = {len(pts)} "]
-            for i, p in enumerate(pts, 1):
-                lines += [f"        points [{i}]:", f"            number = {_num(p.time)} ",
-                          f"            mark = {_q(p.text)} "]
-    return "\n".join(lines) + "\n"
+            fills.append(_filled(tier, tg.start, tg.end))
+            continue
+        times = sorted(p.time for p in tier.points)
+        for t in times:
+            if not (tg.start <= t <= tg.end):
+                raise InputError(f"tier {tier.name!r}: point at {t:.6f} s is outside {tg.start}-{tg.end} s")
+        for a, b in zip(times, times[1:]):
+            if a == b:
+                raise InputError(f"tier {tier.name!r}: two points at {a:.6f} s; a point tier holds one point per time")
+        fills.append(None)
+    names = [f"t{k}" for k in range(1, len(tg.tiers) + 1)]  # placeholders: Praat splits names at spaces
+    point_names = [n for n, t in zip(names, tg.tiers) if isinstance(t, PointTier)]
+    obj = call("Create TextGrid", float(tg.start), float(tg.end), " ".join(names), " ".join(point_names))
+    for k, (tier, ivs) in enumerate(zip(tg.tiers, fills), 1):
+        call(obj, "Set tier name", k, tier.name)
+        if ivs is None:
+            for p in sorted(tier.points, key=lambda p: p.time):
+                call(obj, "Insert point", k, float(p.time), p.text)
+            continue
+        for iv in ivs[1:]:
+            call(obj, "Insert boundary", k, float(iv.start))
+        for i, iv in enumerate(ivs, 1):
+            if iv.text:
+                call(obj, "Set interval text", k, i, iv.text)
+    return obj
+
+
+def textgrid_text(tg: TextGrid) -> str:
+    """The TextGrid in Praat's long text format (a string), as Praat itself writes it."""
+    import tempfile
+
+    from parselmouth.praat import call
+
+    obj = _praat_textgrid(tg)
+    with tempfile.TemporaryDirectory(prefix="evalkit-textgrid-") as tmp:
+        f = Path(tmp) / "grid.TextGrid"
+        call(obj, "Save as text file", str(f))
+        raw = f.read_bytes()
+    # Praat writes ASCII when it can and UTF-16 (with a byte-order mark) otherwise
+    return raw.decode("utf-16") if raw[:2] in (b"\xff\xfe", b"\xfe\xff") else raw.decode("utf-8")
 
 
 def write_textgrid(tg: TextGrid, path: str | os.PathLike) -> Path:
-    """Write ``tg`` as a UTF-8 long-format TextGrid (temporary file, then rename)."""
+    """Write ``tg`` as a long-format TextGrid in UTF-8 (Praat's text, temporary file, then rename)."""
     p = Path(path)
     from evalkit.atomic import write_text
 

@@ -108,6 +108,12 @@ def test_train_refuses_an_existing_file_as_report_folder(clip, capsys):
     (["--end", "nan"], "--end must be a time in seconds, 0 or more, got nan"),
     (["--audio", "nosuch.wav"], "--audio nosuch.wav: no such file"),
     (["--roles", "nosuch.yaml"], "nosuch.yaml: role map file not found"),
+    (["--start", "2", "--end", "1"], "--end 1 s must come after --start 2 s"),
+    (["--color", "blue"], "--color 'blue' is not a colour; give #rrggbb"),
+    (["--background", "#12345"], "--background '#12345' is not a colour"),
+    (["--at", "1"], "v.mp4: --at and --strip write a .png image; name the output .png"),
+    (["--at", "-1"], "--at must be a time in seconds, 0 or more, got -1"),
+    (["--size", "100x100"], "--size 100x100: each side of a video must be a multiple of 16"),
 ])
 def test_render_refuses_bad_options_before_rendering(tmp_path, clip, capsys, monkeypatch, args, message):
     monkeypatch.chdir(tmp_path)
@@ -121,8 +127,66 @@ def test_render_makes_missing_folders_and_checks_the_output_first(tmp_path, clip
     assert (tmp_path / "new" / "sub" / "v.mp4").stat().st_size > 0
     capsys.readouterr()
     (tmp_path / "dir.mp4").mkdir()
-    refused(capsys, ["render", str(clip), "-o", "dir.mp4", "--quiet"], "dir.mp4: is a folder; give the video file's name")
-    refused(capsys, ["render", str(clip), "-o", "v.avi", "--quiet"], "v.avi: unsupported output format '.avi'; use .mp4")
+    refused(capsys, ["render", str(clip), "-o", "dir.mp4", "--quiet"], "dir.mp4: is a folder; give the output file's name")
+    refused(capsys, ["render", str(clip), "-o", "v.avi", "--quiet"], "v.avi: unsupported output format '.avi'; use .mp4, .png")
+
+
+@pytest.mark.parametrize("args,message", [
+    ([], "p.png: a .png output needs --at SECONDS (one pose) or --strip START:END:STEP"),
+    (["--at", "1", "--strip", "0:1:0.5"], "give --at (one pose) or --strip (several), not both"),
+    (["--strip", "0:1"], "--strip '0:1' is not START:END:STEP in seconds"),
+    (["--strip", "2:1:0.5"], "--strip 2:1:0.5: needs 0 <= START <= END and STEP > 0"),
+    (["--strip", "0:100:0.1"], "at most 40 fit a strip"),
+    (["--at", "1", "--start", "0.5"], "--start, --end and --audio are for videos"),
+])
+def test_render_still_options_are_checked_first(tmp_path, clip, capsys, monkeypatch, args, message):
+    monkeypatch.chdir(tmp_path)
+    refused(capsys, ["render", str(clip), "-o", "p.png", *args], message)
+    assert not (tmp_path / "p.png").exists()
+
+
+def test_render_start_past_the_end_names_the_clip_length(tmp_path, clip, capsys, monkeypatch):
+    """`--start 50` alone used to say "--end None"; a still past the end says so too."""
+    monkeypatch.chdir(tmp_path)
+    refused(capsys, ["render", str(clip), "-o", "v.mp4", "--start", "50", "--quiet"],
+            "--start 50 s is past the end of the")
+    refused(capsys, ["render", str(clip), "-o", "p.png", "--at", "50"], "--at: 50 s is past the end of the")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["good.bvh"]
+
+
+def test_render_without_chromium_says_how_to_get_it(tmp_path, clip, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("EVALKIT_CHROMIUM", str(tmp_path / "no-such-chromium"))
+    refused(capsys, ["render", str(clip), "-o", "v.mp4", "--end", "0.2", "--quiet"],
+            "cannot start chromium")
+    refused(capsys, ["render", str(clip), "-o", "p.png", "--at", "0.2"], "apt-get install chromium")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["good.bvh"]
+
+
+def test_render_writes_a_still_and_a_strip(tmp_path, clip, capsys):
+    """--at: one pose as PNG (the body drawn); --strip: the poses side by side, labelled."""
+    import numpy as np
+    from PIL import Image
+
+    from tests.webtest.helpers import figure_mask
+    from webtest.render import find_chromium
+
+    from tests.conftest import require_system
+
+    require_system("chromium", find_chromium() is not None, "install Debian's chromium (apt-get install chromium)")
+    assert main(["render", str(clip), "--at", "0.5", "-o", str(tmp_path / "pose.png"), "--size", "320x240"]) == 0
+    assert "the pose at 0.5 s" in capsys.readouterr().out
+    pose = np.asarray(Image.open(tmp_path / "pose.png").convert("RGB"))
+    assert pose.shape == (240, 320, 3) and figure_mask(pose).sum() > 1500
+    assert main(["render", str(clip), "--strip", "0:1:0.5", "-o", str(tmp_path / "strip.png"),
+                 "--size", "160x160", "--framing", "upper"]) == 0
+    assert "3 poses from 0 to 1 s" in capsys.readouterr().out
+    strip = np.asarray(Image.open(tmp_path / "strip.png").convert("RGB"))
+    assert strip.shape[1] == 3 * 160 + 2 * 6 and strip.shape[0] > 160
+    panels = [strip[:160, i * 166:i * 166 + 160] for i in range(3)]
+    assert all(figure_mask(p).sum() > 500 for p in panels)
+    assert np.abs(panels[0].astype(int) - panels[2]).mean() > 1  # different poses
+    assert not list(tmp_path.glob(".*"))
 
 
 def test_score_audio_folder_without_the_clips_wav(tmp_path, clip, capsys):

@@ -149,12 +149,12 @@ def test_plot_timeline_shades_the_verdicts_worst_window(cmu_dir, tmp_path, monke
     import matplotlib.figure
 
     from evalkit.features.plot import plot_timeline
-    from evalkit.models.discriminator import score_motion
+    from evalkit.models.discriminator import score_naturalness
     from evalkit.models.training import load_model
     from evalkit.motion import load_motion
 
     motion = load_motion(cmu_dir / "16_15.amc")
-    verdict = score_motion(load_model("default")[0], motion)
+    verdict = score_naturalness(load_model("default")[0], motion)
     saved = []
     orig = matplotlib.figure.Figure.savefig
     monkeypatch.setattr(matplotlib.figure.Figure, "savefig", lambda fig, *a, **k: (saved.append(fig), orig(fig, *a, **k)))

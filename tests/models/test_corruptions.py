@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from evalkit.errors import InputError
-from evalkit.models.body import ROLE_INDEX, body_of, limb_joints
+from evalkit.features.body import ROLE_INDEX, body_of, limb_joints
 from evalkit.models.corruptions import CORRUPTION_TYPES, corrupt
 from evalkit.models.dataset import trim_glitches
 from evalkit.models.windows import WindowConfig, frame_signals, prepare, window_features

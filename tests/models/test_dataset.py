@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from evalkit.errors import InputError
-from evalkit.models.body import limb_joints
+from evalkit.features.body import limb_joints
 from evalkit.models.dataset import ExampleSpec, load_natural, make_examples
 from evalkit.motion import find_roles
 

@@ -15,9 +15,8 @@ from evalkit.cli import main
 from evalkit.errors import ConfigError, FileFormatError, InputError
 from evalkit.models.corruptions import corrupt
 from evalkit.models.dataset import ExampleSpec, file_sha256, load_natural, make_examples, trim_glitches, window_table
-from evalkit.models.discriminator import (
-    NaturalnessDiscriminator, add_model_columns, fit_clone, score_motion,
-)
+from evalkit.models.discriminator import NaturalnessDiscriminator, fit_clone, score_naturalness
+from evalkit.models.naturalness import add_model_columns
 from evalkit.models.training import DEFAULT_MODEL, TrainOptions, load_model, metadata_path, save_model, train
 from evalkit.models.windows import feature_columns, pose_columns, window_features, window_labels
 from evalkit.motion import load_motion, resample
@@ -102,9 +101,9 @@ def test_held_out_subject_separates(clips, walk30):
     train_clips = [c for c in clips if c.group != "cmu:16"]
     ex = make_examples(train_clips, ExampleSpec(types=TYPES, per_type=1, seed=0))
     m = fit_clone(NaturalnessDiscriminator(**SMALL), window_table(ex))
-    natural = score_motion(m, walk30).naturalness
+    natural = score_naturalness(m, walk30).naturalness
     for kind, sev in (("jitter", 0.8), ("foot_skate", 0.8), ("transition", 1.0)):
-        bad = score_motion(m, corrupt(walk30, kind, sev, seed=2).motion).naturalness
+        bad = score_naturalness(m, corrupt(walk30, kind, sev, seed=2).motion).naturalness
         assert bad < natural, kind
 
 
@@ -122,8 +121,8 @@ def test_artifact_check_flags_a_type_never_trained_on(clips, table, walk30):
     check = ArtifactCheck().fit(table, table["label"].to_numpy())
     assert np.median(check.score_windows(natural_windows)) == 0.0
     assert check.score_windows(bad_windows).max() > 1.0
-    p_nat, p_nat_checked = score_motion(plain, walk30).naturalness, score_motion(checked, walk30).naturalness
-    p_bad, p_bad_checked = score_motion(plain, bad).naturalness, score_motion(checked, bad).naturalness
+    p_nat, p_nat_checked = score_naturalness(plain, walk30).naturalness, score_naturalness(checked, walk30).naturalness
+    p_bad, p_bad_checked = score_naturalness(plain, bad).naturalness, score_naturalness(checked, bad).naturalness
     # the check only ever lowers a score, and it lowers the corrupted clip far more
     assert p_nat_checked <= p_nat + 1e-12 and p_bad_checked <= p_bad + 1e-12
     assert p_bad_checked < p_nat_checked
@@ -174,7 +173,7 @@ def test_artifact_check_spares_the_natural_range(table, walk30):
     for q in (0.0, 0.5, 0.9):
         m = fit_clone(NaturalnessDiscriminator(**SMALL, artifact_quantile=q), table)
         refs.append(m.artifact_ref_)
-        scores.append([score_motion(m, x).naturalness for x in (walk30, bad)])
+        scores.append([score_naturalness(m, x).naturalness for x in (walk30, bad)])
         a = m.artifact_.score_windows(window_features(bad, m.window)).max()
         p_ref = m.artifact_model_.predict_proba(np.array([[m.artifact_ref_]]))[0, 1]
         p_a = m.artifact_model_.predict_proba(np.array([[a]]))[0, 1]
@@ -213,16 +212,16 @@ def test_a_reference_pose_at_frame_0_is_not_judged(model, walk30):
     rot = np.concatenate([np.tile([0.0, 0.0, 0.0, 1.0], (1, walk30.skeleton.n_joints, 1)), walk30.rotations])
     tr = np.concatenate([walk30.translations[:1] * 0 + walk30.skeleton.offsets[None], walk30.translations])
     posed = replace(walk30, rotations=rot, translations=tr)
-    plain, judged = score_motion(model, walk30), score_motion(model, posed)
+    plain, judged = score_naturalness(model, walk30), score_naturalness(model, posed)
     assert abs(judged.naturalness - plain.naturalness) < 1e-9
     assert np.allclose(judged.windows["start_s"], plain.windows["start_s"] + 1 / walk30.fps)
     # judging every frame sees the jump: the clip looks less natural
-    assert score_motion(model, posed, drop_pops=False).naturalness < plain.naturalness
+    assert score_naturalness(model, posed, drop_pops=False).naturalness < plain.naturalness
 
 
 def test_worst_window_finds_the_cut(model, walk30):
     c = corrupt(walk30, "transition", 1.0, seed=5)
-    s = score_motion(model, c.motion)
+    s = score_naturalness(model, c.motion)
     (a, b), = c.provenance.intervals
     assert s.worst_start_s <= b and s.worst_end_s >= a  # the worst window overlaps the seam
     assert 0 <= s.naturalness <= 1 and len(s.windows) >= 5
@@ -232,8 +231,8 @@ def test_save_reload_identical(model, walk30, tmp_path):
     path, meta_path = save_model(model, {"format": "evalkit-naturalness-discriminator", "seed": 0}, tmp_path / "m.joblib")
     assert meta_path == metadata_path(path) == tmp_path / "m.json"
     loaded, meta = load_model(path)
-    a = score_motion(model, walk30)
-    b = score_motion(loaded, walk30)
+    a = score_naturalness(model, walk30)
+    b = score_naturalness(loaded, walk30)
     assert a.naturalness == b.naturalness
     assert np.array_equal(a.windows["naturalness"], b.windows["naturalness"])
     with pytest.raises(InputError, match="joblib"):
@@ -262,10 +261,10 @@ def test_default_model_ships_and_scores(cmu_dir, walk30):
     for name, digest in files.items():  # trained on the bundled clips, hashes match
         assert file_sha256(cmu_dir / name) == digest
     assert {f["class"] for f in meta["training_data"]} == {"natural"}
-    natural = score_motion(model, walk30).naturalness
+    natural = score_naturalness(model, walk30).naturalness
     assert natural > 0.5
     for kind in ("jitter", "foot_skate", "time_warp"):
-        assert score_motion(model, corrupt(walk30, kind, 1.0, seed=1).motion).naturalness < natural
+        assert score_naturalness(model, corrupt(walk30, kind, 1.0, seed=1).motion).naturalness < natural
 
 
 @pytest.mark.parametrize("folder", [("mocap", "bandai-namco-1"), ("gesture", "bandai-namco")])
@@ -277,7 +276,7 @@ def test_default_model_scores_unseen_rigs_as_natural_on_average(folder):
     model, _ = load_model("default")
     files = sorted(shared_data(*folder).glob("*.bvh"))
     assert len(files) >= 20
-    scores = np.array([score_motion(model, load_motion(f)).naturalness for f in files])
+    scores = np.array([score_naturalness(model, load_motion(f)).naturalness for f in files])
     assert scores.mean() > 0.6 and np.median(scores) > 0.6, (folder, scores.round(2))
     assert (scores > 0.5).mean() >= 0.8, (folder, scores.round(2))
 

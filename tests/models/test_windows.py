@@ -112,3 +112,21 @@ def test_capture_noise_in_a_still_pose_is_not_read_as_jitter(long30):
     for clip in (held, long30):
         bad = corrupt(clip, "jitter", 0.5, seed=2, mode="clip").motion
         assert window_features(bad)["f_vhf_ratio"].min() > 3 * walk_vhf.max()
+
+
+def test_window_table_has_the_columns_the_shipped_model_was_trained_on(cmu_dir):
+    """The window table of a bundled clip, cut as the shipped model's metadata says, has exactly
+    the feature columns that model was trained on, in the same order (the per-frame signal
+    families are computed by separate functions; their order is the table's)."""
+    import json
+
+    from evalkit.models.training import DEFAULT_MODEL, metadata_path
+    from evalkit.models.windows import WindowConfig, feature_columns, pose_columns, window_features
+    from evalkit.motion import load_motion
+
+    meta = json.loads(metadata_path(DEFAULT_MODEL).read_text())
+    table = window_features(load_motion(cmu_dir / "16_15.amc"), WindowConfig(**meta["window"]))
+    pose_derived = ["pose_residual_mean", "pose_residual_max", "pose_mahalanobis"]
+    assert feature_columns(table) + pose_derived == meta["features"]
+    assert len(pose_columns(table)) == meta["pose_columns"]
+    assert len(table) >= 5

@@ -1,4 +1,8 @@
-"""Render a motion clip to an MP4 video (stick figure, ground grid, optional audio track).
+"""The matplotlib stick-figure renderer evalkit shipped before issue 26 (formerly
+``webtest/video.py``), kept unchanged only as the peer of ``bench/bench_render.py``. evalkit itself
+renders with ``webtest/static/stage.js`` (``webtest.render``); nothing in the package imports this.
+
+Render a motion clip to an MP4 video (stick figure, ground grid, optional audio track).
 
 Frames are drawn with matplotlib (Agg) with the same cameras as the browser player
 (``static/player.js``) and piped to the ffmpeg binary that ships with imageio-ffmpeg, so nothing

@@ -1,0 +1,143 @@
+"""Speed of the distribution metrics.
+
+1. ``frechet``: our Fréchet distance (symmetric eigendecompositions, batched) against the formula
+   of the field's scripts (``scipy.linalg.sqrtm`` of ``Σ₁Σ₂``), both timed in this run on the same
+   covariances, with the largest difference between them. The peer is our restatement of the
+   public scripts' formula (scipy used as those scripts use it).
+2. ``scale``: ``evalkit compare`` of N clips of 10 s at 30 fps against a reference set, with
+   ``--jobs``; clips are made from the bundled CMU capture (resampled to 30 fps, cut into 10-s
+   pieces from different start frames, mirrored every other clip) and written as BVH first (not
+   timed). Reports the wall time of the whole comparison (reading, features, bootstrap, tables).
+
+    python bench/bench_distribution.py frechet
+    python bench/bench_distribution.py scale --clips 1000 --ref-clips 1000 --jobs 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+
+def bench_frechet(reps: int = 20) -> None:
+    """Both methods on one BLAS thread (the machine is shared; multi-threaded LAPACK on small
+    matrices there is slower for both, and more so for the batched eigendecompositions)."""
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(1):
+        _bench_frechet(reps)
+
+
+def _bench_frechet(reps: int) -> None:
+    from evalkit.distribution.frechet import frechet_distance, frechet_distance_sqrtm, gaussian
+
+    rng = np.random.default_rng(0)
+    print("dims  ours (ms)  scipy sqrtm (ms)  ratio  max |difference|")
+    for d, n in ((32, 3000), (54, 1000), (128, 3000), (512, 5000)):
+        a = rng.normal(size=(n, d)) @ rng.normal(size=(d, d)) / np.sqrt(d)
+        b = rng.normal(0.2, 1.1, size=(n, d)) @ rng.normal(size=(d, d)) / np.sqrt(d)
+        g1, g2 = gaussian(a), gaussian(b)
+        r = max(2, reps // (1 + d // 128))
+        t = time.perf_counter()
+        for _ in range(r):
+            ours = float(frechet_distance(*g1, *g2))
+        t_ours = (time.perf_counter() - t) / r
+        t = time.perf_counter()
+        for _ in range(r):
+            ref = frechet_distance_sqrtm(*g1, *g2)
+        t_ref = (time.perf_counter() - t) / r
+        print(f"{d:4d}  {t_ours * 1e3:9.2f}  {t_ref * 1e3:16.2f}  {t_ref / t_ours:5.1f}x  {abs(ours - ref):.2e} "
+              f"(value {ours:.4g})")
+    # 500 bootstrap replicates of a 32-dim embedding: one batched call vs a loop of sqrtm
+    d, b = 32, 500
+    mus = rng.normal(size=(b, d))
+    covs = np.stack([np.cov(rng.normal(size=(200, d)), rowvar=False) for _ in range(b)])
+    t = time.perf_counter()
+    batched = frechet_distance(mus, covs, mus[0], covs[0])
+    t_b = time.perf_counter() - t
+    t = time.perf_counter()
+    loop = [frechet_distance_sqrtm(mus[i], covs[i], mus[0], covs[0]) for i in range(b)]
+    t_l = time.perf_counter() - t
+    print(f"500 bootstrap replicates, 32 dims: batched {t_b * 1e3:.1f} ms, sqrtm loop {t_l * 1e3:.1f} ms "
+          f"({t_l / t_b:.1f}x), max |difference| {np.max(np.abs(batched - np.array(loop))):.2e}")
+
+
+def make_clips(folder: Path, n: int, seconds: float = 10.0, fps: float = 30.0, seed: int = 0) -> list[Path]:
+    """``n`` BVH clips of ``seconds`` at ``fps`` cut from the bundled capture (see module doc)."""
+    from evalkit.data import SAMPLES_DIR
+    from evalkit.motion import load_motion, mirror, resample, write_bvh
+    from evalkit.motion.io import iter_motion_files
+    from evalkit.motion.model import concatenate
+
+    folder.mkdir(parents=True, exist_ok=True)
+    sources = []
+    for f in iter_motion_files([SAMPLES_DIR / "cmu"]):
+        m = resample(load_motion(f), fps)
+        sources.append(m)
+    long = [m for m in sources if m.n_frames >= seconds * fps] or sources
+    need = int(seconds * fps)
+    rng = np.random.default_rng(seed)
+    out = []
+    for i in range(n):
+        m = long[i % len(long)]
+        while m.n_frames < need:
+            m = concatenate([m, m])
+        s = int(rng.integers(0, m.n_frames - need + 1))
+        clip = m[s:s + need]
+        if i % 2:
+            clip = mirror(clip)
+        p = folder / f"clip{i:05d}.bvh"
+        write_bvh(clip.with_(name=p.stem), p)
+        out.append(p)
+    return out
+
+
+def bench_scale(clips: int, ref_clips: int, jobs: int, score: bool, boot: int) -> None:
+    from evalkit.distribution import compare
+
+    with tempfile.TemporaryDirectory() as tmp:
+        t = time.perf_counter()
+        make_clips(Path(tmp) / "sys", clips, seed=1)
+        make_clips(Path(tmp) / "ref", ref_clips, seed=2)
+        print(f"made {clips} + {ref_clips} clips of 10 s at 30 fps in {time.perf_counter() - t:.1f} s (not timed below)")
+        t = time.perf_counter()
+        cpu = time.process_time()
+        res = compare([Path(tmp) / "ref"], {"sys": [Path(tmp) / "sys"]}, jobs=jobs, n_boot=boot, score=score,
+                      progress=False)
+        wall = time.perf_counter() - t
+        cpu = time.process_time() - cpu
+    row = res.table.iloc[0]
+    print(f"compare: {clips} system clips vs {ref_clips} reference clips, jobs={jobs}, score metrics={score}, "
+          f"bootstrap={boot}: {wall:.1f} s wall ({os.cpu_count()} cores, load average "
+          f"{os.getloadavg()[0]:.1f}); fgd {row['fgd']:.3g} [{row['fgd_ci_low']:.3g}, {row['fgd_ci_high']:.3g}], "
+          f"{int(row['n_windows'])} windows")
+    if jobs == 1:  # all work in this process: its CPU time is what an idle machine would need
+        print(f"  CPU time of this process: {cpu:.1f} s = {cpu / (clips + ref_clips) * 1e3:.1f} ms per clip; "
+              f"on 2 idle cores about {cpu / 2:.1f} s for these {clips + ref_clips} clips")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("what", choices=("frechet", "scale", "all"), nargs="?", default="all")
+    ap.add_argument("--clips", type=int, default=1000)
+    ap.add_argument("--ref-clips", type=int, default=1000)
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--bootstrap", type=int, default=500)
+    ap.add_argument("--no-score", action="store_true", help="leave out the per-clip score metrics")
+    a = ap.parse_args()
+    if a.what in ("frechet", "all"):
+        bench_frechet()
+    if a.what in ("scale", "all"):
+        bench_scale(a.clips, a.ref_clips, a.jobs, not a.no_score, a.bootstrap)
+
+
+if __name__ == "__main__":
+    main()

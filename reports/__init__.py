@@ -3,8 +3,9 @@
 Entry points: :func:`build_report` (a report folder with report.html, figures, CSV/LaTeX tables
 and a methods paragraph), :func:`load_input` (ratings from CSV in several formats or from a
 database URL), and the analysis modules: :mod:`reports.screening`, :mod:`reports.pairwise`,
-:mod:`reports.ranking`, :mod:`reports.models`, :mod:`reports.agreement`,
-:mod:`reports.absolute`, :mod:`reports.objective`, :mod:`reports.figures`.
+:mod:`reports.ranking`, :mod:`reports.regression`, :mod:`reports.agreement`,
+:mod:`reports.absolute`, :mod:`reports.objective`, :mod:`reports.genea` (GENEA protocol),
+:mod:`reports.figures`.
 ``reports`` never imports ``webtest``; it reads webtest's ``ratings_long`` table (docs/reports.md).
 """
 

@@ -51,14 +51,16 @@ def _weighted_median_boot(values: np.ndarray, pcode: np.ndarray, draws: np.ndarr
 
 def system_summary(ratings: pd.DataFrame, *, confidence: float = 0.95, n_boot: int = 2000,
                    seed: int = 0) -> pd.DataFrame:
-    """One row per system (best mean first): n, participants, mean, sd, t CI, bootstrap CI of the
-    mean, median and its bootstrap CI (both bootstraps resample participants)."""
+    """One row per system (best mean first): n, participants, mean, sd, cluster-robust t CI over
+    raters (``cl_low/cl_high``, the default), Student-t CI treating ratings as independent
+    (``t_low/t_high``), participant-bootstrap CI of the mean, median and its bootstrap CI."""
     rng = np.random.default_rng(seed)
     rows = []
     for system, g in ratings.groupby("system_a", sort=False):
         x = g["score"].to_numpy(float)
         parts, pcode = np.unique(g["participant"].astype(str).to_numpy(), return_inverse=True)
         m, lo, hi = st.t_ci(x, confidence)
+        _, clo, chi = st.cluster_t_ci(x, pcode, confidence)
         P = len(parts)
         if P >= 2 and n_boot > 0:
             draws = rng.multinomial(P, np.full(P, 1.0 / P), size=n_boot).astype(float)
@@ -72,7 +74,8 @@ def system_summary(ratings: pd.DataFrame, *, confidence: float = 0.95, n_boot: i
         mlo, mhi = st.percentile_ci(bmed, confidence)
         rows.append({"system": system, "n": x.size, "n_participants": P, "mean": m,
                      "sd": float(x.std(ddof=1)) if x.size > 1 else math.nan,
-                     "t_low": lo, "t_high": hi, "boot_low": blo, "boot_high": bhi,
+                     "cl_low": clo, "cl_high": chi, "t_low": lo, "t_high": hi,
+                     "boot_low": blo, "boot_high": bhi,
                      "median": float(np.median(x)), "median_low": mlo, "median_high": mhi})
     df = pd.DataFrame(rows)
     return df.sort_values("mean", ascending=False, kind="stable").reset_index(drop=True)
@@ -105,18 +108,37 @@ def friedman(ratings: pd.DataFrame, systems: list[str] | None = None) -> dict:
     return out
 
 
+#: Rater-level tests need at least this many raters (exact two-sided Wilcoxon minimum p = 2/2^n).
+MIN_TEST_RATERS = 6
+
+
+def rater_means(ratings: pd.DataFrame) -> pd.DataFrame:
+    """One row per rater and system: the rater's mean rating of that system over items (item
+    ``"mean"``), so tests on it count raters, not ratings."""
+    g = ratings.groupby(["participant", "system_a"], sort=False)["score"].mean().reset_index()
+    g["item"] = "mean"
+    return g
+
+
 def pairwise_wilcoxon(ratings: pd.DataFrame, systems: list[str] | None = None, *,
-                      zero_method: str = "pratt", alpha: float = 0.05) -> pd.DataFrame:
-    """Every pair of systems: Wilcoxon signed-rank test on the paired block ratings (blocks
-    where both were rated), Holm-corrected across pairs. Columns: system_a, system_b, n,
-    mean_diff (a - b), median_diff, wilcoxon_W, p_wilcoxon, p_holm, rank_biserial,
-    significant."""
-    wide = block_matrix(ratings, systems)
+                      zero_method: str = "pratt", alpha: float = 0.05,
+                      unit: str = "block", min_n: int | None = None) -> pd.DataFrame:
+    """Every pair of systems: Wilcoxon signed-rank test on paired ratings, Holm-corrected across
+    the tested pairs. ``unit='block'``: paired block ratings (one participant's ratings of one
+    item; blocks of one rater treated as independent, BS.1534 practice); ``unit='rater'``: each
+    rater's mean rating per system (one pair of values per rater — respects rater clustering).
+    Pairs with fewer than ``min_n`` pairs of values are not tested (``tested`` False; default 10
+    blocks, or 6 raters — the smallest n at which an exact two-sided test can reach p < 0.05). Columns: system_a, system_b, n, mean_diff (a - b), median_diff, wilcoxon_W,
+    p_wilcoxon, p_holm, rank_biserial, significant, tested."""
+    from reports.pairwise import MIN_TEST_ANSWERS
+
+    min_n = min_n if min_n is not None else (MIN_TEST_RATERS if unit == "rater" else MIN_TEST_ANSWERS)
+    wide = block_matrix(rater_means(ratings) if unit == "rater" else ratings, systems)
     systems = list(wide.columns)
     rows = []
     for a, b in itertools.combinations(systems, 2):
         d = (wide[a] - wide[b]).dropna().to_numpy()
-        w = st.wilcoxon_test(d, zero_method)
+        w = st.wilcoxon_test(d, zero_method) if d.size >= min_n else {"W": math.nan, "p": math.nan}
         rows.append({"system_a": a, "system_b": b, "n": d.size,
                      "mean_diff": float(d.mean()) if d.size else math.nan,
                      "median_diff": float(np.median(d)) if d.size else math.nan,
@@ -126,6 +148,7 @@ def pairwise_wilcoxon(ratings: pd.DataFrame, systems: list[str] | None = None, *
                                      "wilcoxon_W", "p_wilcoxon", "rank_biserial"])
     df["p_holm"] = st.holm(df["p_wilcoxon"].to_numpy())
     df["significant"] = df["p_holm"] < alpha
+    df["tested"] = df["n"] >= min_n
     return df
 
 

@@ -5,6 +5,10 @@ Formats (``fmt`` names):
 ``long``       the long-format ratings CSV (:mod:`reports.table`)
 ``genea``      GENEA leaderboard battles (``user,input_code,model_a,model_b,winner,is_strong,...``)
 ``webmushra``  webMUSHRA results: ``mushra.csv`` (MUSHRA pages) or ``paired_comparison.csv``
+``webmushra-lss`` webMUSHRA ``lss.csv`` (likert_single_stimulus pages: ``stimuli_rating``,
+               ``stimuli``; values stored with spaces, e.g. ``" 4 "``)
+``mturk-p808`` raw Amazon MTurk batch results of a P.808 ACR HIT (``Batch_*_batch_results.csv``:
+               ``WorkerId``, ``Answer.Q<n>`` votes and ``Answer.Q<n>_url`` clip URLs)
 ``p808``       ITU-T P.808 toolkit per-vote CSV (``..._votes_per_worker.csv``: ``workerid``,
                ``file``, ``vote`` and the condition columns of its ``condition_pattern``)
 ``mushra-lists`` one row per stimulus with JSON lists of ratings and participant ids
@@ -27,7 +31,7 @@ from evalkit.errors import FileFormatError, InputError
 from reports.io import is_database_url, read_csv_table, read_ratings_db
 from reports.table import RATING_KEY, check_duplicates, validate_ratings
 
-FORMATS = ("long", "genea", "webmushra", "p808", "mushra-lists", "scores")
+FORMATS = ("long", "genea", "webmushra", "webmushra-lss", "mturk-p808", "p808", "mushra-lists", "scores")
 GENEA_COLUMNS = ("user", "input_code", "model_a", "model_b", "winner")
 
 
@@ -38,6 +42,9 @@ SIGNATURES = (
     ("webmushra", "webMUSHRA MUSHRA", ("trial_id", "rating_stimulus", "rating_score")),
     ("webmushra", "webMUSHRA paired comparison",
      ("trial_id", "choice_reference", "choice_non_reference", "choice_answer")),
+    ("webmushra-lss", "webMUSHRA single-stimulus rating (lss.csv)", ("trial_id", "stimuli_rating", "stimuli")),
+    ("mturk-p808", "MTurk batch results of a P.808 ACR HIT (Batch_*_batch_results.csv)",
+     ("HITId", "WorkerId", "Answer.Q1", "Answer.Q1_url")),
     ("p808", "P.808 per-vote", ("workerid", "vote", "file")),
     ("p808", "P.808 per-vote", ("workerid", "vote", "short_file_name")),
     ("mushra-lists", "MUSHRA rating lists", ("signal", "condition", "ratings", "participant_ids")),
@@ -56,14 +63,16 @@ def detect_format(columns, path: str | None = None) -> str:
             return name
     if "system" in cols:
         return "scores"
-    header = ", ".join(sorted(cols)) or "no columns"
+    shown = sorted(cols)
+    header = (", ".join(shown[:6]) + (f", … ({len(shown)} columns)" if len(shown) > 6 else "")) or "no columns"
     for sep, label in ((";", "semicolons"), ("\t", "tabs")):
         if len(cols) == 1 and sep in next(iter(cols)):
-            raise FileFormatError(path, 1, f"the header is one column ({header}) with {label} in it; "
+            raise FileFormatError(path, 1, f"the header is one column ({header[:80]}) with {label} in it; "
                                            "expected comma-separated values (save the file as CSV with "
                                            "',' as the separator)")
-    best = max(SIGNATURES, key=lambda sig: len(cols & set(sig[2])) / len(sig[2]))
-    missing = [c for c in best[2] if c not in cols]
+    lower = {c.lower() for c in cols}
+    best = max(SIGNATURES, key=lambda sig: len(lower & {c.lower() for c in sig[2]}) / len(sig[2]))
+    missing = [c for c in best[2] if c.lower() not in lower]
     if len(missing) < len(best[2]):
         raise FileFormatError(path, 1, f"cannot tell the format from the header ({header}): closest is "
                                        f"{best[1]} (format {best[0]}), which lacks column(s) "
@@ -135,8 +144,14 @@ def from_genea_battles(df: pd.DataFrame, path: str | None = None) -> pd.DataFram
         "response_time_s": np.nan, "flags": flags,
     })
     out["trial"] = out.groupby("participant", sort=False).cumcount() + 1
-    return validate_ratings(out, path, names={"participant": "user", "item": "input_code",
-                                              "system_a": "model_a", "system_b": "model_b"})
+    res = validate_ratings(out, path, names={"participant": "user", "item": "input_code",
+                                             "system_a": "model_a", "system_b": "model_b"})
+    from reports.genea import battle_reasons
+
+    reasons = battle_reasons(df)
+    if reasons is not None:  # plain records: pandas compares attrs, which DataFrames cannot be
+        res.attrs["genea_reasons"] = reasons.to_dict("records")
+    return res
 
 
 def _csv_lines(df: pd.DataFrame) -> list[int]:
@@ -170,17 +185,21 @@ def from_webmushra(df: pd.DataFrame, path: str | None = None) -> pd.DataFrame:
     """
     if "rating_stimulus" in df.columns:
         _need(df, ("trial_id", "rating_stimulus", "rating_score"), path, "webMUSHRA MUSHRA")
+        score = df["rating_score"].fillna("").astype(str).str.strip()
+        scale, note = scale_from_values(score, "mushra")
         out = pd.DataFrame({
             "participant": _webmushra_participant(df, "trial_id", path),
             "trial": df["trial_id"], "item": df["trial_id"], "system_a": df["rating_stimulus"],
             "system_b": "", "side_shown": "", "raw_answer": df["rating_score"],
-            "score": df["rating_score"], "scale": "mushra",
+            "score": score, "scale": scale,
             "response_time_s": pd.to_numeric(df.get("rating_time"), errors="coerce") / 1000.0,
             "flags": "",
         })
-        return validate_ratings(out, path, names={"trial": "trial_id", "item": "trial_id",
-                                                  "system_a": "rating_stimulus",
-                                                  "score": "rating_score"})
+        res = validate_ratings(out, path, names={"trial": "trial_id", "item": "trial_id",
+                                                 "system_a": "rating_stimulus",
+                                                 "score": "rating_score"})
+        res.attrs["notes"] = [note] if note else []
+        return res
     _need(df, ("trial_id", "choice_reference", "choice_non_reference", "choice_answer"), path,
           "webMUSHRA paired comparison")
     ans = df["choice_answer"].fillna("").astype(str).str.strip().str.lower()
@@ -209,6 +228,111 @@ def from_webmushra(df: pd.DataFrame, path: str | None = None) -> pd.DataFrame:
                                   "score": "choice_answer"})
     res.attrs["notes"] = [f"{int((~keep).sum())} unanswered ('unknown') paired comparison(s) dropped"] \
         if (~keep).any() else []
+    return res
+
+
+def scale_from_values(values: pd.Series, declared: str) -> tuple[str, str]:
+    """The scale the numbers fit: ``declared`` unless every value is an integer in 1..5 (``acr5``)
+    or 1..7 (``likert7``) and the declared scale is the 0-100 MUSHRA slider — then that category
+    scale, with a note saying why. Non-numbers are left for validation to report."""
+    v = pd.to_numeric(values, errors="coerce")
+    if declared != "mushra" or v.isna().any() or len(v) == 0 or (v != v.round()).any():
+        return declared, ""
+    lo, hi = float(v.min()), float(v.max())
+    for name, top in (("acr5", 5), ("likert7", 7)):
+        if lo >= 1 and hi <= top:
+            return name, (f"every rating is an integer between {lo:g} and {hi:g}: analysed on the "
+                          f"{name} scale (1–{top}), not as MUSHRA 0–100 (BS.1534) — check that this "
+                          "matches the test's rating scale")
+    return declared, ""
+
+
+def from_webmushra_lss(df: pd.DataFrame, path: str | None = None) -> pd.DataFrame:
+    """webMUSHRA ``lss.csv`` (likert_single_stimulus pages) → long format, absolute scale.
+
+    Columns (webMUSHRA ``service/write.php``): ``session_test_id``, the participant form fields,
+    ``trial_id``, ``stimuli_rating`` (written with spaces around the value, ``" 4 "``),
+    ``stimuli`` (the stimulus id), ``rating_time`` (ms). system = ``stimuli``, item =
+    ``trial_id``. The scale follows the values: 1–5 → ``acr5``, 1–7 → ``likert7``. Pages with
+    several questions (``stimuli_rating1``, ``stimuli_rating2``, …) need one file per question.
+    """
+    many = [c for c in df.columns if str(c).startswith("stimuli_rating") and str(c) != "stimuli_rating"]
+    if many and "stimuli_rating" not in df.columns:
+        raise FileFormatError(path, 1, f"webMUSHRA lss file with {len(many)} rating columns "
+                                       f"({', '.join(many)}); evalkit reads one rating per row — save one "
+                                       "file per question with its column renamed to stimuli_rating")
+    _need(df, ("trial_id", "stimuli_rating", "stimuli"), path, "webMUSHRA single-stimulus rating")
+    score = df["stimuli_rating"].fillna("").astype(str).str.strip()
+    v = pd.to_numeric(score, errors="coerce")
+    hi = float(v.max()) if v.notna().any() else 5.0
+    scale = "acr5" if hi <= 5 else "likert7"
+    out = pd.DataFrame({
+        "participant": _webmushra_participant(df, "trial_id", path),
+        "trial": df["trial_id"], "item": df["trial_id"], "system_a": df["stimuli"], "system_b": "",
+        "side_shown": "", "raw_answer": df["stimuli_rating"], "score": score, "scale": scale,
+        "response_time_s": pd.to_numeric(df.get("rating_time"), errors="coerce") / 1000.0, "flags": "",
+    })
+    res = validate_ratings(out, path, names={"trial": "trial_id", "item": "trial_id",
+                                             "system_a": "stimuli", "score": "stimuli_rating"})
+    res.attrs["notes"] = [f"webMUSHRA single-stimulus ratings read on the {scale} scale (values "
+                          f"{v.min():g}–{v.max():g})"]
+    return res
+
+
+def from_mturk_p808(df: pd.DataFrame, path: str | None = None, *, condition_pattern: str | None = None,
+                    scale: str = "acr5") -> pd.DataFrame:
+    """Raw MTurk batch results of a P.808 ACR HIT (``Batch_*_batch_results.csv``) → long format.
+
+    One row per assignment with ``WorkerId`` and, per question n, the vote ``Answer.Q<n>`` and the
+    clip ``Answer.Q<n>_url`` (the layout the P.808 toolkit's ACR template submits). One long row
+    per answered question: participant = WorkerId, item = the clip file name, system = the
+    condition taken from the clip name by ``condition_pattern`` (a regular expression whose first
+    group is the condition, as ``condition_pattern`` in the toolkit's result-parser config),
+    score = the vote (1–5). No quality control is applied here (the toolkit's result_parser
+    applies its trapping/gold/variance rules): either screen with evalkit's rules or pass the
+    toolkit's ``*_votes_per_worker.csv`` (format ``p808``) instead. CCR/DCR batches need the
+    toolkit's order correction: pass its per-vote output.
+    """
+    import re
+
+    cols = {c.lower(): c for c in df.columns}
+    worker = cols.get("workerid")
+    qs = sorted({m.group(1) for c in df.columns for m in [re.match(r"(?i)^answer\.(q\d+)$", str(c))] if m},
+                key=lambda q: int(q[1:]))
+    if worker is None or not qs:
+        raise FileFormatError(path, 1, "MTurk batch file lacks WorkerId or Answer.Q<n> columns")
+    if not condition_pattern:
+        raise InputError(f"{path}: MTurk batch results of P.808 need --condition-pattern REGEX (its first "
+                         "group picks the condition out of the clip name, as condition_pattern in the "
+                         "P.808 result_parser config), or pass the P.808 toolkit's "
+                         "*_votes_per_worker.csv (format p808) instead")
+    try:
+        pattern = re.compile(condition_pattern)
+    except re.error as exc:
+        raise InputError(f"--condition-pattern {condition_pattern!r}: not a regular expression ({exc})") from None
+    rows, lines = [], []
+    for i, r in enumerate(df.to_dict("records")):
+        for q in qs:
+            vote = str(r.get(cols[f"answer.{q.lower()}"], "") or "").strip()
+            url = str(r.get(cols.get(f"answer.{q.lower()}_url", ""), "") or "").strip()
+            if not vote or vote.lower() == "nan":
+                continue
+            clip = url.rsplit("/", 1)[-1]
+            m = pattern.search(clip)
+            if not m or not m.groups():
+                raise FileFormatError(path, i + 2, f"column 'Answer.{q}_url': clip {clip!r} does not match "
+                                                   f"--condition-pattern {condition_pattern!r} (needs one group)")
+            rows.append({"participant": r[worker], "trial": f"{r.get(cols.get('assignmentid', ''), i)}:{q}",
+                         "item": clip, "system_a": m.group(1), "raw_answer": vote, "score": vote,
+                         "scale": scale})
+            lines.append(i + 2)
+    if not rows:
+        raise FileFormatError(path, None, "no answered questions (all Answer.Q<n> cells empty)")
+    out = pd.DataFrame(rows)
+    res = validate_ratings(out, path, lines=lines, names={"participant": "WorkerId", "score": "Answer.Q<n>",
+                                                          "system_a": "Answer.Q<n>_url"})
+    res.attrs["notes"] = ["MTurk batch results read without the P.808 toolkit's quality control "
+                          "(trapping, gold and variance rules); evalkit's screening rules apply"]
     return res
 
 
@@ -287,6 +411,8 @@ def from_mushra_lists(df: pd.DataFrame, path: str | None = None) -> pd.DataFrame
 IMPORTERS = {
     "genea": from_genea_battles,
     "webmushra": from_webmushra,
+    "webmushra-lss": from_webmushra_lss,
+    "mturk-p808": from_mturk_p808,
     "p808": from_p808,
     "mushra-lists": from_mushra_lists,
 }
@@ -326,7 +452,12 @@ def load_input(source: str | Path, fmt: str = "auto", *, table: str = "ratings_l
             df.attrs.update(simulated=True, notes=[SIMULATED_NOTE])
     else:
         fn = IMPORTERS[fmt]
-        df = fn(raw, text, **options) if fmt == "p808" else fn(raw, text)
+        if fmt == "p808":
+            df = fn(raw, text, **{k: v for k, v in options.items() if k in ("condition_column", "scale")})
+        elif fmt == "mturk-p808":
+            df = fn(raw, text, condition_pattern=options.get("condition_pattern"))
+        else:
+            df = fn(raw, text)
     df.attrs.update(source=text, format=fmt)
     return "ratings", df
 
@@ -358,5 +489,8 @@ def combine_ratings(frames: list[pd.DataFrame]) -> pd.DataFrame:
                              f"{name[src[i]]}; each answer must be given once (the same file twice?)")
     notes = [n for f in frames for n in f.attrs.get("notes", [])]
     out.attrs["notes"] = notes
+    reasons = [r for f in frames for r in f.attrs.get("genea_reasons") or []]
+    if reasons:
+        out.attrs["genea_reasons"] = reasons
     out.attrs["sources"] = [f.attrs.get("source", "<table>") for f in frames]
     return out

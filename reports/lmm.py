@@ -21,6 +21,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import linalg, optimize, stats
 
+from evalkit.errors import InputError
+
 
 @dataclass
 class LMMResult:
@@ -49,13 +51,14 @@ class LMMResult:
 
 def fit_crossed_lmm(y, X, factors: dict[str, np.ndarray]) -> LMMResult:
     """REML fit of ``y`` (n,) on fixed-effect design ``X`` (n, p) with one random intercept per
-    level of each factor in ``factors`` (name -> (n,) labels). Raises ``ValueError`` when X is
+    level of each factor in ``factors`` (name -> (n,) labels). Raises :class:`~evalkit.errors.InputError` when X is
     rank deficient."""
     y = np.asarray(y, float)
     X = np.asarray(X, float)
     n, p = X.shape
     if np.linalg.matrix_rank(X) < p:
-        raise ValueError("fixed-effect design is rank deficient")
+        raise InputError("fixed-effect design is rank deficient (a system or term is confounded with "
+                         "another, e.g. a system that only ever appears with one partner)")
     names = list(factors)
     blocks, sizes = [], []
     for name in names:

@@ -37,7 +37,21 @@ ID_COLUMNS = {"system", "clip", "file", "path", "item", "source", "participant",
               "id", "take", "start_frame", "end_frame"}
 
 
-def metric_columns(scores: pd.DataFrame) -> list[str]:
+#: Numeric columns of ``evalkit score`` tables that describe the clip or where something is, not
+#: how good it is: described per system, never tested or correlated with people.
+BOOKKEEPING_COLUMNS = {"frames", "fps", "duration_s", "height_m", "ground_y", "dropped_frames",
+                       "worst_window", "worst_window_start_s", "worst_window_end_s", "worst_start_s",
+                       "worst_end_s", "start_s", "end_s", "seed", "n_frames", "sample_rate"}
+
+
+def is_bookkeeping(column: str) -> bool:
+    """Whether a numeric score column is bookkeeping (:data:`BOOKKEEPING_COLUMNS`, or a time
+    stamp ``*_start_s`` / ``*_end_s``) rather than a quality metric."""
+    c = str(column).lower()
+    return c in BOOKKEEPING_COLUMNS or c.endswith(("_start_s", "_end_s"))
+
+
+def numeric_columns(scores: pd.DataFrame) -> list[str]:
     """Columns of ``scores`` holding numbers (after conversion), excluding identifier columns."""
     out = []
     for c in scores.columns:
@@ -51,20 +65,29 @@ def metric_columns(scores: pd.DataFrame) -> list[str]:
     return out
 
 
+def metric_columns(scores: pd.DataFrame) -> list[str]:
+    """The quality metrics of ``scores``: numeric columns that are neither identifiers nor
+    bookkeeping (:func:`is_bookkeeping`)."""
+    return [c for c in numeric_columns(scores) if not is_bookkeeping(c)]
+
+
 def prepare_scores(scores: pd.DataFrame, source: str | None = None) -> pd.DataFrame:
-    """Copy of ``scores`` with the metric columns converted to floats; checks the ``system``
-    column and that there is at least one metric."""
+    """Copy of ``scores`` with the numeric columns converted to floats; checks the ``system``
+    column and that there is at least one metric. ``attrs["metrics"]``: the quality metrics
+    (tested); ``attrs["bookkeeping"]``: the bookkeeping columns (described only)."""
     if "system" not in scores.columns:
         raise InputError(f"{source or 'scores table'}: needs a 'system' column (one row per clip)")
-    metrics = metric_columns(scores)
+    numeric = numeric_columns(scores)
+    metrics = [c for c in numeric if not is_bookkeeping(c)]
     if not metrics:
         raise InputError(f"{source or 'scores table'}: no numeric metric columns found "
                          f"(columns: {', '.join(map(str, scores.columns))})")
     out = scores.copy()
     out["system"] = out["system"].astype(str)
-    for c in metrics:
+    for c in numeric:
         out[c] = pd.to_numeric(out[c], errors="coerce").astype(float)
     out.attrs["metrics"] = metrics
+    out.attrs["bookkeeping"] = [c for c in numeric if is_bookkeeping(c)]
     return out
 
 

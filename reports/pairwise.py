@@ -18,22 +18,36 @@ from reports import stats as st
 from reports.table import canonical_pairs, system_order
 
 
+#: A comparison with fewer answers is not tested on its own (its cell says "too few"): with 2-9
+#: answers a Wilcoxon test cannot, or can barely, reach p < 0.05, and "n.s." would read as "no
+#: difference".
+MIN_TEST_ANSWERS = 10
+#: Comparisons answered by fewer raters get a warning: their intervals rest on a handful of people.
+MIN_RATERS = 5
+
+
 def cmos_summary(scores, participants, *, confidence: float = 0.95, n_boot: int = 2000,
                  rng: np.random.Generator | None = None, zero_method: str = "pratt") -> dict:
     """All per-comparison statistics of one set of signed scores (see module doc).
 
-    ``scores``: (n,) signed answers; ``participants``: (n,) rater ids for the clustered
-    bootstrap. Returns a flat dict (NaN where a statistic is undefined, e.g. CIs with n = 1).
+    ``scores``: (n,) signed answers; ``participants``: (n,) rater ids. Intervals of the mean:
+    ``cl_low/cl_high`` cluster-robust t over raters (the default, :func:`reports.stats.cluster_t_ci`),
+    ``boot_low/boot_high`` participant-cluster bootstrap percentile, ``t_low/t_high`` Student t
+    treating answers as independent (secondary, labelled). Tests (Wilcoxon, sign) only from
+    :data:`MIN_TEST_ANSWERS` answers on (``tested``). Returns a flat dict (NaN where a statistic is
+    undefined, e.g. CIs with n = 1).
     """
     rng = rng or np.random.default_rng(0)
     x = np.asarray(scores, float)
     n = x.size
     mean, tlo, thi = st.t_ci(x, confidence)
+    _, clo, chi = st.cluster_t_ci(x, participants, confidence)
     blo, bhi = st.percentile_ci(st.cluster_bootstrap_means(x, participants, n_boot, rng), confidence)
     na, ne, nb = int(np.sum(x > 0)), int(np.sum(x == 0)), int(np.sum(x < 0))
     out = {
         "n": n, "n_participants": int(pd.Series(participants).nunique()),
-        "mean": mean, "t_low": tlo, "t_high": thi, "boot_low": blo, "boot_high": bhi,
+        "mean": mean, "cl_low": clo, "cl_high": chi, "t_low": tlo, "t_high": thi,
+        "boot_low": blo, "boot_high": bhi,
         "median": float(np.median(x)) if n else math.nan,
         "sd": float(x.std(ddof=1)) if n > 1 else math.nan,
     }
@@ -41,11 +55,12 @@ def cmos_summary(scores, participants, *, confidence: float = 0.95, n_boot: int 
         lo, hi = st.wilson_ci(k, n, confidence)
         out[f"share_{name}"] = k / n if n else math.nan
         out[f"share_{name}_low"], out[f"share_{name}_high"] = lo, hi
-    w = st.wilcoxon_test(x, zero_method)
-    out.update({"wilcoxon_W": w["W"], "r_plus": w["r_plus"], "r_minus": w["r_minus"],
-                "p_wilcoxon": w["p"]})
-    s = st.sign_test(x)
-    out.update({"p_sign": s["p"]})
+    tested = n >= MIN_TEST_ANSWERS
+    w = st.wilcoxon_test(x, zero_method) if tested else {"W": math.nan, "r_plus": math.nan,
+                                                          "r_minus": math.nan, "p": math.nan, "method": ""}
+    out.update({"tested": tested, "wilcoxon_W": w["W"], "r_plus": w["r_plus"], "r_minus": w["r_minus"],
+                "p_wilcoxon": w["p"], "wilcoxon_method": w["method"]})
+    out.update({"p_sign": st.sign_test(x)["p"] if tested else math.nan})
     out["rank_biserial"] = st.rank_biserial(x, zero_method)
     out["cles"] = st.cles(x)
     return out
@@ -58,7 +73,8 @@ def pairwise_table(ratings: pd.DataFrame, *, confidence: float = 0.95, n_boot: i
 
     ``ratings``: validated long-format rows of a pairwise scale. Returns one row per comparison
     with the columns of :func:`cmos_summary` plus ``comparison``, ``system_a``, ``system_b``,
-    ``scale``, ``p_holm`` (Wilcoxon p adjusted) and ``significant`` (p_holm < alpha).
+    ``scale``, ``p_holm`` (Wilcoxon p adjusted over the tested comparisons), ``significant``
+    (p_holm < alpha) and ``few_raters`` (fewer than :data:`MIN_RATERS` raters).
     """
     systems = order or system_order(ratings)
     pairs = canonical_pairs(ratings, systems)
@@ -77,6 +93,7 @@ def pairwise_table(ratings: pd.DataFrame, *, confidence: float = 0.95, n_boot: i
     df = pd.DataFrame(rows)
     df["p_holm"] = st.holm(df["p_wilcoxon"].to_numpy())
     df["significant"] = df["p_holm"] < alpha
+    df["few_raters"] = df["n_participants"] < MIN_RATERS
     return df
 
 
@@ -109,17 +126,28 @@ def position_bias(ratings: pd.DataFrame, *, confidence: float = 0.95,
     return pd.DataFrame(rows, columns=cols)
 
 
-def significance_matrix(table: pd.DataFrame, systems: list[str], *, p_col: str = "p_holm",
-                        alpha: float = 0.05, effect_col: str = "mean") -> pd.DataFrame:
-    """k x k matrix: +1 row system significantly preferred over column system, -1 the reverse,
-    0 not significant, NaN never compared. ``table`` has system_a, system_b, effect and p columns
-    (effect > 0 = system_a better)."""
+#: Cell of :func:`significance_matrix` for a comparison with too few answers to be tested.
+TOO_FEW = 2.0
+
+
+def significance_matrix(table: pd.DataFrame, systems: list[str], *, significant_col: str = "significant",
+                        effect_col: str = "mean", tested_col: str = "tested") -> pd.DataFrame:
+    """k x k matrix: +1 row system significantly better than column system, -1 worse, 0 not
+    significant, :data:`TOO_FEW` not tested (too few answers), NaN never compared.
+
+    ``table``: one row per pair with system_a, system_b, the effect (> 0 = system_a better), a
+    boolean ``significant_col`` (already corrected for multiplicity) and optionally a boolean
+    ``tested_col``. The matrix draws exactly what the table decided, so figure and table agree.
+    """
     m = pd.DataFrame(np.nan, index=systems, columns=systems)
-    for r in table.itertuples(index=False):
-        a, b = r.system_a, r.system_b
-        p, eff = getattr(r, p_col), getattr(r, effect_col)
+    for r in table.to_dict("records"):
+        a, b = r["system_a"], r["system_b"]
         if a not in m.index or b not in m.index:
             continue
-        v = 0.0 if not (np.isfinite(p) and p < alpha) else float(np.sign(eff))
+        if tested_col in r and not r[tested_col]:
+            m.loc[a, b] = m.loc[b, a] = TOO_FEW
+            continue
+        eff = float(r[effect_col])
+        v = float(np.sign(eff)) if bool(r[significant_col]) and np.isfinite(eff) else 0.0
         m.loc[a, b], m.loc[b, a] = v, -v
     return m

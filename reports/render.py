@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from evalkit.csvsafe import neutralise_frame
 from reports.io import atomic_write_text
 
 P_COLUMNS = ("p", "p_holm", "p_wilcoxon", "p_sign", "p_position")
@@ -100,24 +101,94 @@ def format_frame(df: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+#: Human column headers (with units where there are any) for tables shown without a display frame.
+HEADERS = {
+    "system": "System", "rank": "Rank", "log_strength": "Log-strength", "se": "SE", "ci_low": "CI low",
+    "ci_high": "CI high", "elo": "Elo", "elo_low": "Elo CI low", "elo_high": "Elo CI high",
+    "answers": "Answers", "win_share": "Win share", "comparison": "Comparison", "n": "n",
+    "n_participants": "Raters", "participants": "Participants", "mean": "Mean", "median": "Median",
+    "sd": "SD", "p": "p", "p_holm": "p (Holm)", "p_wilcoxon": "p (Wilcoxon)", "p_sign": "p (sign)",
+    "p_adjusted": "p (adjusted)", "significant": "Significant", "mean_left": "Mean left pref.",
+    "t_low": "t CI low", "t_high": "t CI high", "share_left": "Share left", "model": "Model",
+    "term": "Term", "estimate": "Estimate", "status": "Status", "alpha": "Alpha", "units": "Units",
+    "pairable_values": "Pairable values", "level": "Level", "metric": "Metric", "H": "H",
+    "epsilon2": "ε²", "tau": "Kendall τ", "q25": "Q1", "q75": "Q3", "stage": "Stage",
+    "rule": "Rule", "system_a": "System A", "system_b": "System B", "difference": "Difference",
+    "mean_diff": "Mean diff.", "median_diff": "Median diff.", "rank_biserial": "Rank-biserial r",
+    "wilcoxon_W": "W", "data": "Data", "note": "Note", "reason": "Reason", "count": "Count",
+    "share": "Share", "votes": "Votes", "segment": "Segment", "side": "Side",
+}
+#: A LaTeX table with more columns than this is split into parts; more than
+#: :data:`LATEX_COLUMN_MAX` columns make it a two-column ``table*``.
+LATEX_SPLIT_OVER = 8
+LATEX_COLUMN_MAX = 6
+
+
+def human_header(col: str) -> str:
+    """A column name as a human header: :data:`HEADERS`, else snake_case turned into words."""
+    col = str(col)
+    if col in HEADERS:
+        return HEADERS[col]
+    text = col.replace("_", " ").strip()
+    return text[:1].upper() + text[1:] if text and not text[:1].isupper() else text
+
+
+def display_frame(item: "TableItem") -> pd.DataFrame:
+    """The strings shown in HTML and LaTeX: the item's display frame, or its data formatted with
+    human headers."""
+    if item.display is not None:
+        return item.display
+    disp = format_frame(item.data)
+    disp.columns = [human_header(c) for c in item.data.columns]
+    return disp
+
+
+#: Characters that need a command in LaTeX (pdfLaTeX's default inputenc knows none of the Greek).
+_LATEX_CHARS = {
+    "\\": "\\textbackslash{}", "&": "\\&", "%": "\\%", "$": "\\$", "#": "\\#", "_": "\\_",
+    "{": "\\{", "}": "\\}", "~": "\\textasciitilde{}", "^": "\\textasciicircum{}",
+    "<": "$<$", ">": "$>$", "±": "$\\pm$", "−": "$-$", "–": "--", "—": "---", "ε": "$\\varepsilon$",
+    "²": "$^2$", "τ": "$\\tau$", "α": "$\\alpha$", "χ": "$\\chi$", "†": "\\dag{}", "×": "$\\times$",
+    "≥": "$\\geq$", "≤": "$\\leq$", "∞": "$\\infty$", "·": "$\\cdot$", "→": "$\\rightarrow$",
+    "←": "$\\leftarrow$", "Δ": "$\\Delta$",
+}
+
+
+def _latex_escape(text: str) -> str:
+    """Text for a LaTeX table cell or caption: specials escaped, symbols as math."""
+    return "".join(_LATEX_CHARS.get(ch, ch) for ch in str(text))
+
+
 def to_latex(display: pd.DataFrame, caption: str, label: str) -> str:
-    """A booktabs LaTeX table (``\\toprule``/``\\midrule``/``\\bottomrule``), cells escaped."""
-    sty = display.style.hide(axis="index").format(escape="latex").format_index(escape="latex", axis=1)
-    body = _latex_math_signs(sty.to_latex(hrules=True, column_format="l" + "r" * (display.shape[1] - 1)))
-    cap = caption.replace("\\", "\\textbackslash{}")
-    for ch in "&%$#_{}":
-        cap = cap.replace(ch, "\\" + ch)
-    cap = _latex_math_signs(cap)
-    return ("% requires \\usepackage{booktabs}\n\\begin{table}[t]\n\\centering\n"
-            f"\\caption{{{cap}}}\n\\label{{tab:{label}}}\n{body}\\end{{table}}\n")
+    """Booktabs LaTeX (``\\toprule``/``\\midrule``/``\\bottomrule``), cells escaped.
+
+    Paper sizes: up to :data:`LATEX_COLUMN_MAX` columns a one-column ``table``; up to
+    :data:`LATEX_SPLIT_OVER` a two-column ``table*``; wider tables are split into parts of at
+    most that many columns, each repeating the first (key) column.
+    """
+    ncol = display.shape[1]
+    if ncol > LATEX_SPLIT_OVER:
+        key, rest = display.columns[0], list(display.columns[1:])
+        per = LATEX_SPLIT_OVER - 1
+        chunks = [rest[i:i + per] for i in range(0, len(rest), per)]
+        return "".join(to_latex(display[[key] + c], f"{caption} (part {i + 1} of {len(chunks)})",
+                                f"{label}-{i + 1}") for i, c in enumerate(chunks))
+    env = "table" if ncol <= LATEX_COLUMN_MAX else "table*"
+    head = " & ".join(_latex_escape(c) for c in display.columns) + " \\\\"
+    rows = [" & ".join(_latex_escape(v) for v in r) + " \\\\" for r in display.astype(str).itertuples(index=False)]
+    body = ("\\begin{tabular}{l" + "r" * (ncol - 1) + "}\n\\toprule\n" + head + "\n\\midrule\n"
+            + "\n".join(rows) + ("\n" if rows else "") + "\\bottomrule\n\\end{tabular}\n")
+    return (f"% requires \\usepackage{{booktabs}}\n\\begin{{{env}}}[t]\n\\centering\n"
+            f"\\caption{{{_latex_escape(caption)}}}\n\\label{{tab:{label}}}\n{body}\\end{{{env}}}\n")
 
 
 def write_table(item: TableItem, out_dir: Path) -> None:
-    """``tables/<name>.csv`` (full precision) and ``tables/<name>.tex`` (booktabs)."""
+    """``tables/<name>.csv`` (full precision; text cells formula-neutralised, OWASP) and
+    ``tables/<name>.tex`` (booktabs, human headers, paper-sized)."""
     tdir = out_dir / "tables"
-    atomic_write_text(tdir / f"{item.name}.csv", item.data.to_csv(index=False, float_format="%.10g"))
-    disp = item.display if item.display is not None else format_frame(item.data)
-    atomic_write_text(tdir / f"{item.name}.tex", to_latex(disp, item.caption, item.name))
+    atomic_write_text(tdir / f"{item.name}.csv",
+                      neutralise_frame(item.data).to_csv(index=False, float_format="%.10g"))
+    atomic_write_text(tdir / f"{item.name}.tex", to_latex(display_frame(item), item.caption, item.name))
 
 
 def render_html(*, title: str, banner: str | None, sections: list[Section], methods: str,
@@ -132,8 +203,7 @@ def render_html(*, title: str, banner: str | None, sections: list[Section], meth
     )
 
     def table_html(item: TableItem) -> str:
-        disp = item.display if item.display is not None else format_frame(item.data)
-        return disp.to_html(index=False, escape=True, border=0, classes="data")
+        return display_frame(item).to_html(index=False, escape=True, border=0, classes="data")
 
     def png_uri(item: FigureItem) -> str:
         return "data:image/png;base64," + base64.b64encode(item.png).decode("ascii")

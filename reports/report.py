@@ -22,16 +22,18 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from tqdm import tqdm
 
+from evalkit.csvsafe import neutralise_frame
 from evalkit.errors import InputError
 from reports import absolute as ab
+from reports import genea
 from reports import figures as fg
 from reports import objective as ob
 from reports.agreement import krippendorff_alpha
 from reports.io import atomic_write_text
-from reports.models import NOT_CONVERGED, mixed_model, ordinal_model
-from reports.pairwise import pairwise_table, position_bias, significance_matrix
+from reports.regression import NOT_CONVERGED, mixed_model, ordinal_model
+from reports.pairwise import (MIN_RATERS, MIN_TEST_ANSWERS, pairwise_table, position_bias,
+                              significance_matrix)
 from reports.ranking import (BattleWeights, bootstrap_warnings, bradley_terry, bt_difference_table,
                              ELO_PER_LOGIT)
 from reports.render import (FigureItem, Section, TableItem, fmt_value, format_frame, p_text, render_html,
@@ -99,6 +101,8 @@ class ReportConfig:
             raise InputError(f"alpha must be in (0, 1), got {self.alpha}")
 
 
+#: Cell text of a comparison with too few answers to be tested on its own.
+TOO_FEW_TEXT = "too few"
 #: Krippendorff's alpha from fewer pairable units than this is marked "too few units".
 MIN_ALPHA_UNITS = 5
 
@@ -134,6 +138,24 @@ class _Ctx:
     subjective: pd.Series | None = None
     subjective_label: str = ""
     simulated: bool = False
+    log: object = None
+    style: fg.SystemStyle | None = None
+    primary: list = field(default_factory=list)
+    genea_reasons: pd.DataFrame | None = None
+
+    def step(self, message: str) -> None:
+        """Progress of a long step (printed when the report was asked for progress)."""
+        if self.log:
+            self.log(message)
+
+    def style_for(self, ranked: list[str]) -> fg.SystemStyle:
+        """The report's one system order and colours: fixed by the first ranking, extended by
+        systems seen later."""
+        if self.style is None:
+            self.style = fg.system_style(ranked)
+        elif not set(ranked) <= set(self.style.order):
+            self.style = fg.system_style(list(self.style.order) + [s for s in ranked if s not in self.style.order])
+        return self.style
 
     def table(self, section: Section, name: str, caption: str, data: pd.DataFrame,
               display: pd.DataFrame | None = None, *, subjective: bool = True) -> None:
@@ -158,8 +180,9 @@ class _Ctx:
 def _independence(tests: str, n_answers: int, n_raters: int, unit: str = "answer") -> str:
     """Caption sentence: these tests count answers (or blocks), not raters."""
     return (f" The {tests} treat each of the {n_answers} {unit}s as independent, not accounting for "
-            f"rater clustering ({n_answers} {unit}s from {n_raters} raters); the participant-clustered "
-            "bootstrap CI and the linear mixed model (robustness) are the clustered analyses.")
+            f"rater clustering ({n_answers} {unit}s from {n_raters} raters); the cluster-robust CI "
+            "(the default), the participant-clustered bootstrap CI and the linear mixed model "
+            "(robustness) are the clustered analyses.")
 
 
 def _ci(lo, hi) -> str:
@@ -199,59 +222,327 @@ def _screening_section(ctx: _Ctx, res) -> None:
 # ---------------------------------------------------------------- pairwise
 
 
-def _pairwise_display(t: pd.DataFrame) -> pd.DataFrame:
+def _pairwise_display(t: pd.DataFrame, pct: str) -> pd.DataFrame:
+    """The per-comparison table for HTML/LaTeX: 7 columns (a two-column table*)."""
+    few = t["n_participants"] < MIN_RATERS
     return pd.DataFrame({
-        "comparison (A vs B)": t["comparison"],
-        "n": t["n"].map(str), "raters": t["n_participants"].map(str),
-        "mean": t["mean"].map(fmt_value), "t CI": [_ci(a, b) for a, b in zip(t["t_low"], t["t_high"])],
-        "bootstrap CI": [_ci(a, b) for a, b in zip(t["boot_low"], t["boot_high"])],
-        "median": t["median"].map(fmt_value),
-        "A / = / B": [f"{a:.0%} / {e:.0%} / {b:.0%}" for a, e, b in
-                      zip(t["share_a"], t["share_equal"], t["share_b"])],
-        "p Wilcoxon": t["p_wilcoxon"].map(lambda v: fmt_value(v, "p")),
-        "p Holm": t["p_holm"].map(lambda v: fmt_value(v, "p")),
-        "p sign": t["p_sign"].map(lambda v: fmt_value(v, "p")),
-        "r_rb": t["rank_biserial"].map(fmt_value), "CLES": t["cles"].map(lambda v: fmt_value(v, "cles")),
+        "Comparison (A vs B)": [c + (" †" if f else "") for c, f in zip(t["comparison"], few)],
+        "n (raters)": [f"{n} ({r})" for n, r in zip(t["n"], t["n_participants"])],
+        f"Mean [{pct} CI, raters]": [f"{fmt_value(m)} {_ci(a, b)}" for m, a, b in
+                                     zip(t["mean"], t["cl_low"], t["cl_high"])],
+        f"{pct} t CI (answers indep.)": [_ci(a, b) for a, b in zip(t["t_low"], t["t_high"])],
+        "A / = / B (%)": [f"{a:.0%} / {e:.0%} / {b:.0%}".replace("%", "") for a, e, b in
+                          zip(t["share_a"], t["share_equal"], t["share_b"])],
+        "p Wilcoxon (Holm)": [fmt_value(p, "p") if tested else TOO_FEW_TEXT
+                              for p, tested in zip(t["p_holm"], t["tested"])],
+        "Rank-biserial r": [fmt_value(v) if tested else "–" for v, tested in zip(t["rank_biserial"], t["tested"])],
     })
 
 
-def _pairwise_scale(ctx: _Ctx, scale: str, kept: pd.DataFrame, allr: pd.DataFrame) -> None:
+def _bt_display(table: pd.DataFrame, pct: str) -> pd.DataFrame:
+    return pd.DataFrame({
+        "Rank": table["rank"].map(str), "System": table["system"],
+        f"Elo [{pct} CI]": [f"{e:.0f} [{lo:.0f}, {hi:.0f}]" if np.isfinite(lo) else f"{e:.0f}"
+                            for e, lo, hi in zip(table["elo"], table["elo_low"], table["elo_high"])],
+        "Log-strength (SE)": [f"{fmt_value(b)} ({fmt_value(s)})" for b, s in zip(table["log_strength"], table["se"])],
+        "Answers": table["answers"].map(str), "Win share": table["win_share"].map(lambda v: fmt_value(v, "win_share")),
+    })
+
+
+def _bt_diff_display(d: pd.DataFrame, pct: str) -> pd.DataFrame:
+    few = d["raters"] < MIN_RATERS
+    return pd.DataFrame({
+        "Comparison (A vs B)": [f"{a} vs {b}" + (" †" if f else "") for a, b, f in
+                                zip(d["system_a"], d["system_b"], few)],
+        "Δ log-strength": d["difference"].map(fmt_value),
+        f"Simultaneous {pct} CI": [_ci(a, b) for a, b in zip(d["ci_low"], d["ci_high"])],
+        "p (adjusted)": d["p_adjusted"].map(lambda v: fmt_value(v, "p")),
+        "Direct answers (raters)": [f"{n} ({r})" for n, r in zip(d["comparisons"], d["raters"])],
+    })
+
+
+def comparison_groups(ratings: pd.DataFrame) -> list[list[str]]:
+    """Systems grouped by the connected components of the "compared at least once" graph."""
+    parent: dict[str, str] = {}
+
+    def find(x):
+        while parent.setdefault(x, x) != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for a, b in zip(ratings["system_a"], ratings["system_b"]):
+        parent[find(a)] = find(b)
+    groups: dict[str, list[str]] = {}
+    for s in system_order(ratings):
+        groups.setdefault(find(s), []).append(s)
+    return list(groups.values())
+
+
+def is_dense(kept: pd.DataFrame) -> bool:
+    """A design where Bradley–Terry is the primary analysis: at least 3 systems and at least half
+    of all pairs compared directly (not a star of conditions against one reference)."""
+    systems = system_order(kept)
+    k = len(systems)
+    if k < 3:
+        return False
+    pairs = {tuple(sorted(p)) for p in zip(kept["system_a"], kept["system_b"])}
+    return len(pairs) >= 0.5 * k * (k - 1) / 2
+
+
+@dataclass
+class _Pairwise:
+    """Everything the parts of one pairwise scale's report share (computed once)."""
+
+    cfg: ReportConfig
+    sc: object
+    scale: str
+    kept: pd.DataFrame
+    allr: pd.DataFrame
+    order: list | None
+    t: pd.DataFrame
+    bt: object
+    diff: pd.DataFrame
+    dense: bool
+    ranked: list
+    style: fg.SystemStyle
+    pct: str
+    n_raters: int
+    n_pairs: int
+    cautions: list
+    caution: str
+    primary: str
+
+
+def _pairwise_fit(ctx: _Ctx, scale: str, kept: pd.DataFrame, allr: pd.DataFrame) -> _Pairwise:
+    """Per-comparison statistics and the Bradley–Terry fit of one pairwise scale."""
     cfg = ctx.cfg
-    sc = SCALES[scale]
     order = list(cfg.systems) if cfg.systems else None
-    sec = Section(f"Pairwise comparisons ({scale})")
-    sec.paragraphs.append(f"Scale {scale}: {sc.description}. Scores are signed: positive = the first "
-                          "system of the comparison (A) preferred.")
+    n_raters = int(kept["participant"].nunique())
+    ctx.step(f"{scale}: per-comparison statistics")
     t = pairwise_table(kept, confidence=cfg.confidence, n_boot=cfg.n_boot,
                        seed=_sub_seed(ctx.seed, "pairwise", scale), zero_method=cfg.zero_method,
                        order=order, alpha=cfg.alpha)
+    ctx.step(f"{scale}: Bradley–Terry with {cfg.bt_boot} bootstrap rounds")
+    bt = bradley_terry(kept, weights=cfg.weights, n_boot=cfg.bt_boot,
+                       seed=_sub_seed(ctx.seed, "bt", scale), confidence=cfg.confidence, systems=order)
+    finite = bool(bt.table["log_strength"].notna().all())
+    dense = is_dense(kept) and finite
+    ranked = list(bt.table["system"]) if finite else (order or system_order(kept))
+    diff = bt_difference_table(bt)
+    cautions = bootstrap_warnings(bt, n_raters)
+    return _Pairwise(cfg=cfg, sc=SCALES[scale], scale=scale, kept=kept, allr=allr, order=order, t=t,
+                     bt=bt, diff=diff, dense=dense, ranked=ranked, style=ctx.style_for(ranked),
+                     pct=f"{cfg.confidence:.0%}", n_raters=n_raters, n_pairs=len(diff), cautions=cautions,
+                     caution="".join(" " + c for c in cautions),
+                     primary="Bradley–Terry" if dense else "per-comparison tests")
+
+
+def _pairwise_scale(ctx: _Ctx, scale: str, kept: pd.DataFrame, allr: pd.DataFrame) -> None:
+    mm = genea.mismatched_pairs(pd.concat([kept["system_a"], kept["system_b"]]).unique())
+    if mm:  # appropriateness battles (matched vs mismatched speech) are their own analysis
+        inv = kept["system_a"].isin(list(mm)) | kept["system_b"].isin(list(mm))
+        _appropriateness(ctx, scale, kept[inv])
+        kept = kept[~inv]
+        allr = allr[~(allr["system_a"].isin(list(mm)) | allr["system_b"].isin(list(mm)))]
+        if kept.empty:
+            return
+    r = _pairwise_fit(ctx, scale, kept, allr)
+    _genea_protocol(ctx, scale, kept)
+    _pairwise_primary(ctx, r)
+    _pairwise_secondary(ctx, r)
+    pb = _pairwise_extras(ctx, r)
+    ctx.primary.append(f"{scale}: {r.primary}")
+    ctx.methods.append(_pairwise_methods(r, bool(len(pb))))
+    ctx.step(f"{scale}: robustness models and agreement")
+    _robust_and_alpha(ctx, scale, kept, ranked_order=r.order or _order_by(r.bt.table, "log_strength"),
+                      units=("item", "comparison"), data_for_alpha=canonical_pairs(kept, r.order))
+
+
+def _appropriateness(ctx: _Ctx, scale: str, rows: pd.DataFrame) -> None:
+    """GENEA appropriateness: each system's motion for matched vs mismatched speech."""
+    cfg = ctx.cfg
     pct = f"{cfg.confidence:.0%}"
-    ctx.table(sec, f"pairwise_{scale}", f"Per comparison: mean CMOS with {pct} Student-t and "
-              f"participant-bootstrap CIs, median, shares preferring A / equal / B, Wilcoxon "
-              f"signed-rank p (zero_method={cfg.zero_method}) with Holm correction, exact sign test, "
-              "rank-biserial r and common-language effect size."
-              + _independence("Student-t CIs, Wilcoxon and sign tests", len(kept),
-                              kept["participant"].nunique()), t, _pairwise_display(t))
-    pairs = canonical_pairs(kept, order)
-    groups = {c: pairs.loc[pairs["comparison"] == c, "score"].to_numpy() for c in t["comparison"]}
-    ctx.figure(sec, f"box_{scale}", f"{scale} scores per comparison: box = quartiles, line = "
-               "median, diamond = mean; above 0 favours the first system.",
-               fg.box_figure(groups, title=f"Scores per comparison ({scale})",
-                             ylabel="score (positive = A better)", zero_line=True,
-                             ylim=(sc.low - 0.3, sc.high + 0.3)))
-    ctx.figure(sec, f"preferences_{scale}", "Share of answers preferring A, equal, B per comparison.",
-               fg.preference_figure(t, title=f"Preferences ({scale})"))
+    t = genea.appropriateness(rows, n_boot=cfg.n_boot, seed=_sub_seed(ctx.seed, "appropriateness", scale),
+                              confidence=cfg.confidence)
+    sec = Section(f"Appropriateness against mismatched speech ({scale})")
+    sec.paragraphs.append(
+        f"{len(rows)} battles between a system's motion for the matching speech and its motion for "
+        "mismatched speech (conditions named '<system> mismatched'); analysed on their own, not in "
+        "the ranking of systems. Matched win rate: a strong preference counts twice, a weak one "
+        "once, a tie is shared half/half; 0.5 = raters cannot tell matched from mismatched.")
+    disp = pd.DataFrame({
+        "System": t["system"], "Battles (raters)": [f"{b} ({r})" for b, r in zip(t["battles"], t["raters"])],
+        f"Matched win rate [{pct} CI]": [f"{fmt_value(v, 'share')} {_ci(a, b)}" for v, a, b in
+                                         zip(t["matched_win_rate"], t["ci_low"], t["ci_high"])],
+        f"MAS [{pct} CI]": [f"{fmt_value(v)} {_ci(a, b)}" for v, a, b in zip(t["mas"], t["mas_low"], t["mas_high"])],
+    })
+    ctx.table(sec, f"appropriateness_{scale}", "Appropriateness per system: matched win rate (ties "
+              f"split, strong ×2) with a {pct} percentile interval from {cfg.n_boot} bootstrap rounds "
+              "over raters, and the mean appropriateness score (MAS, +2 … −2, + = matched preferred) "
+              f"with a {pct} cluster-robust interval.", t, disp)
+    ctx.sections.append(sec)
+    ctx.methods.append(
+        f"Appropriateness ({scale}): battles of matched against mismatched speech were analysed "
+        "separately from the ranking (GENEA protocol): per system the matched win rate with ties split "
+        f"and strong preferences counted twice ({pct} percentile interval, {cfg.n_boot} bootstrap "
+        "rounds over raters) and the mean appropriateness score with a cluster-robust t interval.")
+
+
+def _genea_protocol(ctx: _Ctx, scale: str, kept: pd.DataFrame) -> None:
+    """Counterbalancing (votes per pair, segment and side) and the reasons raters ticked."""
+    per_pair, per_seg = genea.counterbalance(kept)
+    sec = Section(f"Counterbalancing and reasons ({scale})", level=3)
+    where = ("the side shown" if kept["side_shown"].isin(["left", "right"]).any()
+             else "the order in the file (model_a first; the file records no screen side)")
+    unbalanced = per_pair[per_pair["p_balance"] < 0.05]
+    sec.paragraphs.append(
+        f"Votes per pair range from {per_pair['votes'].min()} to {per_pair['votes'].max()} over "
+        f"{len(per_pair)} pairs and {len(per_seg)} segments ({per_seg['votes'].min()}–"
+        f"{per_seg['votes'].max()} votes per segment). Position = {where}; "
+        + (f"{len(unbalanced)} pair(s) deviate from an even split (binomial p < 0.05, uncorrected)."
+           if len(unbalanced) else "no pair deviates from an even split (binomial p < 0.05)."))
+    ctx.table(sec, f"counterbalance_pairs_{scale}", "Votes per pair and how often the first-named "
+              f"system was in the first position ({where}); two-sided binomial test of an even split.",
+              per_pair)
+    ctx.table(sec, f"counterbalance_segments_{scale}", "Votes, distinct pairs and raters per segment.",
+              per_seg)
+    reasons = ctx.genea_reasons
+    if reasons is not None and len(reasons):
+        tally = genea.reason_tally(reasons)
+        ctx.table(sec, f"reasons_{scale}", "Reasons raters ticked (GENEA battles juiceOptions; free "
+                  "text counted as 'other'): ticks, share of battles with a reason, and the system that "
+                  "won those battles most often.", tally)
     ctx.sections.append(sec)
 
+
+def _bt_items(ctx: _Ctx, r: _Pairwise, target: Section) -> None:
+    """Bradley–Terry table, forest plot and simultaneous differences."""
+    cfg, sc, scale, kept, t, bt, diff = r.cfg, r.sc, r.scale, r.kept, r.t, r.bt, r.diff
+    dense, ranked, style, pct, n_raters, n_pairs = r.dense, r.ranked, r.style, r.pct, r.n_raters, r.n_pairs
+    cautions, caution, w = r.cautions, r.caution, cfg.weights
+    ctx.table(target, f"bradley_terry_{scale}", f"Bradley–Terry ranking (best first): Elo = 1000 + "
+              f"{ELO_PER_LOGIT:.1f} × log-strength (mean 0), {pct} CI = estimate ± t(G−1) × "
+              f"bootstrap SE (G = {n_raters} raters resampled, {bt.n_boot} rounds); graded weights "
+              f"strong {w.strong:g}, weak {w.weak:g}, tie {w.tie:g} each way." + caution,
+              bt.table, _bt_display(bt.table, pct))
+    ctx.figure(target, f"bt_forest_{scale}", f"Bradley–Terry Elo with {pct} intervals (bootstrap "
+               "over raters), best at the top; n = answers involving the system.",
+               fg.forest_figure(bt.table, title=f"Bradley–Terry ranking ({scale})", style=style))
+    ctx.table(target, f"bt_differences_{scale}", f"Differences of Bradley–Terry log-strengths "
+              f"(A − B) with simultaneous {pct} intervals over all {n_pairs} pairs (max-|z| "
+              "bootstrap over raters, t(G−1)) and adjusted p-values; a difference is significant "
+              "when its interval excludes 0. Direct answers: answers on that pair (the estimate "
+              f"also uses indirect comparisons). † fewer than {MIN_RATERS} raters on the pair."
+              + caution, diff, _bt_diff_display(diff, pct))
+
+
+
+def _pairwise_primary(ctx: _Ctx, r: _Pairwise) -> None:
+    """The primary-analysis section: what it is, its tables and the significance matrix."""
+    cfg, sc, scale, kept, t, bt, diff = r.cfg, r.sc, r.scale, r.kept, r.t, r.bt, r.diff
+    dense, ranked, style, pct, n_raters, n_pairs = r.dense, r.ranked, r.style, r.pct, r.n_raters, r.n_pairs
+    cautions, caution, w = r.cautions, r.caution, cfg.weights
+    primary = r.primary
+    few_t = int((t["n_participants"] < MIN_RATERS).sum())
+    sec = Section(f"Pairwise comparisons ({scale}): primary analysis, {primary}")
+    sec.paragraphs.append(f"Scale {scale}: {sc.description}. Scores are signed: positive = the first "
+                          "system of the comparison (A) preferred. "
+                          f"{len(kept)} answers from {n_raters} raters on {len(t)} compared pair(s) of "
+                          f"{len(system_order(kept))} systems.")
+    if dense:
+        sec.paragraphs.append(
+            "Primary analysis: Bradley–Terry strengths fitted to all answers at once (every answer "
+            "informs every system through the shared strengths), with intervals from a bootstrap over "
+            f"raters; differences between systems are judged with simultaneous {pct} intervals over "
+            f"all {n_pairs} pairs (family-wise), and the significance matrix shows exactly those "
+            "decisions. Per-comparison statistics follow as secondary results; a comparison with fewer "
+            f"than {MIN_TEST_ANSWERS} answers is not tested on its own (\"{TOO_FEW_TEXT}\").")
+    else:
+        sec.paragraphs.append(
+            "Primary analysis: per-comparison mean scores with rater-clustered intervals and "
+            f"Wilcoxon signed-rank tests, Holm-corrected across the {int(t['tested'].sum())} tested "
+            "comparisons (the design is not dense enough — fewer than 3 systems or fewer than half of "
+            "the pairs compared directly — for Bradley–Terry to be the primary analysis; its ranking "
+            f"is shown as secondary). Comparisons with fewer than {MIN_TEST_ANSWERS} answers are not "
+            f"tested (\"{TOO_FEW_TEXT}\").")
+    groups = comparison_groups(kept)
+    if len(groups) > 1:
+        sec.paragraphs.append(
+            f"Warning: the compared pairs form {len(groups)} unconnected groups of systems ("
+            + "; ".join(", ".join(g) for g in groups) + "): no answer relates one group to another, so "
+            "they look like separate studies. Analyse each in its own report (one study, one analysis); "
+            "no ranking across groups is meaningful.")
+    if few_t:
+        sec.paragraphs.append(f"Warning: {few_t} of {len(t)} comparisons rest on fewer than {MIN_RATERS} "
+                              "raters (marked †); their intervals describe a handful of people.")
+    sec.paragraphs += bt.notes + cautions
+
+    if dense:
+        _bt_items(ctx, r, sec)
+        sig = significance_matrix(diff.rename(columns={"difference": "mean"}), ranked, tested_col="")
+        ctx.figure(sec, f"significance_{scale}", "Significance matrix of the primary analysis: "
+                   f"Bradley–Terry differences whose simultaneous {pct} interval excludes 0; systems "
+                   "in Bradley–Terry order.",
+                   fg.significance_figure(sig, title=f"Significance ({scale})",
+                                          what=f"Bradley–Terry, simultaneous {pct} intervals"))
+    else:
+        sig = significance_matrix(t, ranked)
+        ctx.figure(sec, f"significance_{scale}", "Significance matrix of the primary analysis: "
+                   f"Holm-corrected Wilcoxon tests (alpha {cfg.alpha:g}); white with a dot = fewer than "
+                   f"{MIN_TEST_ANSWERS} answers, not tested.",
+                   fg.significance_figure(sig, title=f"Significance ({scale})",
+                                          what=f"Wilcoxon, Holm, alpha {cfg.alpha:g}"))
+    ctx.sections.append(sec)
+
+
+def _pairwise_secondary(ctx: _Ctx, r: _Pairwise) -> None:
+    """Per-comparison statistics and figures (secondary in dense designs)."""
+    cfg, sc, scale, kept, t, bt, diff = r.cfg, r.sc, r.scale, r.kept, r.t, r.bt, r.diff
+    dense, ranked, style, pct, n_raters, n_pairs = r.dense, r.ranked, r.style, r.pct, r.n_raters, r.n_pairs
+    cautions, caution, w = r.cautions, r.caution, cfg.weights
+    s2 = Section(f"Per comparison ({scale})" + (": secondary" if dense else ""), level=3)
+    ctx.table(s2, f"pairwise_{scale}", f"Per comparison: mean score with {pct} cluster-robust CI "
+              f"(raters as clusters, t with G−1 df; the default), the {pct} Student-t CI that treats "
+              "answers as independent (secondary, narrower than it should be when raters give several "
+              "answers), shares preferring A / equal / B, Wilcoxon signed-rank p "
+              f"(zero_method={cfg.zero_method}; exact without ties and zeros for n ≤ 50, otherwise "
+              "normal approximation with tie and continuity correction), Holm-corrected across the "
+              f"tested comparisons, and the rank-biserial r. \"{TOO_FEW_TEXT}\": fewer than "
+              f"{MIN_TEST_ANSWERS} answers, not tested. † fewer than {MIN_RATERS} raters. CSV: also "
+              "the participant-bootstrap CI, median, sign test and common-language effect size."
+              + _independence("Student-t CIs, Wilcoxon and sign tests", len(kept), n_raters),
+              t, _pairwise_display(t, pct))
+    m = max(abs(sc.low), abs(sc.high))
+    ctx.figure(s2, f"comparisons_{scale}", f"Mean {scale} score per comparison with {pct} "
+               "cluster-robust intervals (raters), sorted; right: answers/raters; † fewer than "
+               f"{MIN_RATERS} raters (grey); no bar = every answer the same, so no interval.",
+               fg.comparison_figure(t, title=f"Mean score per comparison ({scale})",
+                                    xlabel="score (positive = A better)", lim=(-m, m), style=style))
+    ctx.figure(s2, f"preferences_{scale}", "Share of answers preferring A, equal, B per comparison; "
+               f"right: answers/raters; † fewer than {MIN_RATERS} raters.",
+               fg.preference_figure(t, title=f"Preferences ({scale})"))
+    if not dense:
+        _bt_items(ctx, r, s2)
+    ctx.sections.append(s2)
+
+
+
+def _pairwise_extras(ctx: _Ctx, r: _Pairwise) -> pd.DataFrame:
+    """Position bias, results without exclusions and win fractions; returns the position-bias table."""
+    cfg, sc, scale, kept, t, bt, diff = r.cfg, r.sc, r.scale, r.kept, r.t, r.bt, r.diff
+    dense, ranked, style, pct, n_raters, n_pairs = r.dense, r.ranked, r.style, r.pct, r.n_raters, r.n_pairs
+    cautions, caution, w = r.cautions, r.caution, cfg.weights
+    allr, order = r.allr, r.order
     pb = position_bias(kept, confidence=cfg.confidence, zero_method=cfg.zero_method)
     if len(pb):
-        s2 = Section(f"Position bias ({scale})", level=3)
-        s2.paragraphs.append("Each answer re-expressed as a preference for the LEFT stimulus; with "
+        s3 = Section(f"Position bias ({scale})", level=3)
+        s3.paragraphs.append("Each answer re-expressed as a preference for the LEFT stimulus; with "
                              "randomised sides a mean different from 0 means raters favour a side.")
-        ctx.table(s2, f"position_bias_{scale}", "Left-side preference per comparison and overall "
+        ctx.table(s3, f"position_bias_{scale}", "Left-side preference per comparison and overall "
                   "(Wilcoxon and sign tests against 0)."
-                  + _independence("tests", len(kept), kept["participant"].nunique()), pb)
-        ctx.sections.append(s2)
+                  + _independence("tests", len(kept), n_raters), pb)
+        ctx.sections.append(s3)
 
     if len(allr) != len(kept):
         t_all = pairwise_table(allr, confidence=cfg.confidence, n_boot=0, zero_method=cfg.zero_method,
@@ -259,73 +550,62 @@ def _pairwise_scale(ctx: _Ctx, scale: str, kept: pd.DataFrame, allr: pd.DataFram
         cmp = t[["comparison", "n", "mean", "p_holm"]].merge(
             t_all[["comparison", "n", "mean", "p_holm"]], on="comparison", how="outer",
             suffixes=("_screened", "_all"))
-        s3 = Section(f"With and without exclusions ({scale})", level=3)
-        ctx.table(s3, f"pairwise_{scale}_exclusions", "Mean CMOS and Holm-adjusted Wilcoxon p after "
+        s4 = Section(f"With and without exclusions ({scale})", level=3)
+        ctx.table(s4, f"pairwise_{scale}_exclusions", "Mean score and Holm-adjusted Wilcoxon p after "
                   "screening and with every rater kept.", cmp)
-        ctx.sections.append(s3)
+        ctx.sections.append(s4)
 
-    # ranking
-    systems = order or None
-    bt = bradley_terry(kept, weights=cfg.weights, n_boot=cfg.bt_boot,
-                       seed=_sub_seed(ctx.seed, "bt", scale), confidence=cfg.confidence,
-                       systems=systems)
-    s4 = Section(f"Ranking: Bradley–Terry ({scale})", level=3)
-    s4.paragraphs += bt.notes
-    cautions = bootstrap_warnings(bt, int(kept["participant"].nunique()))
-    s4.paragraphs += cautions
-    caution = "".join(" " + c for c in cautions)
-    w = cfg.weights
-    ctx.table(s4, f"bradley_terry_{scale}", f"Bradley–Terry log-strengths (mean 0) and Elo scale "
-              f"with {pct} percentile CIs from {bt.n_boot} bootstrap rounds over participants; "
-              f"weights strong {w.strong:g}, weak {w.weak:g}, tie {w.tie:g} each way." + caution,
-              bt.table)
-    ctx.figure(s4, f"bt_forest_{scale}", f"Bradley–Terry Elo with {pct} bootstrap CIs.",
-               fg.forest_figure(bt.table, title=f"Bradley–Terry ranking ({scale})"))
-    ranked = list(bt.table["system"])
-    wf = bt.win_fraction.loc[ranked, ranked]
-    ctx.table(s4, f"win_fraction_{scale}", "Weighted share of wins of the row system over the column "
+    wf = bt.win_fraction.loc[ranked, ranked] if set(ranked) <= set(bt.win_fraction.index) else bt.win_fraction
+    s5 = Section(f"Win fractions ({scale})", level=3)
+    ctx.table(s5, f"win_fraction_{scale}", "Weighted share of wins of the row system over the column "
               "system (– = never compared).", wf.reset_index(names="system"))
-    n_pairs = len(ranked) * (len(ranked) - 1) // 2
-    ctx.table(s4, f"bt_differences_{scale}", f"Differences of Bradley–Terry log-strengths with {pct} "
-              f"bootstrap CIs; ci_excludes_0 = the CI excludes 0, uncorrected for the {n_pairs} pairs "
-              "(not a significance test: the significance matrix uses Holm-corrected Wilcoxon tests)."
-              + caution, bt_difference_table(bt))
-    sig = significance_matrix(t, ranked, alpha=cfg.alpha)
-    ctx.figure(s4, f"significance_{scale}", f"Significance matrix: Holm-corrected Wilcoxon tests "
-               f"(alpha {cfg.alpha:g}); systems in Bradley–Terry order.",
-               fg.significance_figure(sig, title=f"Significance ({scale})"))
-    ctx.sections.append(s4)
+    ctx.sections.append(s5)
     if ctx.subjective is None and bt.table["log_strength"].notna().all():
         ctx.subjective = bt.table.set_index("system")["log_strength"]
         ctx.subjective_label = f"Bradley–Terry log-strength ({scale})"
 
-    n_cmp = len(t)
-    ctx.methods.append(
-        f"Pairwise ratings on the {scale} scale ({sc.description}; positive = first system better): "
-        f"for each of the {n_cmp} comparison(s) we report n, the mean with a {pct} Student-t CI and a "
-        f"{pct} percentile bootstrap CI from {cfg.n_boot} rounds resampling participants (all their "
-        "answers together), the median, the shares of answers preferring A, equal and B with Wilson "
-        f"score CIs, a two-sided Wilcoxon signed-rank test against 0 (scipy.stats.wilcoxon, "
-        f"zero_method='{cfg.zero_method}', method='auto': exact for n <= 50 without ties or zeros, "
-        "exhaustive permutation for n <= 13 with ties or zeros, otherwise the tie-corrected normal "
-        "approximation), an exact two-sided sign test on the non-zero answers, Holm correction of the "
-        f"Wilcoxon p-values across the comparisons (alpha {cfg.alpha:g}), the matched-pairs "
-        "rank-biserial correlation (R+ - R-)/(R+ + R-) and the common-language effect size "
-        "P(score > 0) + P(score = 0)/2. "
-        f"The Student-t CIs, Wilcoxon and sign tests treat each answer as independent, not accounting "
-        f"for rater clustering (here {len(kept)} answers from {kept['participant'].nunique()} raters, "
-        "several answers per rater); the participant-clustered bootstrap CI and the linear mixed "
-        "model with a random intercept per participant are the analyses that account for it. "
-        + ("Position bias: answers re-expressed as preference for the left stimulus, tested against 0 "
-           "with the same Wilcoxon and sign tests. " if len(pb) else "")
-        + f"Bradley–Terry: maximum-likelihood log-strengths (Newton iterations, centred to mean 0) "
-        f"with graded weights (strong answer {w.strong:g}, weak {w.weak:g}, tie {w.tie:g} to each "
-        f"side; strong = the scale's extreme), Elo = 1000 + {ELO_PER_LOGIT:.1f} x log-strength, "
-        f"{pct} percentile CIs from {bt.n_boot} bootstrap rounds over participants"
+    return pb
+
+
+def _pairwise_methods(r: _Pairwise, position: bool) -> str:
+    """The methods paragraph of one pairwise scale."""
+    cfg, sc, scale, kept, t, bt, diff = r.cfg, r.sc, r.scale, r.kept, r.t, r.bt, r.diff
+    dense, ranked, style, pct, n_raters, n_pairs = r.dense, r.ranked, r.style, r.pct, r.n_raters, r.n_pairs
+    cautions, caution, w = r.cautions, r.caution, cfg.weights
+    untested = int((~t["tested"]).sum())
+    bt_method = (
+        f"Bradley–Terry: maximum-likelihood log-strengths (Newton iterations, centred to mean 0) with "
+        f"graded weights (strong answer {w.strong:g}, weak {w.weak:g}, tie {w.tie:g} to each side; "
+        f"strong = the scale's extreme), Elo = 1000 + {ELO_PER_LOGIT:.1f} x log-strength; {pct} intervals "
+        f"estimate ± t(G−1) × SE with SE the SD of {bt.n_boot} bootstrap fits resampling the G = "
+        f"{n_raters} raters (all their answers together) times sqrt(G/(G−1))"
         + (f" ({bt.n_failed} rounds without a finite estimate left out)" if bt.n_failed else "")
-        + "; the significance matrix uses the Holm-corrected Wilcoxon tests.")
-    _robust_and_alpha(ctx, scale, kept, ranked_order=order or _order_by(bt.table, "log_strength"),
-                      units=("item", "comparison"), data_for_alpha=pairs)
+        + f"; differences between systems with simultaneous {pct} intervals over all {n_pairs} pairs "
+        "(single-step max-|z| over the same bootstrap rounds, carried to t(G−1)) and the matching "
+        "adjusted p-values. ")
+    per_cmp = (
+        f"For each of the {len(t)} compared pair(s): n, the mean score with a {pct} cluster-robust CI "
+        "(CR1 standard error with raters as clusters, t with G−1 degrees of freedom), as secondary "
+        f"results a {pct} Student-t CI treating answers as independent and a {pct} percentile "
+        f"participant-bootstrap CI ({cfg.n_boot} rounds), the median, the shares of answers preferring "
+        "A, equal and B with Wilson score CIs, and — for comparisons with at least "
+        f"{MIN_TEST_ANSWERS} answers ({len(t) - untested} of {len(t)}) — a two-sided Wilcoxon "
+        f"signed-rank test against 0 (scipy.stats.wilcoxon, zero_method='{cfg.zero_method}'; exact "
+        "null distribution when there are no zeros or ties and n <= 50, otherwise the normal "
+        "approximation with tie correction and continuity correction), Holm correction across the "
+        f"tested comparisons (alpha {cfg.alpha:g}), an exact two-sided sign test, the matched-pairs "
+        "rank-biserial correlation and the common-language effect size P(score > 0) + P(score = 0)/2. "
+        "The Student-t CIs, Wilcoxon and sign tests treat each answer as independent, not accounting "
+        f"for rater clustering (here {len(kept)} "
+        f"answers from {n_raters} raters). ")
+    return (
+        f"Pairwise ratings on the {scale} scale ({sc.description}; positive = first system better). "
+        + (f"Primary analysis: {bt_method}The significance matrix shows these Bradley–Terry decisions. "
+           f"Secondary, per comparison: {per_cmp}" if dense else
+           f"Primary analysis, per comparison: {per_cmp}The significance matrix shows the Holm-corrected "
+           f"Wilcoxon decisions. Secondary: {bt_method}")
+        + ("Position bias: answers re-expressed as preference for the left stimulus, tested against 0 "
+           "with the same Wilcoxon and sign tests. " if position else ""))
 
 
 def _order_by(table: pd.DataFrame, col: str) -> list[str]:
@@ -334,71 +614,155 @@ def _order_by(table: pd.DataFrame, col: str) -> list[str]:
 
 def _robust_and_alpha(ctx: _Ctx, scale: str, kept: pd.DataFrame, *, ranked_order: list[str],
                       units: tuple[str, ...], data_for_alpha: pd.DataFrame) -> None:
+    if ctx.cfg.robustness:
+        _robustness(ctx, scale, kept, ranked_order)
+    _agreement(ctx, scale, units, data_for_alpha)
+
+
+def _robustness(ctx: _Ctx, scale: str, kept: pd.DataFrame, ranked_order: list[str]) -> None:
+    """Ordinal and linear mixed models as robustness checks of the primary analysis."""
     cfg = ctx.cfg
     pct = f"{cfg.confidence:.0%}"
-    if cfg.robustness:
-        ref_order = ranked_order[::-1] if not cfg.systems else list(cfg.systems)
-        s5 = Section(f"Robustness models ({scale})", level=3)
-        ord_t, ord_n = ordinal_model(kept, ref_order, confidence=cfg.confidence)
-        mix_t, mix_n = mixed_model(kept, ref_order, confidence=cfg.confidence)
-        s5.paragraphs += ord_n + mix_n
-        both = pd.concat([x for x in (ord_t, mix_t) if len(x)], ignore_index=True) \
-            if len(ord_t) or len(mix_t) else pd.DataFrame(columns=ord_t.columns)
-        if len(both):
-            disp = format_frame(both)
-            bad = (both["status"] == NOT_CONVERGED).to_numpy()
-            disp.loc[bad, "estimate"] = NOT_CONVERGED
-            ctx.table(s5, f"robustness_{scale}", f"Model estimates relative to {ref_order[0]} "
-                      f"(b = 0) with {pct} Wald CIs: cumulative-logit ordinal model (statsmodels "
-                      "OrderedModel) and linear mixed model with crossed random intercepts for "
-                      "participant and item (REML)."
-                      + (" A model that did not converge is shown without numbers." if bad.any() else ""),
-                      both, disp)
-        ctx.sections.append(s5)
-        ctx.methods.append(
-            f"Robustness ({scale}): " + ("a cumulative-logit ordinal regression (statsmodels "
-            "OrderedModel, BFGS) and " if len(ord_t) else "")
-            + "a linear mixed model with crossed random intercepts for participant and item "
-            "(REML via the Woodbury identity, reports.lmm; matches statsmodels MixedLM where that "
-            "converges) on "
-            + ("+1/-1 system contrasts (latent preference b[A] - b[B], plus a left-side term when "
-               "sides are known)" if SCALES[scale].kind == "pairwise" else "system indicators")
-            + f", reference system {ref_order[0]}.")
-    unit = data_for_alpha[[c for c in units if c in data_for_alpha]].astype(str).agg(" | ".join, axis=1)
-    a = krippendorff_alpha(unit.to_numpy(), data_for_alpha["score"].to_numpy(float),
-                           cfg.agreement_level, n_boot=cfg.n_boot,
-                           seed=_sub_seed(ctx.seed, "alpha", scale), confidence=cfg.confidence)
+    ref_order = ranked_order[::-1] if not cfg.systems else list(cfg.systems)
+    s5 = Section(f"Robustness models ({scale})", level=3)
+    ord_t, ord_n = ordinal_model(kept, ref_order, confidence=cfg.confidence)
+    mix_t, mix_n = mixed_model(kept, ref_order, confidence=cfg.confidence)
+    s5.paragraphs += ord_n + mix_n
+    both = pd.concat([x for x in (ord_t, mix_t) if len(x)], ignore_index=True) \
+        if len(ord_t) or len(mix_t) else pd.DataFrame(columns=ord_t.columns)
+    if len(both):
+        bad = (both["status"] == NOT_CONVERGED).to_numpy()
+        disp = pd.DataFrame({
+            "Model": both["model"], "Term": both["term"],
+            f"Estimate [{pct} CI]": [NOT_CONVERGED if b else f"{fmt_value(e)} {_ci(lo, hi)}"
+                                     for b, e, lo, hi in zip(bad, both["estimate"], both["ci_low"],
+                                                             both["ci_high"])],
+            "SE": both["se"].map(fmt_value), "p": both["p"].map(lambda v: fmt_value(v, "p")),
+            "Status": both["status"]})
+        ctx.table(s5, f"robustness_{scale}", f"Model estimates relative to {ref_order[0]} "
+                  f"(b = 0) with {pct} Wald CIs: cumulative-logit ordinal model (statsmodels "
+                  "OrderedModel) and linear mixed model with crossed random intercepts for "
+                  "participant and item (REML)."
+                  + (" A model that did not converge is shown without numbers." if bad.any() else ""),
+                  both, disp)
+    ctx.sections.append(s5)
+    ctx.methods.append(
+        f"Robustness ({scale}): " + ("a cumulative-logit ordinal regression (statsmodels "
+        "OrderedModel, BFGS) and " if len(ord_t) else "")
+        + "a linear mixed model with crossed random intercepts for participant and item "
+        "(REML via the Woodbury identity, reports.lmm; matches statsmodels MixedLM where that "
+        "converges) on "
+        + ("+1/-1 system contrasts (latent preference b[A] - b[B], plus a left-side term when "
+           "sides are known)" if SCALES[scale].kind == "pairwise" else "system indicators")
+        + f", reference system {ref_order[0]}.")
+
+
+def _agreement(ctx: _Ctx, scale: str, units: tuple[str, ...], data_for_alpha: pd.DataFrame) -> None:
+    """Krippendorff's alpha (with and without hidden reference and anchors on absolute scales)."""
+    cfg = ctx.cfg
+    pct = f"{cfg.confidence:.0%}"
+    variants = [("all systems", data_for_alpha)]
+    if SCALES[scale].kind == "absolute":
+        systems = list(dict.fromkeys(data_for_alpha["system_a"]))
+        ref = ab.find_reference(systems, None if cfg.screening.hidden_reference in (None, "auto")
+                                else cfg.screening.hidden_reference)
+        special = ([ref] if ref else []) + ab.find_anchors(systems)
+        if special:
+            variants = [(f"systems under test (without {', '.join(special)})",
+                         data_for_alpha[~data_for_alpha["system_a"].isin(special)]), variants[0]]
+    rows = []
+    for label, data in variants:
+        unit = data[[c for c in units if c in data]].astype(str).agg(" | ".join, axis=1)
+        a = krippendorff_alpha(unit.to_numpy(), data["score"].to_numpy(float), cfg.agreement_level,
+                               n_boot=cfg.n_boot, seed=_sub_seed(ctx.seed, "alpha", scale, label),
+                               confidence=cfg.confidence)
+        few = a["units"] < MIN_ALPHA_UNITS
+        a["status"] = f"too few units ({a['units']} < {MIN_ALPHA_UNITS})" if few else "ok"
+        rows.append({"systems": label, "default": not rows, **a})
+    tab = pd.DataFrame(rows)
     s6 = Section(f"Agreement ({scale})", level=3)
-    few = a["units"] < MIN_ALPHA_UNITS
-    a["status"] = f"too few units ({a['units']} < {MIN_ALPHA_UNITS})" if few else "ok"
-    s6.paragraphs.append(
-        f"Krippendorff's alpha ({cfg.agreement_level}) = {fmt_value(a['alpha'])}, {pct} bootstrap CI "
-        f"{_ci(a['ci_low'], a['ci_high'])}, over {a['units']} units ({' x '.join(units)}) with "
-        f"{a['pairable_values']} pairable values."
-        + (f" Too few units: with fewer than {MIN_ALPHA_UNITS} units rated by at least two raters, "
-           "alpha and its bootstrap CI say nothing about agreement." if few else ""))
-    ctx.table(s6, f"agreement_{scale}", "Krippendorff's alpha."
-              + (f" Too few units ({a['units']}) for a meaningful estimate." if few else ""),
-              pd.DataFrame([a]))
+    first = rows[0]
+    text = (f"Krippendorff's alpha ({cfg.agreement_level}) over {first['systems']} = "
+            f"{fmt_value(first['alpha'])}, {pct} bootstrap CI {_ci(first['ci_low'], first['ci_high'])}, "
+            f"over {first['units']} units ({' x '.join(units)}) with {first['pairable_values']} "
+            "pairable values.")
+    if len(rows) > 1:
+        text += (f" This is the default: the hidden reference and anchors are rated near the ends "
+                 "of the scale by design, so including them inflates agreement; with them alpha = "
+                 f"{fmt_value(rows[1]['alpha'])} {_ci(rows[1]['ci_low'], rows[1]['ci_high'])}.")
+    if first["units"] < MIN_ALPHA_UNITS:
+        text += (f" Too few units: with fewer than {MIN_ALPHA_UNITS} units rated by at least two raters, "
+                 "alpha and its bootstrap CI say nothing about agreement.")
+    s6.paragraphs.append(text)
+    disp = pd.DataFrame({
+        "Systems": tab["systems"], "Alpha": tab["alpha"].map(fmt_value),
+        f"{pct} CI": [_ci(x, y) for x, y in zip(tab["ci_low"], tab["ci_high"])],
+        "Units": tab["units"].map(str), "Pairable values": tab["pairable_values"].map(str),
+        "Status": tab["status"]})
+    ctx.table(s6, f"agreement_{scale}", f"Krippendorff's alpha ({cfg.agreement_level}); the first "
+              "row is the report's default." + (" Too few units for a meaningful estimate."
+                                                if first["units"] < MIN_ALPHA_UNITS else ""), tab, disp)
     ctx.sections.append(s6)
     ctx.methods.append(
-        f"Agreement ({scale}): Krippendorff's alpha at the {cfg.agreement_level} level (coincidence-"
-        f"matrix formulation, Krippendorff 2011) over units {' x '.join(units)}, {pct} percentile CI "
-        f"from {cfg.n_boot} bootstrap rounds over units with the expected disagreement held fixed.")
+        f"Agreement ({scale}): Krippendorff's alpha at the {cfg.agreement_level} level (the "
+        f"krippendorff package; Krippendorff 2011) over units {' x '.join(units)}"
+        + (f", by default over the systems under test without the hidden reference and anchors "
+           f"(also given with them)" if len(rows) > 1 else "")
+        + f"; {pct} percentile CI from {cfg.n_boot} bootstrap rounds over units with the expected "
+        "disagreement held fixed (Hayes & Krippendorff 2007).")
 
 
 # ---------------------------------------------------------------- absolute
+
+
+def _wilcoxon_display(pw: pd.DataFrame, unit: str) -> pd.DataFrame:
+    return pd.DataFrame({
+        "Comparison (A vs B)": [f"{a} vs {b}" for a, b in zip(pw["system_a"], pw["system_b"])],
+        f"n ({unit}s)": pw["n"].map(str),
+        "Mean diff. (A − B)": pw["mean_diff"].map(fmt_value),
+        "p Wilcoxon (Holm)": [fmt_value(p, "p") if t else TOO_FEW_TEXT for p, t in zip(pw["p_holm"], pw["tested"])],
+        "Rank-biserial r": pw["rank_biserial"].map(fmt_value),
+    })
+
+
+def _systems_display(summ: pd.DataFrame, pct: str) -> pd.DataFrame:
+    """The per-system table of an absolute scale for HTML/LaTeX (6 columns)."""
+    return pd.DataFrame({
+        "System": summ["system"], "n (raters)": [f"{n} ({r})" for n, r in zip(summ["n"], summ["n_participants"])],
+        f"Mean [{pct} CI, raters]": [f"{fmt_value(m)} {_ci(a, b)}" for m, a, b in
+                                     zip(summ["mean"], summ["cl_low"], summ["cl_high"])],
+        f"{pct} t CI (ratings indep.)": [_ci(a, b) for a, b in zip(summ["t_low"], summ["t_high"])],
+        f"Median [{pct} CI]": [f"{fmt_value(m)} {_ci(a, b)}" for m, a, b in
+                               zip(summ["median"], summ["median_low"], summ["median_high"])],
+        "SD": summ["sd"].map(fmt_value),
+    })
 
 
 def _absolute_scale(ctx: _Ctx, scale: str, kept: pd.DataFrame, allr: pd.DataFrame) -> None:
     cfg = ctx.cfg
     sc = SCALES[scale]
     pct = f"{cfg.confidence:.0%}"
-    sec = Section(f"Ratings per system ({scale})")
-    sec.paragraphs.append(f"Scale {scale}: {sc.description}.")
+    n_raters = kept["participant"].nunique()
+    ctx.step(f"{scale}: per-system summaries and tests")
     summ = ab.system_summary(kept, confidence=cfg.confidence, n_boot=cfg.n_boot,
                              seed=_sub_seed(ctx.seed, "absolute", scale))
     order = list(summ["system"])
+    style = ctx.style_for(order)
+    pw = ab.pairwise_wilcoxon(kept, order, zero_method=cfg.zero_method, alpha=cfg.alpha, unit="rater")
+    sec = Section(f"Ratings per system ({scale}): primary analysis, rater-level tests")
+    sec.paragraphs.append(f"Scale {scale}: {sc.description}. {len(kept)} ratings from {n_raters} raters.")
+    lo, hi = float(kept["score"].min()), float(kept["score"].max())
+    if scale == "mushra" and hi <= 5 and (kept["score"] == kept["score"].round()).all():
+        sec.paragraphs.append(
+            f"Warning: every rating lies between {lo:g} and {hi:g} — this does not look like a 0–100 "
+            "MUSHRA slider but like a 1–5 category scale (e.g. ACR). Check the test's scale; the "
+            "analysis below treats the numbers as given.")
+    sec.paragraphs.append(
+        "Primary analysis: per-system means with cluster-robust intervals (raters as clusters), and "
+        "pairwise two-sided Wilcoxon signed-rank tests on each rater's mean rating of the two "
+        f"systems (one pair of values per rater, so raters — not ratings — are the unit), "
+        f"Holm-corrected across the {int(pw['tested'].sum())} tested pairs; the significance "
+        "matrix shows these decisions.")
     ref = ab.find_reference(order, None if cfg.screening.hidden_reference in (None, "auto")
                             else cfg.screening.hidden_reference)
     anchors = ab.find_anchors(order)
@@ -409,38 +773,71 @@ def _absolute_scale(ctx: _Ctx, scale: str, kept: pd.DataFrame, allr: pd.DataFram
         for a in anchors:
             parts.append(f"the anchor {a} ranks {order.index(a) + 1} of {len(order)}")
         sec.paragraphs.append("Sanity check: " + "; ".join(parts) + ".")
-    disp = pd.DataFrame({
-        "system": summ["system"], "n": summ["n"].map(str), "raters": summ["n_participants"].map(str),
-        "mean": summ["mean"].map(fmt_value), "t CI": [_ci(a, b) for a, b in zip(summ["t_low"], summ["t_high"])],
-        "bootstrap CI": [_ci(a, b) for a, b in zip(summ["boot_low"], summ["boot_high"])],
-        "median": summ["median"].map(fmt_value),
-        "median CI": [_ci(a, b) for a, b in zip(summ["median_low"], summ["median_high"])],
-        "sd": summ["sd"].map(fmt_value),
-    })
-    ctx.table(sec, f"systems_{scale}", f"Per system (best mean first): mean with {pct} Student-t and "
-              "participant-bootstrap CIs, median with participant-bootstrap CI."
-              + _independence("Student-t CIs", len(kept), kept["participant"].nunique()), summ, disp)
+    disp = _systems_display(summ, pct)
+    ctx.table(sec, f"systems_{scale}", f"Per system (best mean first): mean with {pct} cluster-robust "
+              "CI (raters as clusters, t with G−1 df; the default) and, secondary, the Student-t CI "
+              "that treats ratings as independent; median with participant-bootstrap CI. CSV: also "
+              "the participant-bootstrap CI of the mean."
+              + _independence("Student-t CIs", len(kept), n_raters), summ, disp)
     groups = {s: kept.loc[kept["system_a"] == s, "score"].to_numpy() for s in order}
+    pad = 0.03 * (sc.high - sc.low)
     ctx.figure(sec, f"box_{scale}", f"{scale} ratings per system (best mean first): box = quartiles, "
-               "line = median, diamond = mean.",
-               fg.box_figure(groups, title=f"Ratings per system ({scale})", ylabel=scale,
-                             ylim=(sc.low - 0.03 * (sc.high - sc.low), sc.high + 0.03 * (sc.high - sc.low))))
-    fr = ab.friedman(kept, order)
-    sec.paragraphs.append(
-        f"Friedman test over {fr['blocks']} complete blocks (participant x item, from "
-        f"{kept['participant'].nunique()} raters; blocks of the same rater treated as independent, "
-        f"not accounting for rater clustering) and {fr['systems']} "
-        f"systems: chi2 = {fmt_value(fr['chi2'])}, {p_text(fr['p'])}, Kendall's W = "
-        f"{fmt_value(fr['kendall_w'])}.")
-    pw = ab.pairwise_wilcoxon(kept, order, zero_method=cfg.zero_method, alpha=cfg.alpha)
-    block_keys = kept[["participant", "item"]].drop_duplicates()
-    ctx.table(sec, f"pairwise_{scale}", f"Pairwise Wilcoxon signed-rank tests on paired block ratings "
-              f"(zero_method={cfg.zero_method}), Holm-corrected."
-              + _independence("tests", len(block_keys), kept["participant"].nunique(), "block"), pw)
-    sig = significance_matrix(pw.rename(columns={"mean_diff": "mean"}), order, alpha=cfg.alpha)
-    ctx.figure(sec, f"significance_{scale}", "Significance matrix: Holm-corrected pairwise Wilcoxon "
-               f"tests (alpha {cfg.alpha:g}); systems by mean.", fg.significance_figure(sig, title=f"Significance ({scale})"))
+               "line = median, diamond = mean; n = ratings.",
+               fg.box_figure(groups, title=f"Ratings per system ({scale})", ylabel=f"rating ({scale})",
+                             ylim=(sc.low - pad, sc.high + pad), style=style))
+    ctx.table(sec, f"pairwise_{scale}", "Primary pairwise tests: Wilcoxon signed-rank on per-rater "
+              f"mean ratings (zero_method={cfg.zero_method}), Holm-corrected; \"{TOO_FEW_TEXT}\" = fewer "
+              f"than {ab.MIN_TEST_RATERS} raters rated both.", pw, _wilcoxon_display(pw, "rater"))
+    sig = significance_matrix(pw.rename(columns={"mean_diff": "mean"}), order)
+    ctx.figure(sec, f"significance_{scale}", "Significance matrix of the primary analysis: "
+               f"Holm-corrected rater-level Wilcoxon tests (alpha {cfg.alpha:g}); systems by mean.",
+               fg.significance_figure(sig, title=f"Significance ({scale})",
+                                      what=f"rater-level Wilcoxon, Holm, alpha {cfg.alpha:g}"))
     ctx.sections.append(sec)
+    ctx.primary.append(f"{scale}: per-system means with rater-clustered CIs and rater-level Wilcoxon "
+                       "tests (Holm)")
+
+    block_keys = _absolute_secondary(ctx, scale, kept, allr, order, summ)
+    ctx.methods.append(
+        f"Absolute ratings on the {scale} scale ({sc.description}). Primary analysis: per system the "
+        f"mean with a {pct} cluster-robust CI (CR1 standard error with raters as clusters, t with G−1 "
+        "degrees of freedom), and pairwise two-sided Wilcoxon signed-rank tests on each rater's mean "
+        f"rating of the two systems (zero_method='{cfg.zero_method}'; exact without zeros and ties "
+        "for n <= 50, otherwise the normal approximation with tie and continuity correction; pairs "
+        f"rated by fewer than {ab.MIN_TEST_RATERS} raters not tested) with Holm correction (alpha "
+        f"{cfg.alpha:g}). Secondary: a {pct} Student-t CI and a {pct} percentile bootstrap CI "
+        f"({cfg.n_boot} rounds resampling participants) of each mean, the median with a "
+        "participant-bootstrap CI; as in ITU-R BS.1534 practice a Friedman test on complete blocks "
+        "(one block = one participant's ratings of one item), Kendall's W = chi2/(n(k-1)), and "
+        "pairwise Wilcoxon tests on paired block ratings with Holm correction — these treat each "
+        f"rating or block as independent, not accounting for rater clustering (here {len(kept)} ratings in {len(block_keys)} blocks from "
+        f"{n_raters} raters).")
+    ctx.step(f"{scale}: robustness models and agreement")
+    _robust_and_alpha(ctx, scale, kept, ranked_order=order, units=("item", "system_a"),
+                      data_for_alpha=kept)
+
+
+
+
+def _absolute_secondary(ctx: _Ctx, scale: str, kept: pd.DataFrame, allr: pd.DataFrame, order: list[str],
+                        summ: pd.DataFrame) -> pd.DataFrame:
+    """BS.1534-style block-level tests and the with/without-exclusions comparison; returns the
+    blocks (participant x item)."""
+    cfg = ctx.cfg
+    n_raters = kept["participant"].nunique()
+    s2 = Section(f"Block-level tests ({scale}): secondary", level=3)
+    fr = ab.friedman(kept, order)
+    s2.paragraphs.append(
+        f"As in ITU-R BS.1534 practice: Friedman test over {fr['blocks']} complete blocks (participant "
+        f"x item, from {n_raters} raters; blocks of the same rater treated as independent, not "
+        f"accounting for rater clustering) and {fr['systems']} systems: chi2 = {fmt_value(fr['chi2'])}, "
+        f"{p_text(fr['p'])}, Kendall's W = {fmt_value(fr['kendall_w'])}.")
+    pwb = ab.pairwise_wilcoxon(kept, order, zero_method=cfg.zero_method, alpha=cfg.alpha)
+    block_keys = kept[["participant", "item"]].drop_duplicates()
+    ctx.table(s2, f"pairwise_blocks_{scale}", f"Pairwise Wilcoxon signed-rank tests on paired block "
+              f"ratings (zero_method={cfg.zero_method}), Holm-corrected (secondary)."
+              + _independence("tests", len(block_keys), n_raters, "block"), pwb, _wilcoxon_display(pwb, "block"))
+    ctx.sections.append(s2)
     if len(allr) != len(kept):
         s_all = ab.system_summary(allr, confidence=cfg.confidence, n_boot=0)
         cmp = summ[["system", "n", "mean", "median"]].merge(
@@ -455,47 +852,68 @@ def _absolute_scale(ctx: _Ctx, scale: str, kept: pd.DataFrame, allr: pd.DataFram
     if ctx.subjective is None:
         ctx.subjective = summ.set_index("system")["mean"]
         ctx.subjective_label = f"mean rating ({scale})"
-    ctx.methods.append(
-        f"Absolute ratings on the {scale} scale ({sc.description}): per system the mean with a {pct} "
-        f"Student-t CI and a {pct} percentile bootstrap CI ({cfg.n_boot} rounds resampling "
-        "participants), and the median with a participant-bootstrap CI; a Friedman test across "
-        "systems on complete blocks (one block = one participant's ratings of one item), Kendall's "
-        "W = chi2/(n(k-1)); pairwise two-sided Wilcoxon signed-rank tests on the paired block "
-        f"ratings (zero_method='{cfg.zero_method}') with Holm correction (alpha {cfg.alpha:g}). "
-        "As in common practice (e.g. ITU-R BS.1534 for MUSHRA), the Student-t CIs, the Friedman "
-        "test and the pairwise Wilcoxon tests treat each rating (or block) as independent, not accounting for rater "
-        f"clustering (here {len(kept)} ratings in {len(block_keys)} blocks from "
-        f"{kept['participant'].nunique()} raters); the participant-clustered bootstrap CIs and the "
-        "linear mixed model with a random intercept per participant are the analyses that account "
-        "for it.")
-    _robust_and_alpha(ctx, scale, kept, ranked_order=order, units=("item", "system_a"),
-                      data_for_alpha=kept)
+    return block_keys
 
 
 # ---------------------------------------------------------------- objective
+
+
+#: At most this many metrics get a figure panel (those that differ most); the rest are in tables.
+MAX_METRIC_PANELS = 8
 
 
 def _objective(ctx: _Ctx, scores: pd.DataFrame) -> None:
     cfg = ctx.cfg
     scores = ob.prepare_scores(scores, scores.attrs.get("source"))
     metrics = scores.attrs["metrics"]
+    bookkeeping = scores.attrs.get("bookkeeping", [])
     sec = Section("Objective metrics")
-    n_sys = scores["system"].nunique()
-    sec.paragraphs.append(f"{len(scores)} clip(s) from {n_sys} system(s), {len(metrics)} metric(s): "
-                          + ", ".join(metrics) + ".")
-    summ = ob.metric_summary(scores, metrics)
-    wide = summ.pivot(index="system", columns="metric", values="mean").reindex(
-        index=list(dict.fromkeys(scores["system"])), columns=metrics)
-    sd = summ.pivot(index="system", columns="metric", values="sd").reindex(index=wide.index, columns=metrics)
-    disp = pd.DataFrame({"system": wide.index})
-    for m in metrics:
-        disp[m] = [f"{fmt_value(a)} ± {fmt_value(b)}" for a, b in zip(wide[m], sd[m])]
-    ctx.table(sec, "metrics_by_system", "Per-system mean ± SD of each metric (CSV: n, mean, sd, median, "
-              "quartiles).", summ, disp.reset_index(drop=True), subjective=False)
+    systems = list(dict.fromkeys(scores["system"]))
+    style = ctx.style_for(systems)
+    systems = style.sort(systems)
     tests = ob.metric_tests(scores, metrics)
+    differ = tests[tests["p_holm"] < cfg.alpha].sort_values("epsilon2", ascending=False)
+    sec.paragraphs.append(
+        f"{len(scores)} clip(s) from {len(systems)} system(s), {len(metrics)} metric(s); "
+        f"{len(differ)} differ between systems (Kruskal–Wallis, Holm-corrected, alpha {cfg.alpha:g})"
+        + (": " + ", ".join(differ["metric"]) if len(differ) else "") + "."
+        + (f" Bookkeeping columns ({', '.join(bookkeeping)}) describe the clips and are summarised, "
+           "not tested." if bookkeeping else ""))
+    summ = ob.metric_summary(scores, metrics)
+    mean = summ.pivot(index="metric", columns="system", values="mean")
+    sd = summ.pivot(index="metric", columns="system", values="sd")
+    t_idx = tests.set_index("metric")
+    order_m = list(differ["metric"]) + [m for m in metrics if m not in set(differ["metric"])]
+    disp = pd.DataFrame({"Metric": order_m})
+    for s in systems:
+        disp[s] = [f"{fmt_value(mean.loc[m, s])} ± {fmt_value(sd.loc[m, s])}" for m in order_m]
+    disp["p (Holm)"] = [fmt_value(t_idx.loc[m, "p_holm"], "p") if not t_idx.loc[m, "note"] else "no variance"
+                        for m in order_m]
+    disp["ε²"] = [fmt_value(t_idx.loc[m, "epsilon2"]) for m in order_m]
+    ctx.table(sec, "metrics_by_system", "Per-system mean ± SD of each metric (metrics that differ "
+              "first), Kruskal–Wallis p across systems (Holm-corrected across metrics) and "
+              "epsilon² = H/(n−1). CSV: n, mean, sd, median, quartiles per system and metric.",
+              summ, disp, subjective=False)
+    if len(differ):
+        shown = list(differ["metric"])[:MAX_METRIC_PANELS]
+        ctx.step(f"figures of {len(shown)} metric(s)")
+        ctx.figure(sec, "metrics", f"The {len(shown)} metric(s) that differ most between systems "
+                   "(largest epsilon² among those with Holm p < "
+                   f"{cfg.alpha:g}): each dot a clip, bar = mean, n = clips; the other metrics are in "
+                   "the table above.", fg.metric_facets(scores, shown, style=style), subjective=False)
+    else:
+        sec.paragraphs.append("No metric differs between systems at the chosen level, so no metric "
+                              "figure is drawn; the table gives every value.")
     ctx.table(sec, "metric_tests", "Kruskal–Wallis test across systems per metric, epsilon² = H/(n-1), "
               "Holm-adjusted across metrics; a metric without variance (all values within "
               f"{ob.NO_VARIANCE_TOL:g} of each other) is not tested (note).", tests, subjective=False)
+    if bookkeeping:
+        bk = ob.metric_summary(scores, bookkeeping)
+        ctx.table(sec, "clip_description", "Bookkeeping columns per system (clip length, frame rate, "
+                  "body height, …): described, not tested.",
+                  bk, format_frame(bk[["metric", "system", "n", "mean", "sd", "median"]]).rename(
+                      columns={"metric": "Column", "system": "System", "n": "n", "mean": "Mean",
+                               "sd": "SD", "median": "Median"}), subjective=False)
     if ctx.subjective is not None:
         agree = ob.metric_agreement(scores, ctx.subjective, confidence=cfg.confidence, metrics=metrics)
         ctx.table(sec, "metric_agreement", f"Does the metric agree with people? Kendall tau-b between "
@@ -504,18 +922,17 @@ def _objective(ctx: _Ctx, scores: pd.DataFrame) -> None:
                   "agrees when tau < 0."
                   + (" The metrics are real; the subjective side is SIMULATED, so this agreement says "
                      "nothing about people." if ctx.simulated else ""), agree)
-    for m in metrics:
-        groups = {s: g[m].dropna().to_numpy() for s, g in scores.groupby("system", sort=False)}
-        ctx.figure(sec, f"metric_{_slug(m)}", f"{m} per system: box = quartiles, diamond = mean.",
-                   fg.box_figure(groups, title=m, ylabel=m), subjective=False)
     ctx.sections.append(sec)
     ctx.methods.append(
         "Objective metrics: per system n, mean, SD, median and quartiles; a Kruskal–Wallis test across "
         "systems per metric (scipy.stats.kruskal) with epsilon² = H/(n-1) and Holm correction across "
         f"metrics, leaving out metrics without variance (all values within {ob.NO_VARIANCE_TOL:g} "
-        "of each other, numerical noise)" + ("; agreement with the subjective results as Kendall's tau-b between per-system "
-                     f"metric means and the {ctx.subjective_label} (scipy.stats.kendalltau), with a "
-                     "Fisher-z CI using SE = sqrt(0.437/(n-4))" if ctx.subjective is not None else "")
+        "of each other, numerical noise)"
+        + (f" and bookkeeping columns ({', '.join(bookkeeping)}), which are only described"
+           if bookkeeping else "")
+        + ("; agreement with the subjective results as Kendall's tau-b between per-system "
+           f"metric means and the {ctx.subjective_label} (scipy.stats.kendalltau), with a "
+           "Fisher-z CI using SE = sqrt(0.437/(n-4))" if ctx.subjective is not None else "")
         + ".")
 
 
@@ -537,20 +954,63 @@ def _check_system_list(ratings: pd.DataFrame, systems: tuple[str, ...] | None) -
                          f"(rated systems: {', '.join(rated)})")
 
 
+def _ratings_part(ctx: _Ctx, ratings: pd.DataFrame, simulated: bool) -> None:
+    """Screening, then one primary analysis per scale; the screening details come after them."""
+    cfg, out = ctx.cfg, ctx.out
+    ctx.step("screening")
+    res = screen(ratings, cfg.screening)
+    _screening_section(ctx, res)
+    analysed = res.kept.copy()
+    if simulated:
+        analysed.insert(0, "data", "simulated")
+    atomic_write_text(out / "ratings_analysed.csv", neutralise_frame(analysed).to_csv(index=False))
+    screening_sections = ctx.sections
+    ctx.sections = []
+    for scale in dict.fromkeys(res.all["scale"]):
+        kept = res.kept[res.kept["scale"] == scale]
+        allr = res.all[res.all["scale"] == scale]
+        if kept.empty:
+            ctx.sections.append(Section(f"Scale {scale}", [f"No ratings on scale {scale} remain "
+                                                           "after screening."]))
+            continue
+        if SCALES[scale].kind == "pairwise":
+            _pairwise_scale(ctx, scale, kept, allr)
+        else:
+            _absolute_scale(ctx, scale, kept, allr)
+    # what matters first: the primary analyses, then screening details
+    ctx.sections += screening_sections
+
+
+def _progress_printer(progress):
+    """A callable for step messages: ``progress`` itself when callable, stderr lines when True,
+    None (silent) when False; None = stderr only when it is a terminal."""
+    import sys
+
+    if callable(progress):
+        return progress
+    if progress is None:
+        progress = sys.stderr.isatty()
+    if not progress:
+        return None
+    return lambda msg: print(f"report: {msg}", file=sys.stderr, flush=True)
+
+
 def build_report(ratings: pd.DataFrame | None, scores: pd.DataFrame | None, out_dir: str | Path, *,
                  seed: int = 0, title: str = "evalkit report", banner: str | None = None,
                  extra_tables: dict[str, pd.DataFrame] | None = None,
-                 config: ReportConfig | None = None, progress: bool | None = None,
-                 simulated: bool | None = None) -> Path:
+                 config: ReportConfig | None = None, progress=None,
+                 simulated: bool | None = None, description: str | None = None) -> Path:
     """Write a report folder (see module doc) and return the path of ``report.html``.
 
-    ``ratings``: long-format table (validated here; ``None`` for objective-only reports);
-    ``scores``: ``evalkit score`` table (one row per clip, ``system`` + metric columns) or None;
+    ``ratings``: long-format table of ONE study (validated here; ``None`` for objective-only
+    reports); ``scores``: ``evalkit score`` table (one row per clip, ``system`` + metric columns)
+    or None; ``title``: the study's title; ``description``: one paragraph under the title;
     ``banner``: text shown first (e.g. that ratings are simulated); ``extra_tables``: further
-    objective tables rendered as sections in the given order. ``progress``: tqdm bar (None =
-    only on a terminal). ``simulated``: whether the ratings are simulated (None = as the table
-    says, see :func:`ratings_are_simulated`); then every table, figure and CSV made from them is
-    marked SIMULATED, and a banner is added when none is given.
+    objective tables rendered as sections in the given order. ``progress``: True = step messages
+    on stderr, a callable receives them, None = only on a terminal. ``simulated``: whether the
+    ratings are simulated (None = as the table says, see :func:`ratings_are_simulated`); then
+    every table, figure and CSV made from them is marked SIMULATED, and a banner is added when
+    none is given.
     """
     cfg = config or ReportConfig()
     if simulated is None:
@@ -561,11 +1021,14 @@ def build_report(ratings: pd.DataFrame | None, scores: pd.DataFrame | None, out_
     if ratings is None and scores is None and not extra_tables:
         raise InputError("nothing to report: give ratings, scores or extra tables")
     out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise InputError(f"{out}: the output path exists and is not a folder; give a folder for the report")
     out.mkdir(parents=True, exist_ok=True)
-    ctx = _Ctx(out=out, cfg=cfg, seed=int(seed), simulated=simulated)
-    summary = []
-    steps = []
+    ctx = _Ctx(out=out, cfg=cfg, seed=int(seed), simulated=simulated, log=_progress_printer(progress))
+    summary = [description] if description else []
     if ratings is not None:
+        if ratings.attrs.get("genea_reasons"):
+            ctx.genea_reasons = pd.DataFrame(ratings.attrs["genea_reasons"])
         notes = list(ratings.attrs.get("notes", []))
         sources = list(ratings.attrs.get("sources", [])) or [ratings.attrs.get("source", "")]
         ratings = validate_ratings(ratings, "ratings table")
@@ -574,47 +1037,27 @@ def build_report(ratings: pd.DataFrame | None, scores: pd.DataFrame | None, out_
                        f"participants on scale(s) {', '.join(dict.fromkeys(ratings['scale']))}"
                        + (f" (from {', '.join(s for s in sources if s)})" if any(sources) else "") + ".")
         summary += notes
-        steps.append("ratings")
+        _ratings_part(ctx, ratings, simulated)
     if scores is not None:
         summary.append(f"Objective scores: {len(scores)} clips"
                        + (f" (from {scores.attrs['source']})" if scores.attrs.get("source") else "") + ".")
-        steps.append("scores")
-    steps += [f"extra:{k}" for k in (extra_tables or {})]
-    bar = tqdm(steps, desc="report", unit="part", disable=(not progress) if progress is not None else None)
-    for step in bar:
-        if step == "ratings":
-            res = screen(ratings, cfg.screening)
-            _screening_section(ctx, res)
-            analysed = res.kept.copy()
-            if simulated:
-                analysed.insert(0, "data", "simulated")
-            atomic_write_text(out / "ratings_analysed.csv", analysed.to_csv(index=False))
-            for scale in dict.fromkeys(res.all["scale"]):
-                kept = res.kept[res.kept["scale"] == scale]
-                allr = res.all[res.all["scale"] == scale]
-                if kept.empty:
-                    ctx.sections.append(Section(f"Scale {scale}", [f"No ratings on scale {scale} remain "
-                                                                   "after screening."]))
-                    continue
-                if SCALES[scale].kind == "pairwise":
-                    _pairwise_scale(ctx, scale, kept, allr)
-                else:
-                    _absolute_scale(ctx, scale, kept, allr)
-        elif step == "scores":
-            _objective(ctx, scores)
-        else:
-            name = step.split(":", 1)[1]
-            df = extra_tables[name]
-            sec = Section(name)
-            ctx.table(sec, f"extra_{_slug(name)}", name, df.reset_index(drop=True), subjective=False)
-            ctx.sections.append(sec)
+        ctx.step("objective metrics")
+        _objective(ctx, scores)
+    for name, df in (extra_tables or {}).items():
+        sec = Section(name)
+        ctx.table(sec, f"extra_{_slug(name)}", name, df.reset_index(drop=True), subjective=False)
+        ctx.sections.append(sec)
+    if ctx.primary:
+        summary.insert(1 if description else 0, "Primary analysis — " + "; ".join(ctx.primary) + ".")
     versions = package_versions()
-    ctx.methods.append(f"All bootstrap resampling used the random seed {seed} (per-analysis streams "
-                       "derived with numpy SeedSequence), so the report is reproducible. Software: "
-                       + ", ".join(f"{k} {v}" for k, v in versions.items()) + ".")
+    if ratings is not None:
+        ctx.methods.append(f"All bootstrap resampling used the random seed {seed} (per-analysis streams "
+                           "derived with numpy SeedSequence), so the report is reproducible. ")
+    ctx.methods.append("Software: " + ", ".join(f"{k} {v}" for k, v in versions.items()) + ".")
     if banner:
         ctx.methods.insert(0, banner)
     methods = "\n\n".join(ctx.methods)
+    ctx.step("writing report.html")
     atomic_write_text(out / "methods.md", f"# Methods\n\n{methods}\n")
     html = render_html(title=title, banner=banner, sections=ctx.sections, methods=methods, summary=summary)
     return atomic_write_text(out / "report.html", html)

@@ -78,7 +78,7 @@ class ScreeningRules:
             out.append(f"median response time < {self.min_median_rt_s:g} s")
         if self.hidden_reference is not None:
             out.append(f"hidden reference rated below {self.reference_threshold:g} in more than "
-                       f"{self.reference_max_fraction:.0%} of items (ITU-R BS.1534-3 post-screening; absolute scales with a hidden reference only)")
+                       f"{self.reference_max_fraction:.0%} of items (ITU-R BS.1534-3 post-screening; MUSHRA 0-100 ratings with a hidden reference only)")
         return out
 
 
@@ -149,7 +149,9 @@ def screen(ratings: pd.DataFrame, rules: ScreeningRules = ScreeningRules()) -> S
     ref_name = None
     ref_table = None
     if rules.hidden_reference is not None:
-        absolute = data[data["scale"].map(lambda s: SCALES[s].kind) == "absolute"]
+        # BS.1534-3's rule is about the 0-100 MUSHRA slider (reference < 90); on a 1-5 or 1-7
+        # category scale the threshold would exclude everyone
+        absolute = data[data["scale"] == "mushra"]
         if len(absolute):
             ref_name = find_reference(absolute["system_a"].unique(),
                                       None if rules.hidden_reference == "auto" else rules.hidden_reference)

@@ -12,12 +12,15 @@ import math
 import numpy as np
 from scipy import stats
 
+from evalkit.errors import InputError
+
 #: zero_method values understood by :func:`wilcoxon_test` (those of scipy.stats.wilcoxon).
 ZERO_METHODS = ("wilcox", "pratt", "zsplit")
 
 
 def t_ci(x, confidence: float = 0.95) -> tuple[float, float, float]:
-    """(mean, low, high): Student-t confidence interval of the mean of ``x`` (n >= 2, else NaN)."""
+    """(mean, low, high): Student-t confidence interval of the mean of ``x`` (n >= 2, else NaN;
+    NaN bounds too when all values are equal — no zero-width intervals)."""
     x = np.asarray(x, float)
     n = x.size
     if n == 0:
@@ -26,9 +29,34 @@ def t_ci(x, confidence: float = 0.95) -> tuple[float, float, float]:
     if n < 2:
         return (m, math.nan, math.nan)
     se = float(x.std(ddof=1)) / math.sqrt(n)
-    if se == 0:
-        return (m, m, m)
+    if se == 0:  # every answer the same: the data cannot say how uncertain the mean is
+        return (m, math.nan, math.nan)
     h = float(stats.t.ppf(0.5 + confidence / 2, n - 1)) * se
+    return (m, m - h, m + h)
+
+
+def cluster_t_ci(x, clusters, confidence: float = 0.95) -> tuple[float, float, float]:
+    """(mean, low, high): cluster-robust t interval of the mean of ``x``, clusters = raters.
+
+    Standard error from the cluster sums of deviations (CR1: sum_g (sum_{i in g} (x_i - m))^2 / n^2
+    times G / (G - 1)) with a t quantile on G - 1 degrees of freedom (G = number of clusters), the
+    usual small-sample cluster-robust interval. It allows any correlation of a rater's answers and
+    any number of answers per rater. NaN bounds with fewer than 2 clusters.
+    """
+    x = np.asarray(x, float)
+    n = x.size
+    if n == 0:
+        return (math.nan, math.nan, math.nan)
+    m = float(x.mean())
+    codes, uniq = _codes(clusters)
+    g = len(uniq)
+    if g < 2:
+        return (m, math.nan, math.nan)
+    s = np.bincount(codes, weights=x - m, minlength=g)
+    se = math.sqrt(float(np.sum(s ** 2)) / n ** 2 * g / (g - 1))
+    if se == 0:  # no spread: a zero-width interval would claim certainty the data cannot give
+        return (m, math.nan, math.nan)
+    h = float(stats.t.ppf(0.5 + confidence / 2, g - 1)) * se
     return (m, m - h, m + h)
 
 
@@ -79,7 +107,7 @@ def signed_rank_sums(x, zero_method: str = "pratt") -> tuple[float, float]:
     to each side — the conventions of :func:`scipy.stats.wilcoxon`.
     """
     if zero_method not in ZERO_METHODS:
-        raise ValueError(f"zero_method must be one of {ZERO_METHODS}")
+        raise InputError(f"zero_method must be one of {', '.join(ZERO_METHODS)}, got {zero_method!r}")
     x = np.asarray(x, float)
     if zero_method == "wilcox":
         x = x[x != 0]
@@ -95,18 +123,43 @@ def signed_rank_sums(x, zero_method: str = "pratt") -> tuple[float, float]:
     return (rp, rm)
 
 
-def wilcoxon_test(x, zero_method: str = "pratt") -> dict:
-    """Wilcoxon signed-rank test of ``x`` against 0 (two-sided), scipy ``method='auto'``.
+#: Largest n for which :func:`wilcoxon_test` uses the exact null distribution (no ties, no zeros).
+WILCOXON_EXACT_MAX_N = 50
 
-    Returns ``{"W": min(R+, R-), "r_plus", "r_minus", "p"}``; ``p`` is NaN when no value
-    differs from 0 (the test is undefined).
+
+def wilcoxon_method(x, zero_method: str = "pratt") -> str:
+    """The p-value method :func:`wilcoxon_test` uses for ``x``: ``exact`` when there are no zeros,
+    no tied |x| and n <= :data:`WILCOXON_EXACT_MAX_N`; otherwise ``approx`` (normal
+    approximation with tie and continuity correction).
+
+    Chosen deliberately instead of scipy's ``method='auto'``, which for n <= 13 with ties runs an
+    exhaustive permutation (2^n statistics, seconds per test); rating scales are full of ties, and
+    the tie-corrected normal approximation is the standard treatment there.
+    """
+    x = np.asarray(x, float)
+    nz = x[x != 0]
+    if nz.size == x.size and 0 < x.size <= WILCOXON_EXACT_MAX_N and np.unique(np.abs(nz)).size == nz.size:
+        return "exact"
+    return "approx"
+
+
+def wilcoxon_test(x, zero_method: str = "pratt") -> dict:
+    """Wilcoxon signed-rank test of ``x`` against 0 (two-sided).
+
+    Method (:func:`wilcoxon_method`): exact without zeros and ties for n <= 50, else the normal
+    approximation with tie correction and continuity correction (scipy ``method='approx'``,
+    ``correction=True``). Returns ``{"W": min(R+, R-), "r_plus", "r_minus", "p", "method"}``;
+    ``p`` is NaN when no value differs from 0 (the test is undefined).
     """
     x = np.asarray(x, float)
     rp, rm = signed_rank_sums(x, zero_method)
     if x.size == 0 or not np.any(x != 0):
-        return {"W": math.nan, "r_plus": rp, "r_minus": rm, "p": math.nan}
-    res = stats.wilcoxon(x, zero_method=zero_method, alternative="two-sided", method="auto")
-    return {"W": float(res.statistic), "r_plus": rp, "r_minus": rm, "p": float(res.pvalue)}
+        return {"W": math.nan, "r_plus": rp, "r_minus": rm, "p": math.nan, "method": ""}
+    method = wilcoxon_method(x, zero_method)
+    res = stats.wilcoxon(x, zero_method=zero_method, alternative="two-sided", method=method,
+                         correction=method == "approx")
+    return {"W": float(res.statistic), "r_plus": rp, "r_minus": rm, "p": float(res.pvalue),
+            "method": method}
 
 
 def rank_biserial(x, zero_method: str = "pratt") -> float:

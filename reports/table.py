@@ -87,14 +87,6 @@ SCALES: dict[str, Scale] = {s.name: s for s in (
 )}
 
 
-def scale_of(name: str) -> Scale:
-    """The :class:`Scale` called ``name``; :class:`InputError` listing the known ones otherwise."""
-    try:
-        return SCALES[name]
-    except KeyError:
-        raise InputError(f"unknown scale {name!r}; expected one of {', '.join(SCALES)}") from None
-
-
 def _blank(series: pd.Series) -> pd.Series:
     return series.isna() | (series.astype(str).str.strip() == "")
 
@@ -116,6 +108,59 @@ def check_duplicates(df: pd.DataFrame, key, source: str | None, lines) -> None:
     where = "earlier in the same line" if lines[i] == lines[j] else f"line {lines[j]}"
     raise FileFormatError(source, int(lines[i]), f"duplicate rating: {shown} already given at {where}; "
                                                  "each answer must appear once (remove the copy)")
+
+
+def _check_scale_values(out: pd.DataFrame, fail) -> None:
+    """Scores inside each scale's range (integers where the scale has categories); system_b filled
+    exactly for pairwise scales and different from system_a. ``fail(row, column, message)`` raises."""
+    for name, sc in SCALES.items():
+        rows = out["scale"] == name
+        if not rows.any():
+            continue
+        s = out.loc[rows, "score"]
+        outside = (s < sc.low) | (s > sc.high)
+        if sc.integer:
+            outside |= s != np.round(s)
+        if outside.any():
+            i = outside[outside].index[0]
+            kind = "an integer" if sc.integer else "a number"
+            fail(i, "score", f"{out['score'][i]:g} is not {kind} in [{sc.low:g}, {sc.high:g}] "
+                             f"(scale {name})")
+        b = out.loc[rows, "system_b"]
+        if sc.kind == "pairwise":
+            empty = b == ""
+            if empty.any():
+                fail(empty[empty].index[0], "system_b", f"is empty but scale {name} is pairwise")
+            same = b == out.loc[rows, "system_a"]
+            if same.any():
+                fail(same[same].index[0], "system_b", "equals system_a (a system compared with itself)")
+        else:
+            filled = b != ""
+            if filled.any():
+                fail(filled[filled].index[0], "system_b",
+                     f"must be empty for the absolute scale {name}")
+
+
+
+def _normalise_side_and_time(out: pd.DataFrame, fail) -> None:
+    """``side_shown`` as left/right/empty and ``response_time_s`` as seconds >= 0 (in place)."""
+    if "side_shown" not in out.columns:
+        out["side_shown"] = ""
+    side = out["side_shown"].where(~_blank(out["side_shown"]), "").astype(str).str.strip().str.lower()
+    bad = ~side.isin(["", "left", "right"])
+    if bad.any():
+        i = np.flatnonzero(bad)[0]
+        fail(i, "side_shown", f"expected left, right or empty, got {out['side_shown'][i]!r}")
+    out["side_shown"] = side
+
+    if "response_time_s" not in out.columns:
+        out["response_time_s"] = np.nan
+    rt = pd.to_numeric(out["response_time_s"].where(~_blank(out["response_time_s"]), np.nan), errors="coerce")
+    bad = (rt.isna() & ~_blank(out["response_time_s"])) | (rt < 0)
+    if bad.any():
+        i = np.flatnonzero(bad)[0]
+        fail(i, "response_time_s", f"expected seconds >= 0 or empty, got {out['response_time_s'][i]!r}")
+    out["response_time_s"] = rt.astype(float)
 
 
 def validate_ratings(df: pd.DataFrame, source: str | None = None, *, line_offset: int = 2,
@@ -168,51 +213,8 @@ def validate_ratings(df: pd.DataFrame, source: str | None = None, *, line_offset
     if "system_b" not in out.columns:
         out["system_b"] = ""
     out["system_b"] = out["system_b"].where(~_blank(out["system_b"]), "").astype(str).str.strip()
-    for name, sc in SCALES.items():
-        rows = out["scale"] == name
-        if not rows.any():
-            continue
-        s = out.loc[rows, "score"]
-        outside = (s < sc.low) | (s > sc.high)
-        if sc.integer:
-            outside |= s != np.round(s)
-        if outside.any():
-            i = outside[outside].index[0]
-            kind = "an integer" if sc.integer else "a number"
-            fail(i, "score", f"{out['score'][i]:g} is not {kind} in [{sc.low:g}, {sc.high:g}] "
-                             f"(scale {name})")
-        b = out.loc[rows, "system_b"]
-        if sc.kind == "pairwise":
-            empty = b == ""
-            if empty.any():
-                fail(empty[empty].index[0], "system_b", f"is empty but scale {name} is pairwise")
-            same = b == out.loc[rows, "system_a"]
-            if same.any():
-                fail(same[same].index[0], "system_b", "equals system_a (a system compared with itself)")
-        else:
-            filled = b != ""
-            if filled.any():
-                fail(filled[filled].index[0], "system_b",
-                     f"must be empty for the absolute scale {name}")
-
-    if "side_shown" not in out.columns:
-        out["side_shown"] = ""
-    side = out["side_shown"].where(~_blank(out["side_shown"]), "").astype(str).str.strip().str.lower()
-    bad = ~side.isin(["", "left", "right"])
-    if bad.any():
-        i = np.flatnonzero(bad)[0]
-        fail(i, "side_shown", f"expected left, right or empty, got {out['side_shown'][i]!r}")
-    out["side_shown"] = side
-
-    if "response_time_s" not in out.columns:
-        out["response_time_s"] = np.nan
-    rt = pd.to_numeric(out["response_time_s"].where(~_blank(out["response_time_s"]), np.nan), errors="coerce")
-    bad = (rt.isna() & ~_blank(out["response_time_s"])) | (rt < 0)
-    if bad.any():
-        i = np.flatnonzero(bad)[0]
-        fail(i, "response_time_s", f"expected seconds >= 0 or empty, got {out['response_time_s'][i]!r}")
-    out["response_time_s"] = rt.astype(float)
-
+    _check_scale_values(out, fail)
+    _normalise_side_and_time(out, fail)
     if "raw_answer" not in out.columns:
         out["raw_answer"] = out["score"].map(lambda v: f"{v:g}")
     out["raw_answer"] = out["raw_answer"].where(~_blank(out["raw_answer"]), "").astype(str)
@@ -236,12 +238,6 @@ def validate_ratings(df: pd.DataFrame, source: str | None = None, *, line_offset
 def has_flag(flags: pd.Series, token: str) -> pd.Series:
     """Boolean Series: whether each ``;``-separated flags string contains ``token``."""
     return flags.fillna("").astype(str).map(lambda s: token in [t.strip() for t in s.split(";")])
-
-
-def split_kinds(ratings: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(pairwise rows, absolute rows) of a validated table."""
-    kinds = ratings["scale"].map(lambda s: SCALES[s].kind)
-    return ratings[kinds == "pairwise"], ratings[kinds == "absolute"]
 
 
 def canonical_pairs(ratings: pd.DataFrame, order: list[str] | None = None) -> pd.DataFrame:

@@ -80,9 +80,6 @@ KNOWN_LONG_FUNCTIONS: dict[str, str] = {
     "evalkit.synth.measure:measure_transitions": "generators",
     "evalkit.synth.transition:render_plan": "generators",
     "webtest.app:create_app": "webtest",
-    "reports.report:_pairwise_scale": "reports",
-    "reports.report:build_report": "reports",
-    "reports.table:validate_ratings": "reports",
 }
 
 

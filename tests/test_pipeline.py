@@ -26,9 +26,9 @@ def demo(tmp_path_factory):
     return out, report
 
 
-def test_demo_builds_both_studies_and_one_report(demo):
-    out, report = demo
-    assert report.exists() and report.name == "report.html"
+def test_demo_builds_both_studies_and_one_report_per_study(demo):
+    out, index = demo
+    assert index.exists() and index.name == "index.html"
     loco, gest = out / "locomotion-transitions", out / "gesture-speech"
     assert len(list((loco / "stimuli").glob("*.bvh"))) == 12
     assert len(list((gest / "stimuli").glob("*.bvh"))) == 16
@@ -36,22 +36,36 @@ def test_demo_builds_both_studies_and_one_report(demo):
         scores = pd.read_csv(study / "results" / "scores.csv")
         assert scores["error"].isna().all()
         assert (study / ".webtest").is_dir()  # browser stimuli precomputed
-    html = report.read_text()
-    # each system is a whole text of the page (a table cell), not a prefix of another name
-    # ("GMG sync" of "GMG sync+intensity"), and a row of the per-system metric table
-    texts = {t.strip() for t in re.findall(r">([^<>]+)<", html)}
-    by_system = set(pd.read_csv(report.parent / "tables" / "metrics_by_system.csv")["system"])
-    for system in ("SMG", "BPMG", "GMG random", "GMG sync", "GMG sync+intensity"):
-        assert system in texts and system in by_system, system
-    # the simulated ratings are announced before anything else in the page body
-    body = re.sub(r"<[^>]+>", " ", html.split("<body", 1)[1].split(">", 1)[1])
-    assert body.split()[:2] == ["SIMULATED", "RATINGS:"], body.split()[:10]
-    # ... and every table made from them says so too, also outside the page
-    tables = report.parent / "tables"
-    for name in ("pairwise_cmos5", "bradley_terry_cmos5", "metric_agreement"):
-        assert set(pd.read_csv(tables / f"{name}.csv")["data"]) == {"simulated"}, name
-        assert "\\caption{SIMULATED ratings" in (tables / f"{name}.tex").read_text(), name
-    assert "data" not in pd.read_csv(tables / "metrics_by_system.csv").columns
+    reports = {s: s / "results" / "report" / "report.html" for s in (loco, gest)}
+    index_html = index.read_text()
+    for study, report in reports.items():
+        assert report.exists()
+        assert report.relative_to(out).as_posix() in index_html
+    # one study, one analysis: no report names the other study's systems
+    def text(report):  # the page without its embedded images (base64 can spell anything)
+        return re.sub(r"data:image/png;base64,[^\"]+", "", report.read_text())
+
+    loco_html, gest_html = text(reports[loco]), text(reports[gest])
+    for system in ("SMG", "BPMG", "original capture"):
+        assert system in loco_html and system not in gest_html
+    # each GMG system is a whole text of the page (a table cell) and a row of the per-system
+    # metric table, not a prefix of another name ("GMG sync" of "GMG sync+intensity")
+    gest_texts = {t.strip() for t in re.findall(r">([^<>]+)<", gest_html)}
+    by_system = set(pd.read_csv(reports[gest].parent / "tables" / "metrics_by_system.csv")["system"])
+    for system in ("GMG random", "GMG sync", "GMG sync+intensity"):
+        assert system in gest_texts and system in by_system and system not in loco_html, system
+    assert "<h1>Which gait change looks more natural?</h1>" in loco_html  # title from study.yaml
+    for report in reports.values():
+        html = report.read_text()
+        # the simulated ratings are announced before anything else in the page body
+        body = re.sub(r"<[^>]+>", " ", html.split("<body", 1)[1].split(">", 1)[1])
+        assert body.split()[:2] == ["SIMULATED", "RATINGS:"], body.split()[:10]
+        # ... and every table made from them says so too, also outside the page
+        tables = report.parent / "tables"
+        for name in ("pairwise_cmos5", "bradley_terry_cmos5", "metric_agreement"):
+            assert set(pd.read_csv(tables / f"{name}.csv")["data"]) == {"simulated"}, name
+            assert "\\caption{SIMULATED ratings" in (tables / f"{name}.tex").read_text(), name
+        assert "data" not in pd.read_csv(tables / "metrics_by_system.csv").columns
 
 
 def test_demo_numbers_are_computed_in_the_run_and_show_the_expected_order(demo):
@@ -73,7 +87,7 @@ def test_demo_numbers_are_computed_in_the_run_and_show_the_expected_order(demo):
     obj = pd.read_csv(out / "gesture-speech" / "results" / "gmg_objective.csv").set_index("variant")
     assert obj.loc["sync+intensity", "gsi_psi_in_margin"] > obj.loc["random", "gsi_psi_in_margin"]
     assert obj.loc["sync", "offset_mad_rule_s"] < obj.loc["random", "offset_mad_rule_s"]
-    html = (out / "report" / "report.html").read_text()
+    html = (out / "locomotion-transitions" / "results" / "report" / "report.html").read_text()
     assert f"{int(stats.loc['bpmg', 'transition_points'])}" in html
 
 

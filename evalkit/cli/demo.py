@@ -9,11 +9,12 @@ from evalkit.cli.common import add_command
 
 def register(sub) -> None:
     p = add_command(sub, run,
-        "demo", help="build both studies of record from the bundled data and write one report",
+        "demo", help="build both studies of record from the bundled data and write one report per study",
         description="Build the locomotion-transitions study (original vs SMG vs BPMG) and the "
                     "gesture-speech study (original vs GMG random/sync/sync+intensity) from the "
                     "bundled CMU capture and LJ Speech recordings, score every stimulus, and write one "
-                    "report with the objective comparison. Takes a few minutes on 2 cores.")
+                    "report per study (OUT/<study>/results/report/) plus OUT/index.html linking them. "
+                    "Takes a few minutes on 2 cores.")
     p.add_argument("--out", default="evalkit-demo", help="working folder (default: ./evalkit-demo)")
     p.add_argument("--jobs", type=int, default=1, help="worker processes for scoring (default: 1)")
     p.add_argument("--simulate-ratings", action="store_true",
@@ -29,6 +30,6 @@ def run(args: argparse.Namespace) -> int:
 
     t0 = time.perf_counter()
     path = run_demo(args.out, jobs=args.jobs, simulate_ratings=args.simulate_ratings, seed=args.seed)
-    print(f"\nreport: {path}  ({time.perf_counter() - t0:.0f} s)")
+    print(f"\nreports (one per study): {path}  ({time.perf_counter() - t0:.0f} s)")
     print(f"web test: evalkit serve {args.out}/locomotion-transitions   (or {args.out}/gesture-speech)")
     return 0

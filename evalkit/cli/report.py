@@ -9,8 +9,10 @@ from evalkit.cli.common import add_command
 
 FORMAT_HELP = (
     "input format: auto (detect from the header), long (evalkit's long-format ratings), genea "
-    "(GENEA leaderboard battles), webmushra (mushra.csv or paired_comparison.csv), p808 "
-    "(P.808 per-vote CSV), mushra-lists (JSON lists of ratings per stimulus), scores "
+    "(GENEA leaderboard battles), webmushra (mushra.csv or paired_comparison.csv), webmushra-lss "
+    "(webMUSHRA single-stimulus lss.csv), mturk-p808 (raw MTurk Batch_*_batch_results.csv of a P.808 "
+    "ACR HIT; needs --condition-pattern), p808 (P.808 per-vote CSV), mushra-lists (JSON lists of "
+    "ratings per stimulus), scores "
     "(an 'evalkit score' table) (default: auto)")
 
 
@@ -20,16 +22,18 @@ def register(sub) -> None:
         "report",
         help="write a statistical report (HTML, figures, CSV/LaTeX tables) from ratings and scores",
         description=(
-            "Analyse listening/viewing-test ratings and objective scores and write a report folder: "
-            "report.html (self-contained, figures embedded), figures/*.pdf|png, tables/*.csv|tex "
-            "(booktabs) and methods.md (every test, setting, seed and package version). "
-            "Pairwise/CMOS ratings get per-comparison CMOS with t and participant-bootstrap CIs, "
-            "preference shares with Wilson CIs, Wilcoxon (Holm) and sign tests, effect sizes, a "
-            "position-bias test, Bradley–Terry/Elo with bootstrap CIs, ordinal and mixed-model "
-            "robustness checks and Krippendorff's alpha; MUSHRA/ACR ratings get per-system "
-            "summaries, Friedman and pairwise Wilcoxon tests with hidden-reference post-screening; "
-            "score tables get per-system summaries, Kruskal–Wallis tests and Kendall tau against "
-            "the subjective results."),
+            "Analyse listening/viewing-test ratings and objective scores of ONE study and write a "
+            "report folder: report.html (self-contained, figures embedded), figures/*.pdf|png "
+            "(column width), tables/*.csv|tex (booktabs, paper-sized) and methods.md (every test, "
+            "interval, exclusion, seed and package version). Each design gets one primary analysis, "
+            "named first, and the significance figure shows its decisions: dense pairwise designs "
+            "get Bradley–Terry with rater-bootstrap intervals and simultaneous intervals for all "
+            "differences; sparse ones per-comparison Wilcoxon tests (Holm) on comparisons with "
+            "enough answers; MUSHRA/ACR rater-level Wilcoxon tests (Holm). Default intervals respect "
+            "rater clustering; per-answer t intervals, block-level tests (BS.1534 practice), ordinal "
+            "and mixed models and Krippendorff's alpha follow as labelled secondary results. Score "
+            "tables get per-system summaries and Kruskal–Wallis tests of the quality metrics "
+            "(bookkeeping columns such as frames or fps are described, not tested)."),
         epilog=(
             "INPUT is a study folder (its collected ratings, scores and objective tables), a CSV "
             "file or a database URL (e.g. sqlite:///study.db, "
@@ -40,16 +44,26 @@ def register(sub) -> None:
     p.add_argument("inputs", nargs="+", metavar="INPUT",
                    help="ratings files (any supported format), score tables or database URLs")
     p.add_argument("--out", "-o", default=None, metavar="DIR",
-                   help="output folder (created; default for a study folder: STUDY/results/report)")
+                   help="output folder (created; default for a study folder: STUDY/results/report, "
+                        "which git ignores; with several study folders, one report per study in "
+                        "DIR/<study id>)")
     p.add_argument("--format", default="auto", help=FORMAT_HELP)
     p.add_argument("--scores", action="append", default=[], metavar="CSV",
                    help="objective scores table (one row per clip, a 'system' column, metric "
                         "columns); may be repeated")
     p.add_argument("--table", default="ratings_long",
                    help="table or view read from database URLs (default: ratings_long)")
-    p.add_argument("--title", default="evalkit report", help="report title")
+    p.add_argument("--title", default=None,
+                   help="report title (default: the study's title from study.yaml, else 'evalkit report')")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress messages on stderr")
     p.add_argument("--banner", default=None, help="text shown first in the report (e.g. a caveat)")
     p.add_argument("--seed", type=int, default=0, help="random seed of all bootstraps (default: 0)")
+    _statistics_options(p)
+    _screening_options(p)
+    _input_options(p)
+
+
+def _statistics_options(p) -> None:
     g = p.add_argument_group("statistics")
     g.add_argument("--confidence", type=float, default=0.95, help="CI level (default: 0.95)")
     g.add_argument("--n-boot", type=int, default=2000,
@@ -67,6 +81,9 @@ def register(sub) -> None:
                    help="system order (first = reference of the regression models)")
     g.add_argument("--no-robustness", action="store_true",
                    help="skip the ordinal and mixed-model robustness fits")
+
+
+def _screening_options(p) -> None:
     s = p.add_argument_group("screening (declared exclusion rules)")
     s.add_argument("--rules-declared", action="store_true",
                    help="the screening rules below were declared before data collection (e.g. "
@@ -93,10 +110,17 @@ def register(sub) -> None:
                    help="exclude raters missing in more than this share of items (default: 0.15, "
                         "ITU-R BS.1534-3)")
     s.add_argument("--no-screening", action="store_true", help="exclude nobody")
+
+
+def _input_options(p) -> None:
     q = p.add_argument_group("P.808 input")
     q.add_argument("--condition-column", default=None,
                    help="column holding the condition in P.808 per-vote files "
                         "(default: condition_name or condition)")
+    q.add_argument("--condition-pattern", default=None, metavar="REGEX",
+                   help="MTurk batch results (mturk-p808): regular expression whose first group is "
+                        "the condition in a clip's file name, as condition_pattern in the P.808 "
+                        "result-parser config")
     q.add_argument("--p808-scale", default="ccr7", choices=("ccr7", "acr5"),
                    help="P.808 votes are CCR (-3..3, vs reference) or ACR (1..5) (default: ccr7)")
 
@@ -135,6 +159,45 @@ def config_from_args(args: argparse.Namespace):
                         rules_declared=args.rules_declared)
 
 
+def study_title(study) -> tuple[str, str]:
+    """(id, title) from a study folder's study.yaml (folder name when absent)."""
+    from pathlib import Path
+
+    import yaml
+
+    from evalkit.errors import ConfigError
+    from evalkit.textfile import read_utf8_text
+
+    f = Path(study) / "study.yaml"
+    try:
+        data = yaml.safe_load(read_utf8_text(f)) or {}
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{f}: not valid YAML ({exc})") from None
+    if not isinstance(data, dict):
+        data = {}
+    sid = str(data.get("id") or Path(study).resolve().name)
+    return sid, str(data.get("title") or sid)
+
+
+def _study_reports(args, studies, config) -> int:
+    """One report per study folder: a report never pools the systems of different studies."""
+    from pathlib import Path
+
+    from evalkit.pipeline import study_outputs
+    from reports.report import build_report
+
+    for study in studies:
+        sid, title = study_title(study)
+        out = (Path(args.out) / sid) if args.out and len(studies) > 1 else \
+            Path(args.out) if args.out else Path(study) / "results" / "report"
+        ratings, scores, tables = study_outputs(study)
+        path = build_report(ratings, scores, out, seed=args.seed, title=args.title or title,
+                            banner=args.banner, extra_tables=tables or None, config=config,
+                            progress=not args.quiet, description=f"Study {sid} ({study}).")
+        print(f"report written: {path}")
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     import pandas as pd
 
@@ -146,20 +209,11 @@ def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     config = config_from_args(args)
-    ratings, scores = [], []
-    extra: dict = {}
-    opts = {"condition_column": args.condition_column, "scale": args.p808_scale}
+    opts = {"condition_column": args.condition_column, "scale": args.p808_scale,
+            "condition_pattern": args.condition_pattern}
     study_dirs = [s for s in args.inputs if Path(s).is_dir() and (Path(s) / "study.yaml").exists()]
-    for study in study_dirs:
-        from evalkit.pipeline import study_outputs
-
-        rat_s, sc_s, tables = study_outputs(study)
-        if rat_s is not None:
-            ratings.append(rat_s)
-        if sc_s is not None:
-            scores.append(sc_s)
-        extra.update(tables)
-    for src in [s for s in args.inputs if s not in study_dirs] + list(args.scores):
+    others = [s for s in args.inputs if s not in study_dirs]
+    for src in others + list(args.scores):
         if is_database_url(src):
             continue
         if Path(src).is_dir():
@@ -167,25 +221,31 @@ def run(args: argparse.Namespace) -> int:
                              "a database URL")
         if not Path(src).exists():
             raise InputError(f"{src}: file not found")
+    if study_dirs:
+        if others or args.scores:
+            raise InputError("give either study folders or ratings/score files, not both: a report "
+                             "analyses one study (its own ratings, scores and tables)")
+        return _study_reports(args, study_dirs, config)
     if args.out is None:
-        if len(study_dirs) != 1:
-            raise InputError("--out DIR is required (it defaults to STUDY/results/report only for one study folder)")
-        args.out = str(Path(study_dirs[0]) / "results" / "report")
-    for src in (s for s in args.inputs if s not in study_dirs):
+        raise InputError("--out DIR is required (it defaults to STUDY/results/report only for study folders)")
+    if Path(args.out).exists() and not Path(args.out).is_dir():
+        raise InputError(f"--out {args.out}: exists and is not a folder")
+    ratings, scores = [], []
+    for src in others:
         fmt = args.format
-        kind, df = load_input(src, fmt, table=args.table, **(opts if fmt in ("p808", "auto") else {}))
+        kind, df = load_input(src, fmt, table=args.table, **(opts if fmt in ("p808", "mturk-p808", "auto") else {}))
         (ratings if kind == "ratings" else scores).append(df)
     for src in args.scores:
         kind, df = load_input(src, "scores")
         scores.append(df)
-    if not ratings and not scores and not extra:
+    if not ratings and not scores:
         raise InputError("no ratings or scores among the inputs")
     rat = combine_ratings(ratings) if ratings else None
     sc = None
     if scores:
         sc = pd.concat(scores, ignore_index=True)
         sc.attrs["source"] = ", ".join(s.attrs.get("source", "") for s in scores)
-    path = build_report(rat, sc, args.out, seed=args.seed, title=args.title, banner=args.banner,
-                        extra_tables=extra or None, config=config, progress=sys.stderr.isatty())
+    path = build_report(rat, sc, args.out, seed=args.seed, title=args.title or "evalkit report",
+                        banner=args.banner, config=config, progress=not args.quiet)
     print(f"report written: {path}")
     return 0

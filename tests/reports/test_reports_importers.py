@@ -213,3 +213,45 @@ def test_scores_cell_that_is_not_a_number_names_line_and_column(tmp_path):
     p.write_text("system,clip,jerk,note\na,x,1,fine\nb,y,,odd\n")  # empty = missing; text columns stay
     kind, df = load_input(p, "scores")
     assert kind == "scores" and len(df) == 2
+
+
+def test_unrecognised_wide_header_names_the_closest_format_in_one_line(tmp_path):
+    p = tmp_path / "wide.csv"
+    cols = ["HITId", "WorkerId"] + [f"Input.X{i}" for i in range(150)]
+    p.write_text(",".join(cols) + "\n" + ",".join("1" for _ in cols) + "\n")
+    with pytest.raises(FileFormatError) as err:
+        load_input(p)
+    msg = str(err.value)
+    assert "closest is MTurk batch results of a P.808 ACR HIT" in msg and "lacks column(s) Answer.Q1" in msg
+    assert "(152 columns)" in msg and len(msg) < 400 and "\n" not in msg
+
+
+def test_webmushra_single_stimulus_lss_file():
+    kind, df = load_input(DATA / "webmushra_lss_constructed.csv")
+    assert kind == "ratings" and df.attrs["format"] == "webmushra-lss"
+    # values stored as " 4 " are read as numbers; a 1-5 page is the acr5 scale
+    assert set(df["scale"]) == {"acr5"} and list(df["score"])[:4] == [4, 2, 5, 3]
+    assert df["participant"].nunique() == 2 and set(df["system_a"]) == {"C1", "C2", "ref"}
+    assert df["response_time_s"].iloc[0] == pytest.approx(5.23)
+
+
+def test_webmushra_mushra_file_with_1_to_5_values_is_not_called_mushra():
+    kind, df = load_input(DATA / "webmushra_mushra_1to5_constructed.csv")
+    assert set(df["scale"]) == {"acr5"}
+    assert any("not as MUSHRA 0–100" in n for n in df.attrs["notes"])
+    # a real 0-100 MUSHRA file keeps its scale
+    assert set(load_input(DATA / "webmushra_mushra_constructed.csv")[1]["scale"]) == {"mushra"}
+
+
+def test_mturk_batch_results_of_a_p808_acr_hit(tmp_path):
+    src = DATA / "mturk_p808_acr_batch_constructed.csv"
+    with pytest.raises(InputError, match="--condition-pattern REGEX"):
+        load_input(src)
+    kind, df = load_input(src, condition_pattern=r"^(c\d+)_")
+    assert df.attrs["format"] == "mturk-p808" and set(df["scale"]) == {"acr5"}
+    assert len(df) == 5  # 3 + 2 answered questions (an empty vote is skipped)
+    assert list(df["system_a"]) == ["c01", "c02", "c03", "c01", "c02"]
+    assert list(df["score"]) == [4, 2, 5, 3, 1] and list(df["item"])[0] == "c01_s01.wav"
+    with pytest.raises(FileFormatError, match=r"line 2: column 'Answer.Q1_url': clip 'c01_s01.wav' does "
+                                              r"not match"):
+        load_input(src, condition_pattern=r"^(x\d+)_")

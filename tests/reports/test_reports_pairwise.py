@@ -7,11 +7,13 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+import statsmodels.api as sm
 from scipy import stats
 from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.proportion import proportion_confint
 
-from reports.pairwise import cmos_summary, pairwise_table, position_bias, significance_matrix
+from reports.pairwise import (MIN_TEST_ANSWERS, TOO_FEW, cmos_summary, pairwise_table, position_bias,
+                              significance_matrix)
 from reports.simulate import simulate_pairwise
 from tests.reports.helpers import long_table
 
@@ -34,7 +36,16 @@ def test_table_matches_direct_computation(sim):
         assert r.mean == pytest.approx(x.mean()) and r.median == pytest.approx(np.median(x))
         ci = stats.ttest_1samp(x, 0).confidence_interval()
         assert (r.t_low, r.t_high) == pytest.approx((ci.low, ci.high))
-        assert r.p_wilcoxon == pytest.approx(stats.wilcoxon(x, zero_method="pratt").pvalue)
+        # ties and zeros: the normal approximation with tie and continuity correction
+        assert r.wilcoxon_method == "approx"
+        assert r.p_wilcoxon == pytest.approx(stats.wilcoxon(x, zero_method="pratt", method="approx",
+                                                            correction=True).pvalue)
+        # default interval: cluster-robust (CR1) with raters as clusters, t on G - 1 df
+        g = pd.concat([rows.participant, flipped.participant]).to_numpy()
+        ols = sm.OLS(x, np.ones(x.size)).fit(cov_type="cluster", cov_kwds={"groups": pd.factorize(g)[0]})
+        G = len(set(g))
+        h = stats.t.ppf(0.975, G - 1) * float(ols.bse[0])
+        assert (r.cl_low, r.cl_high) == pytest.approx((x.mean() - h, x.mean() + h))
         assert r.share_a == pytest.approx(np.mean(x > 0))
         lo, hi = proportion_confint((x == 0).sum(), x.size, method="wilson")
         assert (r.share_equal_low, r.share_equal_high) == pytest.approx((lo, hi))
@@ -82,8 +93,19 @@ def test_position_bias_detected_only_when_present():
 
 
 def test_significance_matrix_signs():
-    t = pd.DataFrame({"system_a": ["A", "A"], "system_b": ["B", "C"], "mean": [0.5, -0.4],
-                      "p_holm": [0.01, 0.2]})
-    m = significance_matrix(t, ["A", "B", "C"])
+    t = pd.DataFrame({"system_a": ["A", "A", "B"], "system_b": ["B", "C", "D"], "mean": [0.5, -0.4, 1.0],
+                      "significant": [True, False, False], "tested": [True, True, False]})
+    m = significance_matrix(t, ["A", "B", "C", "D"])
     assert m.loc["A", "B"] == 1 and m.loc["B", "A"] == -1 and m.loc["A", "C"] == 0
+    assert m.loc["B", "D"] == TOO_FEW and m.loc["D", "B"] == TOO_FEW  # "too few", not "n.s."
     assert np.isnan(m.loc["B", "C"])
+
+
+def test_too_few_answers_are_not_tested():
+    df = long_table([(f"p{i}", "i", "A", "B", 1) for i in range(MIN_TEST_ANSWERS - 1)]
+                    + [(f"p{i}", "i", "A", "C", 1) for i in range(MIN_TEST_ANSWERS)])
+    t = pairwise_table(df, n_boot=0).set_index("comparison")
+    assert not t.loc["A vs B", "tested"] and math.isnan(t.loc["A vs B", "p_holm"])
+    assert t.loc["A vs C", "tested"] and t.loc["A vs C", "p_holm"] < 0.05
+    # only the tested comparison is in the Holm family
+    assert t.loc["A vs C", "p_holm"] == pytest.approx(t.loc["A vs C", "p_wilcoxon"])

@@ -75,8 +75,13 @@ def test_bootstrap_recovers_strengths():
     assert t["elo"].to_numpy() == pytest.approx(1000 + 400 / np.log(10) * t["log_strength"].to_numpy())
     assert res.n_failed == 0
     diffs = bt_difference_table(res)
-    assert len(diffs) == 10 and diffs.loc[(diffs.system_a == "S1") & (diffs.system_b == "S5"), "ci_excludes_0"].all()
-    assert "significant" not in diffs.columns  # uncorrected CIs are not called significant
+    assert len(diffs) == 10 and diffs.loc[(diffs.system_a == "S1") & (diffs.system_b == "S5"), "significant"].all()
+    # simultaneous intervals: significant exactly when the interval excludes 0, and then the
+    # adjusted p is below 0.05 (the max-|z| bootstrap's decisions and p-values agree)
+    excl = (diffs["ci_low"] > 0) | (diffs["ci_high"] < 0)
+    assert (diffs["significant"] == excl).all()
+    assert (diffs.loc[diffs["significant"], "p_adjusted"] < 0.05 + 1e-9).all()
+    assert (diffs.loc[~diffs["significant"], "p_adjusted"] > 0.05 - 2 / 401).all()
 
 
 def test_bootstrap_is_seeded():

@@ -72,9 +72,12 @@ def test_pairwise_report_contents(pairwise_report):
                  "agreement_cmos5", "win_fraction_cmos5", "metric_agreement", "metrics_by_system"):
         assert (out / "tables" / f"{name}.csv").exists(), name
         assert (out / "tables" / f"{name}.tex").exists(), name
-    for name in ("box_cmos5", "preferences_cmos5", "bt_forest_cmos5", "significance_cmos5",
-                 "metric_foot_skate_ratio"):
+    for name in ("comparisons_cmos5", "preferences_cmos5", "bt_forest_cmos5", "significance_cmos5",
+                 "metrics"):
         assert (out / "figures" / f"{name}.png").exists(), name
+    # the report names its primary analysis first, and the significance figure is drawn from it
+    assert html.index("Primary analysis — cmos5: Bradley–Terry") < html.index("Participants and screening")
+    assert "Significance matrix of the primary analysis: Bradley–Terry differences" in html
     bt = pd.read_csv(out / "tables" / "bradley_terry_cmos5.csv")
     assert list(bt["system"]) == ["S1", "S2", "S3", "S4"]
     agree = pd.read_csv(out / "tables" / "metric_agreement.csv")
@@ -161,7 +164,8 @@ def test_simulated_ratings_marked_in_every_subjective_output(pairwise_report):
     html = pairwise_report.read_text()
     subjective = ["participant_flow", "raters", "pairwise_cmos5", "position_bias_cmos5",
                   "bradley_terry_cmos5", "win_fraction_cmos5", "bt_differences_cmos5",
-                  "robustness_cmos5", "agreement_cmos5", "metric_agreement"]
+                  "robustness_cmos5", "agreement_cmos5", "metric_agreement",
+                  "counterbalance_pairs_cmos5", "counterbalance_segments_cmos5"]
     for name in subjective:
         csv = pd.read_csv(out / "tables" / f"{name}.csv")
         assert csv.columns[0] == "data" and set(csv["data"]) == {"simulated"}, name
@@ -173,12 +177,12 @@ def test_simulated_ratings_marked_in_every_subjective_output(pairwise_report):
     assert html.count('<div class="caption">SIMULATED ratings') == len(subjective)
     analysed = pd.read_csv(out / "ratings_analysed.csv")
     assert set(analysed["data"]) == {"simulated"}
-    for name in ("box_cmos5", "preferences_cmos5", "bt_forest_cmos5", "significance_cmos5"):
+    for name in ("comparisons_cmos5", "preferences_cmos5", "bt_forest_cmos5", "significance_cmos5"):
         assert _png_text(out / "figures" / f"{name}.png").get("Title", "").startswith("SIMULATED ratings"), name
         pdf = (out / "figures" / f"{name}.pdf").read_bytes()
         assert b"/Title (SIMULATED ratings" in pdf, name
-    assert "SIMULATED" not in _png_text(out / "figures" / "metric_foot_skate_ratio.png").get("Title", "")
-    assert b"SIMULATED" not in (out / "figures" / "metric_foot_skate_ratio.pdf").read_bytes()
+    assert "SIMULATED" not in _png_text(out / "figures" / "metrics.png").get("Title", "")
+    assert b"SIMULATED" not in (out / "figures" / "metrics.pdf").read_bytes()
 
 
 def test_real_ratings_are_not_marked_simulated(mushra_report):
@@ -205,7 +209,7 @@ def test_reread_simulated_ratings_stay_simulated(pairwise_report, tmp_path):
     assert "SIMULATED" in (tmp_path / "report.html").read_text()
 
 
-def test_bt_differences_are_not_called_significant_and_warn_when_fragile(tmp_path, pairwise_report):
+def test_bt_differences_are_simultaneous_and_warn_when_fragile(tmp_path, pairwise_report):
     from tests.reports.helpers import long_table
 
     # three raters; every bootstrap round needs both r1 (A>B, B>C) and r2 (C>A) to have a
@@ -215,25 +219,44 @@ def test_bt_differences_are_not_called_significant_and_warn_when_fragile(tmp_pat
     build_report(long_table(rows), None, tmp_path, config=ReportConfig(n_boot=50, bt_boot=400,
                                                                          robustness=False))
     diffs = pd.read_csv(tmp_path / "tables" / "bt_differences_cmos5.csv")
-    assert "significant" not in diffs.columns and "ci_excludes_0" in diffs.columns
+    assert {"significant", "p_adjusted", "ci_low", "ci_high"} <= set(diffs.columns)
     tex = (tmp_path / "tables" / "bt_differences_cmos5.tex").read_text()
-    assert "uncorrected for the 3 pairs" in tex
+    assert "simultaneous 95\\% intervals over all 3 pairs" in tex
     assert "bootstrap rounds" in tex and "left out" in tex and "only 3 participant(s)" in tex
     assert "only 3 participant(s)" in (tmp_path / "tables" / "bradley_terry_cmos5.tex").read_text()
+    # every pair rests on fewer than 5 raters: marked with a dagger
+    assert tex.count("\\dag{}") >= 3
     # a study with 16 raters and no failed rounds gets no caution
     good = (pairwise_report.parent / "tables" / "bt_differences_cmos5.tex").read_text()
-    assert "uncorrected for the 6 pairs" in good and "Caution" not in good
+    assert "over all 6 pairs" in good and "Caution" not in good
+
+
+def test_significance_figure_agrees_with_primary_analysis(pairwise_report, mushra_report):
+    """The significance matrix is drawn from the primary analysis' own decisions: the
+    Bradley–Terry simultaneous intervals (pairwise) and the rater-level Holm tests (MUSHRA)."""
+    from reports.pairwise import significance_matrix
+
+    out = pairwise_report.parent
+    diffs = pd.read_csv(out / "tables" / "bt_differences_cmos5.csv")
+    assert ((diffs["ci_low"] > 0) | (diffs["ci_high"] < 0)).eq(diffs["significant"]).all()
+    assert diffs["significant"].sum() >= 3  # four systems 0.67 logits apart, 400 answers
+    m = significance_matrix(diffs.rename(columns={"difference": "mean"}), ["S1", "S2", "S3", "S4"],
+                            tested_col="")
+    assert m.loc["S1", "S4"] == 1 and m.loc["S4", "S1"] == -1
+    pw = pd.read_csv(mushra_report.parent / "tables" / "pairwise_mushra.csv")
+    assert pw["significant"].sum() > 0 and (pw["significant"] == (pw["p_holm"] < 0.05)).all()
+    assert pw["n"].max() <= 21  # one pair of values per rater, not per rating
 
 
 def test_answer_level_tests_are_labelled_as_ignoring_rater_clustering(mushra_report, pairwise_report):
-    for out, tables in ((mushra_report.parent, ("systems_mushra", "pairwise_mushra")),
+    for out, tables in ((mushra_report.parent, ("systems_mushra", "pairwise_blocks_mushra")),
                         (pairwise_report.parent, ("pairwise_cmos5", "position_bias_cmos5"))):
         n_raters = len(pd.read_csv(out / "ratings_analysed.csv")["participant"].unique())
         for name in tables:
             tex = (out / "tables" / f"{name}.tex").read_text()
             assert "as independent, not accounting for rater clustering" in tex, name
             assert f"from {n_raters} raters" in tex, name
-            assert "participant-clustered bootstrap CI and the linear mixed model" in tex, name
+            assert "the cluster-robust CI (the default)" in tex, name
         methods = (out / "methods.md").read_text()
         assert "not accounting for rater clustering" in methods
         assert f"from {n_raters} raters" in methods
@@ -258,3 +281,59 @@ def test_methods_say_what_screening_actually_did(mushra_report, pairwise_report,
                                                               rules_declared=True))
     declared = (tmp_path / "methods.md").read_text()
     assert "declared in advance" in declared and "not declared" not in declared
+
+
+def _tex_tables(folder: Path):
+    import re
+
+    for f in sorted((folder / "tables").glob("*.tex")):
+        text = f.read_text()
+        for env, spec, head in re.findall(r"\\begin\{(table\*?)\}.*?\\begin\{tabular\}\{([lr]+)\}\n\\toprule\n(.*?)\n",
+                                          text, re.S):
+            yield f.name, env, len(spec), head
+
+
+def test_latex_tables_are_paper_sized_with_human_headers(mushra_report, pairwise_report):
+    for report in (mushra_report, pairwise_report):
+        found = 0
+        for name, env, ncol, head in _tex_tables(report.parent):
+            found += 1
+            assert ncol <= 8, (name, ncol)
+            assert env == ("table" if ncol <= 6 else "table*"), (name, env, ncol)
+            # no raw snake_case header (an escaped underscore inside a header cell)
+            assert "\\_" not in head, (name, head)
+            assert "\\toprule" not in head
+        assert found >= 8
+    tex = (pairwise_report.parent / "tables" / "bradley_terry_cmos5.tex").read_text()
+    assert "Log-strength (SE)" in tex and "log\\_strength" not in tex
+
+
+def test_wide_table_is_split_for_latex(tmp_path):
+    from reports.render import TableItem, write_table
+
+    df = pd.DataFrame({f"metric_{i}": [1.0, 2.0] for i in range(12)}, index=["a", "b"]).reset_index(names="system")
+    write_table(TableItem("wide", "A wide table", df), tmp_path)
+    tex = (tmp_path / "tables" / "wide.tex").read_text()
+    assert tex.count("\\begin{tabular}") == 2 and "(part 1 of 2)" in tex
+    assert all(ncol <= 8 for _, _, ncol, _ in _tex_tables(tmp_path))
+    assert "Metric 0" in tex  # snake_case turned into words
+
+
+def test_csv_tables_neutralise_spreadsheet_formulas(tmp_path):
+    ratings, _ = simulate_pairwise(150, 3, 8, scale="pref3", seed=4)
+    ratings = ratings.replace({"S1": "=HYPERLINK(\"http://x\")", "S2": "@SUM(A1)"})
+    build_report(ratings, None, tmp_path, config=ReportConfig(n_boot=20, bt_boot=20, robustness=False))
+    bt = pd.read_csv(tmp_path / "tables" / "bradley_terry_pref3.csv")
+    assert set(bt["system"]) == {"'=HYPERLINK(\"http://x\")", "'@SUM(A1)", "S3"}
+    assert bt["log_strength"].dtype.kind == "f"  # numbers (negative ones too) stay numbers
+    analysed = pd.read_csv(tmp_path / "ratings_analysed.csv")
+    assert not analysed["system_a"].astype(str).str.startswith(("=", "@")).any()
+
+
+def test_unconnected_groups_of_systems_are_called_separate_studies(tmp_path):
+    from tests.reports.helpers import long_table
+
+    rows = [(f"p{i}", "i", "A", "B", 1) for i in range(6)] + [(f"q{i}", "i", "C", "D", -1) for i in range(6)]
+    html = build_report(long_table(rows), None, tmp_path,
+                        config=ReportConfig(n_boot=20, bt_boot=20, robustness=False)).read_text()
+    assert "form 2 unconnected groups of systems (A, B; C, D)" in html

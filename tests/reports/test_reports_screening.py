@@ -60,3 +60,13 @@ def test_consensus_correlation_hand_worked():
     # r1 vs mean(r2, r3) = [55, 55, 45] -> Spearman r = -0.866; r3 vs [15, 55, 85] -> -1
     assert r["r3"] == pytest.approx(-1.0)
     assert r["r1"] == pytest.approx(-math.sqrt(3) / 2)
+
+
+def test_hidden_reference_rule_applies_to_mushra_only():
+    from reports.importers import load_input
+    from reports.screening import screen
+    from tests.reports.helpers import DATA
+
+    _, lss = load_input(DATA / "webmushra_lss_constructed.csv")  # acr5, a stimulus called "ref" rated 5
+    res = screen(lss)
+    assert res.kept["participant"].nunique() == 2  # 5 < 90 must not exclude anyone on a 1-5 scale

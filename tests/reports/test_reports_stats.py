@@ -20,7 +20,9 @@ def test_t_ci_matches_scipy():
     assert m == pytest.approx(X.mean())
     assert (lo, hi) == pytest.approx((ci.low, ci.high))
     assert math.isnan(st.t_ci([1.0])[1])  # single answer: no CI
-    assert st.t_ci([1.0, 1.0]) == (1.0, 1.0, 1.0)  # no spread
+    m, lo, hi = st.t_ci([1.0, 1.0])  # no spread: no zero-width interval
+    assert m == 1.0 and math.isnan(lo) and math.isnan(hi)
+    assert math.isnan(st.cluster_t_ci([2.0, 2.0, 2.0], ["a", "b", "c"])[1])
 
 
 def test_wilson_hand_formula():
@@ -39,8 +41,34 @@ def test_signed_rank_sums_match_scipy(zm):
     # scipy reports R+ as the statistic of the one-sided test
     assert rp == pytest.approx(stats.wilcoxon(X, zero_method=zm, alternative="greater").statistic)
     w = st.wilcoxon_test(X, zm)
-    ref = stats.wilcoxon(X, zero_method=zm)
+    method = st.wilcoxon_method(X, zm)
+    ref = stats.wilcoxon(X, zero_method=zm, method=method, correction=method == "approx")
     assert w["W"] == pytest.approx(ref.statistic) and w["p"] == pytest.approx(ref.pvalue)
+
+
+def test_wilcoxon_method_is_chosen_deliberately():
+    # no ties, no zeros, small n: the exact null distribution
+    x = np.array([1.5, -0.2, 3.1, 2.2, 0.7, 4.0, -1.1, 2.9])
+    assert st.wilcoxon_method(x) == "exact"
+    assert st.wilcoxon_test(x)["p"] == pytest.approx(stats.wilcoxon(x, method="exact").pvalue)
+    # ties (a rating scale) at small n: the tie-corrected normal approximation with continuity
+    # correction — not scipy's exhaustive permutation ('auto'), which takes seconds per test
+    y = np.array([1, 1, 2, -1, 2, 1, 0, 2, 1, -2, 1, 2], float)
+    assert st.wilcoxon_method(y) == "approx"
+    assert st.wilcoxon_test(y)["p"] == pytest.approx(
+        stats.wilcoxon(y, zero_method="pratt", method="approx", correction=True).pvalue)
+
+
+def test_cluster_t_ci_is_wider_than_t_when_raters_repeat_themselves():
+    # three raters, each always giving the same answer: 3 independent values, not 30
+    x = np.repeat([2.0, 1.0, -1.0], 10)
+    g = np.repeat(["a", "b", "c"], 10)
+    m, lo, hi = st.cluster_t_ci(x, g)
+    _, tlo, thi = st.t_ci(x)
+    assert m == pytest.approx(2 / 3) and (hi - lo) > 2.5 * (thi - tlo)
+    # with one answer per rater CR1 equals the Student-t interval
+    m1, lo1, hi1 = st.cluster_t_ci(x[::10], ["a", "b", "c"])
+    assert (lo1, hi1) == pytest.approx(st.t_ci(x[::10])[1:])
 
 
 def test_rank_sums_hand_worked():

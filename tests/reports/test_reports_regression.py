@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from reports.importers import load_input
-from reports.models import mixed_model, ordinal_model
+from reports.regression import mixed_model, ordinal_model
 from reports.simulate import simulate_pairwise
 from tests.reports.helpers import EXCERPT
 
@@ -84,7 +84,7 @@ def test_ordinal_model_that_runs_off_is_reported_as_not_converged(tmp_path):
     """Separation (A always strongly beats B, B always C): the ordinal estimates run off to
     infinity (SE in the thousands); the report says 'did not converge' instead of numbers."""
     from reports import ReportConfig, build_report
-    from reports.models import ordinal_model
+    from reports.regression import ordinal_model
     from tests.reports.helpers import long_table
 
     rows = []

@@ -27,6 +27,8 @@ COLUMNS = ["model", "term", "estimate", "se", "ci_low", "ci_high", "p", "status"
 #: system always preferred), whatever the optimiser reports.
 MAX_ORDINAL_SE = 50.0
 NOT_CONVERGED = "did not converge"
+#: Status of a mixed model whose random-intercept variances are all estimated as 0.
+SINGULAR = "singular (random-effect variances 0)"
 
 
 def _design_pairwise(ratings: pd.DataFrame, systems: list[str]) -> pd.DataFrame:
@@ -129,13 +131,27 @@ def mixed_model(ratings: pd.DataFrame, systems: list[str] | None = None, *,
         return pd.DataFrame(columns=COLUMNS), [f"{name}: fit failed ({exc})"]
     ci = res.conf_int(confidence)
     pv = res.pvalues
+    singular = all(v <= 1e-8 * max(res.sigma2, 1e-300) for v in res.variances.values())
+    status = ("optimiser did not report convergence" if not res.converged else
+              SINGULAR if singular else "ok")
     cols = list(X.columns)
     rows = [{"model": name, "term": t, "estimate": float(res.params[cols.index(t)]),
              "se": float(res.bse[cols.index(t)]), "ci_low": float(ci[cols.index(t), 0]),
              "ci_high": float(ci[cols.index(t), 1]), "p": float(pv[cols.index(t)]),
-             "status": "ok" if res.converged else "optimiser did not report convergence"} for t in terms]
+             "status": status} for t in terms]
     notes = [name + ": random-intercept variances " +
              ", ".join(f"{k} {v:.3g}" for k, v in res.variances.items()) + f"; residual {res.sigma2:.3g}"]
+    if pairwise:
+        notes.append(f"{name}: on signed pairwise scores a random intercept is a shift towards the "
+                     "first-listed system (A) of every pair — per participant a rater's lean towards A "
+                     "(e.g. a side preference when A is always shown on one side), per item content on "
+                     "which A does better whatever the pair. Neither is a system effect; they let the "
+                     "system contrasts' standard errors allow for answers of one rater or one item "
+                     "being correlated.")
+    if singular:
+        notes.append(f"{name}: singular fit — every random-intercept variance is estimated as 0, so "
+                     "the model reduces to ordinary least squares; its standard errors then ignore "
+                     "rater clustering")
     if not res.converged:
         notes.append(f"{name}: the REML optimiser did not report convergence")
     return pd.DataFrame(rows, columns=COLUMNS), notes

@@ -161,3 +161,20 @@ def test_short_bad_stretch_lowers_a_long_clip_but_not_as_if_bad_throughout(model
     assert f["naturalness_local"][(t >= 15) & (t < 20)].mean() < f["naturalness_local"][(t < 8) | (t >= 27)].mean() - 0.3
     assert f["naturalness_window"][(t >= 15) & (t < 20)].mean() < f["naturalness_window"][(t < 8) | (t >= 27)].mean()
     assert np.isclose(f["naturalness_local"].mean(), one.naturalness, atol=0.05)
+
+
+def test_foot_sliding_through_a_45_s_clip_scores_far_below_its_clean_twin(model, cmu_dir):
+    # the case: a 45-s clip with foot sliding and its clean twin (both scored about 0
+    # when the verdict was the worst stretch times the clip-wide artifact factor)
+    _, long = looped(cmu_dir / "16_15.amc", copies=13)
+    assert long.duration > 44
+    clean = score_naturalness(model, long).naturalness
+    skated = {}
+    for seed in range(8):
+        c = corrupt(long, "foot_skate", 0.5, seed=seed, mode="drift")
+        (a, b), = c.provenance.intervals
+        skated.setdefault("whole" if b - a > 0.99 * long.duration else "part", score_naturalness(model, c.motion))
+    assert {"whole", "part"} <= set(skated)
+    assert clean > 0.9
+    assert skated["whole"].naturalness < clean - 0.5
+    assert skated["whole"].naturalness < skated["part"].naturalness < clean

@@ -10,17 +10,20 @@ data-driven window features (:mod:`evalkit.models.windows`) tells natural from u
 2. a gradient-boosted tree ensemble (``HistGradientBoostingClassifier``) scores each window;
 3. Platt scaling fitted on out-of-fold scores (folds grouped like the data) makes window
    probabilities calibrated, with both classes weighted equally (a prior of 1/2);
-4. a logistic model on the distribution of a clip's window log-odds (mean, 25th percentile,
-   minimum, log window count), also fitted out of fold, gives the clip's calibrated
-   probability of looking natural;
+4. a logistic model on the distribution of a stretch's window log-odds (mean, 25th percentile,
+   minimum, log window count), also fitted out of fold on the training examples, gives the
+   calibrated probability that a stretch of up to ``stretch_s`` seconds looks natural;
 5. :class:`ArtifactCheck` (``artifact_check=True``, the default) — fitted on natural windows
-   only — lowers that probability for clips that exceed natural capture on physical invariants
-   (optionally only beyond the excess of most natural training clips), which carries over to
-   artifact types absent from training.
+   only — lowers that probability for stretches that exceed natural capture on physical
+   invariants (optionally only beyond the excess of most natural training clips), which
+   carries over to artifact types absent from training;
+6. a clip no longer than ``stretch_s`` gets its stretch's verdict; a longer clip the time
+   average of the verdicts of its stretches (one starting at every window), so the verdict does
+   not fall with the clip's length, and its least natural stretch is reported beside it.
 
 :func:`score_naturalness` runs the whole chain on a :class:`~evalkit.motion.Motion` and reports the
-clip's naturalness and its worst window; :func:`evalkit.models.naturalness.add_model_columns` does it
-for every clip of a score table.
+clip's naturalness, its worst stretch and its worst window;
+:func:`evalkit.models.naturalness.add_model_columns` does it for every clip of a score table.
 """
 
 from __future__ import annotations
@@ -263,9 +266,10 @@ class NaturalnessDiscriminator(ClassifierMixin, BaseEstimator):
             (``None``: leave them out).
         pose_samples: pose samples per window in the ``pose_*`` columns.
         cv: folds for the out-of-fold calibration (grouped when ``groups`` is given to ``fit``).
-        artifact_check: multiply the clip's naturalness by a logistic function of its largest
-            :class:`ArtifactCheck` score (fitted out of fold), so that an artifact of a kind
-            the training data never showed still lowers the score. On by default;
+        artifact_check: multiply each stretch's naturalness by a logistic function of the
+            stretch's largest :class:`ArtifactCheck` score (fitted out of fold), so that an
+            artifact of a kind the training data never showed still lowers the score of the
+            stretches that contain it. On by default;
             docs/discriminator.md compares the settings (it gains most on held-out corruption
             types).
         artifact_quantile: the factor is 1 up to this quantile of the out-of-fold artifact
@@ -281,8 +285,10 @@ class NaturalnessDiscriminator(ClassifierMixin, BaseEstimator):
             skating 0.949 vs 0.934) at a small cost in natural clips' scores (mean 0.802 vs
             0.817); docs/discriminator.md.
         stretch_s: the clip model is fitted on training examples up to this long (seconds); a
-            longer clip gets the naturalness of its least natural stretch of this length, so
-            one bad second in a minute of motion still shows.
+            longer clip is judged stretch by stretch at this length, and its naturalness is
+            the time average of the stretch verdicts (the least natural stretch is reported
+            beside it, see :meth:`predict_clip_proba`), so a minute of natural motion scores
+            as its parts do and one bad stretch lowers it in proportion to its time.
         window: the :class:`~evalkit.models.windows.WindowConfig` the tables were made with
             (kept with the model so :func:`score_naturalness` cuts clips the same way).
         n_threads: OpenMP threads for the trees (``None``: all cores). The default of 1 is
@@ -469,42 +475,89 @@ class NaturalnessDiscriminator(ClassifierMixin, BaseEstimator):
     def predict(self, X: pd.DataFrame) -> np.ndarray:
         return (self.predict_proba(X)[:, 1] >= 0.5).astype(int)
 
-    def predict_clip_proba(self, X: pd.DataFrame, clips) -> pd.DataFrame:
-        """Per clip: calibrated ``naturalness`` and the worst window.
+    def _stretch_verdicts(self, z: np.ndarray, art: np.ndarray | None) -> np.ndarray:
+        """Verdicts of every stretch of one clip: ``(stretches,)`` calibrated probabilities.
 
-        Clips with more windows than ``stretch_s`` covers are scored as their least natural
-        stretch of that length. Returns a DataFrame indexed by clip id with ``naturalness``
-        (probability that the clip looks natural), ``worst_window`` (row position in ``X`` of the clip's least natural
-        window), ``worst_naturalness`` (that window's probability) and ``windows``.
+        ``z``: ``(windows,)`` window log-odds of one clip, in time order; ``art``: their
+        artifact scores (``None`` without the check). A clip of at most ``stretch_s`` is one
+        stretch; a longer one has a stretch starting at every window, ``stretch_s`` long. Each
+        stretch gets the clip model's probability times the artifact factor of its own largest
+        artifact score, so an artifact lowers the stretches that contain it, not the clip.
         """
+        n, k = len(z), self._stretch_windows()
+        if n <= k:
+            a, _ = self._clip_table(z, np.zeros(n, dtype=int))
+            art_max = None if art is None else np.array([art.max()])
+        else:
+            m = n - k + 1
+            sub = np.concatenate([z[s:s + k] for s in range(m)])
+            a, _ = self._clip_table(sub, np.repeat(np.arange(m), k))
+            art_max = None if art is None else np.lib.stride_tricks.sliding_window_view(art, k).max(axis=1)
+        p = self.clip_model_.predict_proba(a)[:, 1]
+        if art_max is not None:
+            # relative to the natural range, so clean stretches keep the clip model's probability
+            ref = self.artifact_model_.predict_proba(np.full((1, 1), self.artifact_ref_))[0, 1]
+            p = p * np.minimum(1.0, self.artifact_model_.predict_proba(art_max[:, None])[:, 1] / ref)
+        return p
+
+    def predict_clip_proba(self, X: pd.DataFrame, clips) -> pd.DataFrame:
+        """Per clip: calibrated ``naturalness``, the worst stretch and the worst window.
+
+        A clip is judged stretch by stretch (``stretch_s`` long, one starting at every window;
+        a clip no longer than ``stretch_s`` is one stretch): each stretch gets the clip model's
+        calibrated probability of looking natural, times the artifact check's factor for the
+        stretch's own windows. Each window's ``local`` naturalness is the mean verdict of the
+        stretches that contain it, and the clip's ``naturalness`` is the mean of its windows'
+        local naturalness (windows are evenly spaced, so this is a time average): the expected
+        verdict on the clip's time, which does not fall with the clip's length. A clip no
+        longer than ``stretch_s`` keeps its single verdict.
+
+        ``X`` rows of a clip must be in time order. Returns a DataFrame indexed by clip id with
+        ``naturalness``, ``worst_stretch_naturalness`` (the least natural stretch's verdict),
+        ``worst_stretch_first`` / ``worst_stretch_last`` (row positions in ``X`` of its first
+        and last window), ``worst_window`` (row position of the least natural window),
+        ``worst_naturalness`` (that window's probability) and ``windows``.
+        """
+        return self._judge_clips(X, clips)[0]
+
+    def predict_local_proba(self, X: pd.DataFrame, clips) -> np.ndarray:
+        """``(windows,)`` each window's local naturalness: the mean verdict of the
+        ``stretch_s`` stretches of its clip that contain it (see :meth:`predict_clip_proba`;
+        the clip's naturalness is the mean of these over its windows)."""
+        return self._judge_clips(X, clips)[1]
+
+    def _judge_clips(self, X: pd.DataFrame, clips) -> tuple[pd.DataFrame, np.ndarray]:
         p = self.predict_proba(X)[:, 1]
         clips = np.asarray(clips)
         z = _logit(p)
-        agg, ids = self._clip_table(z, clips)
-        pc = self.clip_model_.predict_proba(agg)[:, 1]
-        # a clip longer than the training examples is as natural as its least natural stretch
+        art = self.artifact_.score_windows(X) if self.artifact_check else None
+        rows = pd.Series(np.arange(len(p))).groupby(clips, sort=False)
         k = self._stretch_windows()
-        long_clips = {c for c, n in zip(ids, np.exp(agg[:, 3]).round().astype(int)) if n > k}
-        if long_clips:
-            pos = {c: i for i, c in enumerate(ids)}
-            for c in long_clips:
-                zc = z[clips == c]
-                sub = np.concatenate([zc[s:s + k] for s in range(len(zc) - k + 1)])
-                sid = np.repeat(np.arange(len(zc) - k + 1), k)
-                a, _ = self._clip_table(sub, sid)
-                pc[pos[c]] = float(self.clip_model_.predict_proba(a)[:, 1].min())
-        if self.artifact_check:
-            a = pd.Series(self.artifact_.score_windows(X)).groupby(clips, sort=False).max().loc[ids].to_numpy()
-            # relative to the natural range, so clean clips keep the clip model's probability
-            ref = self.artifact_model_.predict_proba(np.full((1, 1), self.artifact_ref_))[0, 1]
-            pc = pc * np.minimum(1.0, self.artifact_model_.predict_proba(a[:, None])[:, 1] / ref)
-        df = pd.DataFrame({"clip": clips, "p": p, "row": np.arange(len(p))})
-        worst = df.loc[df.groupby("clip", sort=False)["p"].idxmin()].set_index("clip")
-        out = pd.DataFrame({"naturalness": pc}, index=pd.Index(ids, name="clip"))
-        out["worst_window"] = worst.loc[ids, "row"].to_numpy()
-        out["worst_naturalness"] = worst.loc[ids, "p"].to_numpy()
-        out["windows"] = df.groupby("clip", sort=False).size().loc[ids].to_numpy()
-        return out
+        local = np.zeros(len(p))
+        recs = {}
+        for c, idx in rows:
+            idx = idx.to_numpy()
+            ps = self._stretch_verdicts(z[idx], None if art is None else art[idx])
+            n = len(idx)
+            if len(ps) == 1:
+                loc = np.full(n, ps[0])
+                first, last = 0, n - 1
+            else:
+                # window i is in the stretches starting at max(0, i-k+1) .. min(i, m-1)
+                cs = np.concatenate([[0.0], np.cumsum(ps)])
+                i = np.arange(n)
+                lo, hi = np.maximum(0, i - k + 1), np.minimum(i, len(ps) - 1) + 1
+                loc = (cs[hi] - cs[lo]) / (hi - lo)
+                first = int(np.argmin(ps))
+                last = first + k - 1
+            local[idx] = loc
+            w = int(np.argmin(p[idx]))
+            recs[c] = (float(loc.mean()), float(ps.min()), idx[first], idx[last], idx[w], p[idx[w]], n)
+        out = pd.DataFrame.from_dict(recs, orient="index", columns=[
+            "naturalness", "worst_stretch_naturalness", "worst_stretch_first", "worst_stretch_last",
+            "worst_window", "worst_naturalness", "windows"])
+        out.index = pd.Index(list(recs), name="clip")
+        return out, local
 
 
 @dataclass(frozen=True)
@@ -512,10 +565,18 @@ class MotionScore:
     """The discriminator's verdict on one clip.
 
     Attributes:
-        naturalness: calibrated probability that the clip looks natural (0-1).
+        naturalness: the clip's naturalness (0-1): the time average of its windows' local
+            naturalness, i.e. of the calibrated verdicts on its ``stretch_s`` stretches (a clip
+            no longer than ``stretch_s``: its calibrated probability of looking natural).
         worst_start_s, worst_end_s: the least natural window, seconds from the clip's start.
         worst_naturalness: that window's probability of looking natural.
-        windows: per-window table (``start_s``, ``end_s``, ``naturalness``).
+        windows: per-window table (``start_s``, ``end_s``, ``naturalness``: the window's own
+            calibrated probability; ``local_naturalness``: mean verdict of the stretches that
+            contain it).
+        worst_stretch_start_s, worst_stretch_end_s: the least natural stretch (``stretch_s``
+            long, or the whole clip if shorter), seconds from the clip's start.
+        worst_stretch_naturalness: that stretch's verdict (what the clip scored before the
+            clip verdict became a time average).
     """
 
     naturalness: float
@@ -523,6 +584,9 @@ class MotionScore:
     worst_end_s: float
     worst_naturalness: float
     windows: pd.DataFrame
+    worst_stretch_start_s: float = float("nan")
+    worst_stretch_end_s: float = float("nan")
+    worst_stretch_naturalness: float = float("nan")
 
 
 def score_naturalness(model: NaturalnessDiscriminator, motion: Motion, roles: dict[str, int] | None = None,
@@ -548,16 +612,21 @@ def score_naturalness(model: NaturalnessDiscriminator, motion: Motion, roles: di
         motion, head, _ = drop_end_pops(motion, skeleton_height(motion) / REFERENCE_HEIGHT_M)
     table = window_features(motion, model.window, roles)
     p = model.predict_proba(table)[:, 1]
-    clip = model.predict_clip_proba(table, np.zeros(len(table), dtype=int)).iloc[0]
+    clips, local = model._judge_clips(table, np.zeros(len(table), dtype=int))
+    clip = clips.iloc[0]
     w = int(clip["worst_window"])
     shift = head / motion.fps
-    windows = pd.DataFrame({"start_s": table["start_s"] + shift, "end_s": table["end_s"] + shift, "naturalness": p})
+    windows = pd.DataFrame({"start_s": table["start_s"] + shift, "end_s": table["end_s"] + shift, "naturalness": p,
+                            "local_naturalness": local})
     return MotionScore(
         naturalness=float(clip["naturalness"]),
         worst_start_s=float(windows["start_s"].iloc[w]),
         worst_end_s=float(windows["end_s"].iloc[w]),
         worst_naturalness=float(clip["worst_naturalness"]),
         windows=windows,
+        worst_stretch_start_s=float(windows["start_s"].iloc[int(clip["worst_stretch_first"])]),
+        worst_stretch_end_s=float(windows["end_s"].iloc[int(clip["worst_stretch_last"])]),
+        worst_stretch_naturalness=float(clip["worst_stretch_naturalness"]),
     )
 
 

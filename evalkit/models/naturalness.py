@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from evalkit.errors import EvalkitError
-from evalkit.models.discriminator import score_naturalness
+from evalkit.models.discriminator import MotionScore, score_naturalness
 from evalkit.models.training import load_model
 from evalkit.motion import load_motion
 from evalkit.motion.roles import find_roles
@@ -23,12 +23,15 @@ def add_model_columns(table: pd.DataFrame, model_path: str | None = None, load_k
     """Add the discriminator's verdict to a score table (what ``evalkit score --model`` does).
 
     For every row of a score table (columns ``clip``, ``path``, ``error``, ...) the clip is read
-    again from ``path`` and scored; the returned copy has ``naturalness`` (calibrated
-    probability that the clip looks natural), ``worst_window_start_s`` / ``worst_window_end_s``
-    (the least natural window, seconds from the clip's first frame) and
-    ``worst_window_naturalness``. Rows that already carry an error, or whose clip the model
-    cannot score (e.g. shorter than 0.5 s), get NaN and, in the latter case, a message in
-    ``error``.
+    again from ``path`` and scored; the returned copy has ``naturalness`` (the clip's
+    naturalness: the time average of its calibrated stretch verdicts, which does not fall with
+    the clip's length; for a clip no longer than the model's ``stretch_s`` its calibrated
+    probability of looking natural), ``worst_window_start_s`` / ``worst_window_end_s`` (the
+    least natural window, seconds from the clip's first frame), ``worst_window_naturalness``,
+    and ``worst_stretch_start_s`` / ``worst_stretch_end_s`` / ``worst_stretch_naturalness``
+    (the least natural stretch of ``stretch_s`` seconds and its verdict; the whole clip if it
+    is shorter). Rows that already carry an error, or whose clip the model cannot score (e.g.
+    shorter than 0.5 s), get NaN and, in the latter case, a message in ``error``.
 
     Args:
         table: the finished score table.
@@ -41,7 +44,8 @@ def add_model_columns(table: pd.DataFrame, model_path: str | None = None, load_k
     """
     model, _ = load_model(model_path)
     out = table.copy()
-    cols = {"naturalness": [], "worst_window_start_s": [], "worst_window_end_s": [], "worst_window_naturalness": []}
+    cols = {"naturalness": [], "worst_window_start_s": [], "worst_window_end_s": [], "worst_window_naturalness": [],
+            "worst_stretch_start_s": [], "worst_stretch_end_s": [], "worst_stretch_naturalness": []}
     errors = list(out["error"]) if "error" in out.columns else [""] * len(out)
     rows = enumerate(out.iterrows())
     if progress:
@@ -49,13 +53,14 @@ def add_model_columns(table: pd.DataFrame, model_path: str | None = None, load_k
 
         rows = tqdm(rows, total=len(out), desc="naturalness", unit="clip")
     for i, (_, row) in rows:
-        vals = [np.nan] * 4
+        vals = [np.nan] * len(cols)
         if not errors[i]:
             try:
                 motion = load_motion(row["path"], **(load_kwargs or {}))
                 found = find_roles(motion.skeleton, overrides=roles, strict=True) if roles else None
                 s = score_naturalness(model, motion, found, drop_pops=drop_pops)
-                vals = [s.naturalness, s.worst_start_s, s.worst_end_s, s.worst_naturalness]
+                vals = [s.naturalness, s.worst_start_s, s.worst_end_s, s.worst_naturalness,
+                        s.worst_stretch_start_s, s.worst_stretch_end_s, s.worst_stretch_naturalness]
             except EvalkitError as exc:
                 errors[i] = f"naturalness: {exc}"
         for k, v in zip(cols, vals):
@@ -65,3 +70,33 @@ def add_model_columns(table: pd.DataFrame, model_path: str | None = None, load_k
     if "error" in out.columns:
         out["error"] = errors
     return out
+
+
+def frame_naturalness(score: MotionScore, n_frames: int, fps: float) -> pd.DataFrame:
+    """Per-frame naturalness traces of a scored clip (what ``score --frames`` traces can carry).
+
+    Every frame gets the verdicts of the windows that contain it (windows overlap, so the mean
+    over them), so a minute-long clip shows where it stops looking natural, window by window.
+
+    Args:
+        score: :func:`~evalkit.models.discriminator.score_naturalness` of the clip.
+        n_frames: frames of the clip as given (the file's frames; window times are in its
+            seconds, whatever end pops were dropped).
+        fps: its frame rate (frames/s).
+
+    Returns:
+        ``(n_frames, 2)`` DataFrame: ``naturalness_window`` (mean calibrated probability of the
+        windows containing the frame) and ``naturalness_local`` (mean local naturalness of
+        those windows: the verdicts of the ``stretch_s`` stretches around it, whose time average
+        is the clip's ``naturalness``). NaN for frames no window covers (dropped end pops).
+    """
+    t = np.arange(int(n_frames)) / float(fps)
+    w = score.windows
+    inside = (t[:, None] >= w["start_s"].to_numpy()[None, :] - 1e-9) & (t[:, None] < w["end_s"].to_numpy()[None, :] - 1e-9)
+    count = inside.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = {
+            "naturalness_window": inside @ w["naturalness"].to_numpy() / count,
+            "naturalness_local": inside @ w["local_naturalness"].to_numpy() / count,
+        }
+    return pd.DataFrame({k: np.where(count > 0, v, np.nan) for k, v in out.items()})

@@ -339,8 +339,13 @@ def test_add_model_columns(cmu_dir, tmp_path):
         "error": ["", "", "x.bvh: file not found", ""],
     })
     out = add_model_columns(table, "default")
-    assert list(out.columns[-4:]) == ["naturalness", "worst_window_start_s", "worst_window_end_s",
-                                      "worst_window_naturalness"]
+    assert list(out.columns[-7:]) == ["naturalness", "worst_window_start_s", "worst_window_end_s",
+                                      "worst_window_naturalness", "worst_stretch_start_s",
+                                      "worst_stretch_end_s", "worst_stretch_naturalness"]
+    # 131_03 (9.2 s) is longer than a stretch (6 s); 16_15 (3.9 s) is one stretch, the whole clip
+    assert out["worst_stretch_end_s"].iloc[1] - out["worst_stretch_start_s"].iloc[1] == pytest.approx(6.0, abs=0.5)
+    assert out["worst_stretch_naturalness"].iloc[0] == pytest.approx(out["naturalness"].iloc[0])
+    assert (out["worst_stretch_naturalness"].iloc[:2] <= out["naturalness"].iloc[:2] + 1e-12).all()
     assert out["naturalness"].iloc[:2].between(0, 1).all()
     assert (out["worst_window_end_s"].iloc[:2] > out["worst_window_start_s"].iloc[:2]).all()
     assert np.isnan(out["naturalness"].iloc[2]) and out["error"].iloc[2] == "x.bvh: file not found"

@@ -50,11 +50,6 @@ MOTION_THIRD_PARTY_REASONS = {
 # --- known exceptions: work in flight removes them; the coordinator empties the lists ----------
 #: (importer, imported) module edges that close an import circle today -> who breaks it.
 KNOWN_CIRCLES: dict[tuple[str, str], str] = {
-    # blueprints import the app module for state(): "webtest" reads it from current_app.extensions
-    ("webtest.admin", "webtest.app"): "webtest",
-    ("webtest.app", "webtest.admin"): "webtest",
-    ("webtest.participant", "webtest.app"): "webtest",
-    ("webtest.app", "webtest.participant"): "webtest",
 }
 #: (importer, imported) module edges that run up or sideways between layers today -> who fixes it.
 KNOWN_LAYER_SLIPS: dict[tuple[str, str], str] = {
@@ -79,7 +74,6 @@ KNOWN_LONG_FUNCTIONS: dict[str, str] = {
     "evalkit.synth.manifest:synthesize_transition": "generators",
     "evalkit.synth.measure:measure_transitions": "generators",
     "evalkit.synth.transition:render_plan": "generators",
-    "webtest.app:create_app": "webtest",
 }
 
 

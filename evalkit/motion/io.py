@@ -11,8 +11,8 @@ from evalkit.motion.model import Motion
 
 MOTION_EXTENSIONS = (".bvh", ".amc")
 
-#: Highest frame rate evalkit accepts anywhere (capture systems run at 1000 Hz at most).
-MAX_FPS = 2000.0
+#: Highest frame rate evalkit accepts anywhere (limits on files: :mod:`evalkit.motion.limits`).
+from evalkit.motion.limits import MAX_FPS  # noqa: E402
 
 
 def check_fps(fps: float, option: str) -> float:
@@ -30,6 +30,7 @@ def load_motion(
     fps: float | None = None,
     asf: str | os.PathLike | None = None,
     roles: Mapping[str, str] | None = None,
+    bvh_fps: float | None = None,
 ) -> Motion:
     """Read a ``.bvh`` or ``.amc`` (with its ``.asf``) file into a :class:`Motion`.
 
@@ -41,6 +42,8 @@ def load_motion(
         asf: the ASF skeleton for an AMC file (found next to it by CMU naming otherwise).
         roles: role map (``--roles``) for rigs with unusual joint names: used to detect the up
             axis, and checked against the skeleton (a joint it names must exist).
+        bvh_fps: frame rate of BVH files instead of their ``Frame Time`` (``--bvh-fps``), for
+            exports that state a wrong one.
     """
     from evalkit.motion.amc import find_asf, read_asf_amc
     from evalkit.motion.bvh import read_bvh
@@ -52,7 +55,7 @@ def load_motion(
     if not p.exists():
         raise FileFormatError(p, None, "file not found")
     if ext == ".bvh":
-        return read_bvh(p, units=units, up=up, roles=roles)
+        return read_bvh(p, units=units, up=up, roles=roles, fps=bvh_fps)
     if ext == ".amc":
         asf_path = Path(asf) if asf else find_asf(p)
         return read_asf_amc(asf_path, p, fps=120.0 if fps is None else fps, units=units, up=up,

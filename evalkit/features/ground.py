@@ -27,6 +27,9 @@ from evalkit.features.signal import DEFAULT_CUTOFF_HZ, lowpass, derivative
 from evalkit.motion import Motion
 
 
+#: Most grid samples per clip frame (:func:`to_grid`): bounds the analysis grid by the input's size.
+MAX_UPSAMPLE = 16
+
 #: Low-pass cut-off of the foot trajectories that slides and penetration are measured on, Hz
 #: (see :class:`GroundConfig`).
 MEASURE_CUTOFF_HZ = 4.0
@@ -134,11 +137,6 @@ class FootTrack:
     def speed(self) -> np.ndarray:
         """``(G, 2, P)`` speed of each filtered foot point on the grid, m/s."""
         return np.linalg.norm(self.velocity, axis=-1)
-
-    @property
-    def horizontal_speed(self) -> np.ndarray:
-        """``(G, 2, P)`` horizontal (x-z) speed of each filtered foot point on the grid, m/s."""
-        return np.linalg.norm(self.velocity[..., [0, 2]], axis=-1)
 
     @property
     def slide_speed(self) -> np.ndarray:
@@ -315,7 +313,8 @@ def to_grid(x: np.ndarray, fps: float, grid_fps: float) -> tuple[np.ndarray, np.
 
     Args:
         x: ``(frames, ...)`` (already low-passed) samples at ``fps``.
-        grid_fps: wanted grid rate, Hz; rates below ``fps`` use ``fps`` (the clip itself).
+        grid_fps: wanted grid rate, Hz; rates below ``fps`` use ``fps`` (the clip itself), rates
+            above ``MAX_UPSAMPLE × fps`` use that (clips below 7.5 fps).
 
     Returns:
         ``(xg, vg, rate, frame_to_grid)``: ``(G, ...)`` values and ``(G, ...)`` time derivatives
@@ -326,7 +325,9 @@ def to_grid(x: np.ndarray, fps: float, grid_fps: float) -> tuple[np.ndarray, np.
     n = x.shape[0]
     if n < 4:
         return x, derivative(x, fps), float(fps), np.arange(n)
-    grid_fps = max(grid_fps, fps)
+    # the grid is sized by the clip's frames (at most MAX_UPSAMPLE per frame), never by its
+    # duration alone: a file claiming 1 fps must not make a 120-samples-per-frame grid
+    grid_fps = max(min(grid_fps, MAX_UPSAMPLE * fps), fps)
     t = np.arange(n) / fps
     g = int(np.floor((n - 1) / fps * grid_fps + 1e-9)) + 1
     tg = np.arange(g) / grid_fps

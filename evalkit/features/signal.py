@@ -15,7 +15,8 @@ from __future__ import annotations
 from functools import lru_cache
 
 import numpy as np
-from scipy.signal import butter, sosfiltfilt
+from scipy.signal import butter, sosfilt, sosfilt_zi, sosfiltfilt
+from scipy.signal._arraytools import odd_ext
 
 #: Default low-pass cut-off for positions before differentiation, Hz.
 DEFAULT_CUTOFF_HZ = 6.0
@@ -37,9 +38,53 @@ def lowpass(x: np.ndarray, fps: float, cutoff_hz: float | None = DEFAULT_CUTOFF_
     x = np.asarray(x, dtype=np.float64)
     if not cutoff_hz or x.shape[0] < 4:
         return x
-    sos = _butter_sos(order, min(cutoff_hz / (fps / 2.0), 0.9))
-    padlen = min(x.shape[0] - 1, 3 * (2 * len(sos) + 1) * 2)
-    return sosfiltfilt(sos.copy(), x, axis=0, padlen=padlen)
+    wn = min(cutoff_hz / (fps / 2.0), 0.9)
+    sos = _butter_sos(order, wn)
+    n = x.shape[0]
+    padlen = min(n - 1, 3 * (2 * len(sos) + 1) * 2)
+    flat = x.reshape(n, -1)
+    if n <= MATRIX_MAX_FRAMES and flat.shape[1] <= MATRIX_MAX_COLUMNS:
+        # short clips, few trajectories: the filter as one cached (frames x frames) matrix
+        # (sosfiltfilt's per-call setup dominated scoring of 200-frame clips)
+        return (_filter_matrix(order, wn, n, padlen) @ flat).reshape(x.shape)
+    return _filtfilt(sos, wn, order, flat, padlen).reshape(x.shape)
+
+
+def _filtfilt(sos: np.ndarray, wn: float, order: int, x: np.ndarray, padlen: int) -> np.ndarray:
+    """``scipy.signal.sosfiltfilt(sos, x, axis=0, padlen=padlen)`` for ``(frames, columns)``,
+    step by step as scipy does it (odd extension, forward and backward ``sosfilt`` started in
+    steady state) but with the steady-state ``zi`` cached per design."""
+    sos = sos.copy()  # scipy's filter wants a writable array; the cached design is read-only
+    zi = _sos_zi(order, wn)[:, :, None]  # (sections, 2, 1)
+    ext = odd_ext(x, padlen, axis=0) if padlen > 0 else x
+    y, _ = sosfilt(sos, ext, axis=0, zi=zi * ext[:1])
+    y, _ = sosfilt(sos, y[::-1], axis=0, zi=zi * y[-1:])
+    y = y[::-1]
+    return y[padlen:-padlen] if padlen > 0 else y
+
+
+@lru_cache(maxsize=64)
+def _sos_zi(order: int, wn: float) -> np.ndarray:
+    zi = sosfilt_zi(_butter_sos(order, wn))
+    zi.setflags(write=False)
+    return zi
+
+
+#: Clips up to this many frames, with up to this many trajectories, are filtered by a cached
+#: matrix (:func:`_filter_matrix`); a wider product would go to multi-threaded BLAS, which costs
+#: more than it saves on a busy machine.
+MATRIX_MAX_FRAMES = 512
+MATRIX_MAX_COLUMNS = 24
+
+
+@lru_cache(maxsize=32)
+def _filter_matrix(order: int, wn: float, n: int, padlen: int) -> np.ndarray:
+    """``(n, n)`` matrix ``M`` with ``M @ x == sosfiltfilt(sos, x, axis=0, padlen=padlen)``:
+    zero-phase filtering with odd extension is linear in ``x``, so filtering the identity gives
+    its matrix (read-only; clips of one length and rate share it)."""
+    m = sosfiltfilt(_butter_sos(order, wn).copy(), np.eye(n), axis=0, padlen=padlen)
+    m.setflags(write=False)
+    return m
 
 
 @lru_cache(maxsize=64)
@@ -74,15 +119,3 @@ def smooth_derivative(
 ) -> np.ndarray:
     """Low-pass filter (cut-off in Hz) then differentiate; see :func:`lowpass`, :func:`derivative`."""
     return derivative(lowpass(x, fps, cutoff_hz), fps, order)
-
-
-def moving_average_seconds(x: np.ndarray, fps: float, window_s: float) -> np.ndarray:
-    """Centred moving average over ``window_s`` seconds (rounded to an odd number of frames).
-
-    Args:
-        x: ``(frames, ...)``.
-    """
-    from scipy.ndimage import uniform_filter1d
-
-    size = max(1, 2 * int(round(window_s * fps / 2.0)) + 1)
-    return uniform_filter1d(np.asarray(x, dtype=np.float64), size=size, axis=0, mode="nearest")

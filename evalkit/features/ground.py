@@ -221,7 +221,13 @@ def foot_track(
     body = body or body_index(motion)
     pos = motion.positions if positions is None else positions
     fp = np.asarray(pos[:, body.foot_points])  # (F, 2, P, 3)
-    smooth, vel, grid_fps, f2g = to_grid(lowpass(fp, motion.fps, cfg.cutoff_hz), motion.fps, cfg.analysis_fps)
+    measured, measured_vel = None, None
+    if cfg.measure_cutoff_hz != cfg.cutoff_hz:  # both filtered versions on the grid in one spline
+        both = np.stack([lowpass(fp, motion.fps, cfg.cutoff_hz), lowpass(fp, motion.fps, cfg.measure_cutoff_hz)], -1)
+        xg, vg, grid_fps, f2g = to_grid(both, motion.fps, cfg.analysis_fps)
+        smooth, vel, measured, measured_vel = xg[..., 0], vg[..., 0], xg[..., 1], vg[..., 1]
+    else:
+        smooth, vel, grid_fps, f2g = to_grid(lowpass(fp, motion.fps, cfg.cutoff_hz), motion.fps, cfg.analysis_fps)
     speed = np.linalg.norm(vel, axis=-1)
     min_samples = int(round(cfg.min_still * grid_fps))
     levels = planted_levels(smooth[..., 1], speed, body.scale, cfg.still_speed, cfg.side_tolerance, min_samples)
@@ -239,10 +245,6 @@ def foot_track(
     if cfg.level is not None:
         levels = levels - levels.min() + cfg.level
     heights = fp[..., 1] - levels - (fp[..., [0, 2]] - origin) @ slope
-    measured, measured_vel = None, None
-    if cfg.measure_cutoff_hz != cfg.cutoff_hz:
-        measured, measured_vel, _, _ = to_grid(lowpass(fp, motion.fps, cfg.measure_cutoff_hz), motion.fps,
-                                               cfg.analysis_fps)
     return FootTrack(fps=motion.fps, positions=fp, heights=heights, grid_fps=grid_fps, smooth=smooth,
                      velocity=vel, levels=levels, frame_to_grid=f2g, body=body, slope=slope, origin=origin,
                      measured=measured, measured_velocity=measured_vel)
@@ -294,7 +296,8 @@ def fit_slope(smooth: np.ndarray, speed: np.ndarray, levels: np.ndarray, scale: 
         return zero
     a = proj[:, keep]
     k = a.shape[1]
-    fit = least_squares(lambda p: a @ p[:k] + p[k] - h, np.zeros(k + 1), loss="soft_l1", f_scale=0.01)
+    jac = np.column_stack([a, np.ones(len(h))])  # the model is linear: its Jacobian is constant
+    fit = least_squares(lambda p: jac @ p - h, np.zeros(k + 1), jac=lambda p: jac, loss="soft_l1", f_scale=0.01)
     slope = fit.x[:k] @ axes[keep]
     mad_before = np.median(np.abs(h - np.median(h)))
     resid = h - d @ slope

@@ -241,13 +241,19 @@ def support_points(track: FootTrack, contacts: np.ndarray, contact_config: Conta
 
 
 def zmp_outside(track: FootTrack, contacts: np.ndarray, zmp_xz: np.ndarray, config: PhysicsConfig | None = None,
-                contact_config: ContactConfig | None = None) -> np.ndarray:
+                contact_config: ContactConfig | None = None, track_frames: int = 1) -> np.ndarray:
     """``(frames,)`` distance of the ZMP outside the support polygon (grown by the margin), metres.
 
     0 inside; NaN on frames without a planted foot or without a ZMP (free fall).
+    ``track_frames``: ``contacts`` and ``zmp_xz`` hold that many ZMP traces of the clip one
+    after another (the track's foot points are repeated to match).
     """
     cfg = config or PhysicsConfig()
-    pts, valid = support_points(track, contacts, contact_config)
+    pts, valid = support_points(track, contacts[:len(contacts) // track_frames], contact_config)
+    if track_frames > 1:
+        pts = np.concatenate([pts] * track_frames)
+        valid = np.concatenate([support_points(track, c, contact_config)[1]
+                                for c in np.split(contacts, track_frames)])
     d = distance_outside_hull(zmp_xz, pts, valid)
     return np.maximum(0.0, d - cfg.support_margin * track.body.scale)
 
@@ -326,10 +332,14 @@ def physics_traces(positions: np.ndarray, track: FootTrack, contacts: np.ndarray
     z_multi = zmp(seg, m, fps, ground, cfg.cutoff_hz, cfg.gravity)
     z_cart = zmp(com[:, None], np.ones(1), fps, ground, cfg.cutoff_hz, cfg.gravity)
     flight = flight_frames(track, contacts, fps, cfg.flight_trim, contact_config)
+    # both ZMPs against the same support polygons in one pass
+    outside = zmp_outside(track, np.concatenate([contacts, contacts]), np.concatenate([z_multi, z_cart]),
+                          cfg, contact_config, track_frames=2)
+    n = len(com)
     return PhysicsTraces(
         com=com, zmp=z_multi, zmp_cart=z_cart,
-        zmp_outside=zmp_outside(track, contacts, z_multi, cfg, contact_config),
-        zmp_cart_outside=zmp_outside(track, contacts, z_cart, cfg, contact_config),
+        zmp_outside=outside[:n],
+        zmp_cart_outside=outside[n:],
         flight=flight,
         ballistic_error=ballistic_error(com, flight, fps, cfg.cutoff_hz, cfg.gravity),
     )

@@ -43,10 +43,17 @@ def lowpass(x: np.ndarray, fps: float, cutoff_hz: float | None = DEFAULT_CUTOFF_
     n = x.shape[0]
     padlen = min(n - 1, 3 * (2 * len(sos) + 1) * 2)
     flat = x.reshape(n, -1)
-    if n <= MATRIX_MAX_FRAMES and flat.shape[1] <= MATRIX_MAX_COLUMNS:
-        # short clips, few trajectories: the filter as one cached (frames x frames) matrix
-        # (sosfiltfilt's per-call setup dominated scoring of 200-frame clips)
-        return (_filter_matrix(order, wn, n, padlen) @ flat).reshape(x.shape)
+    if n <= MATRIX_MAX_FRAMES:
+        # short clips: the filter as one cached (frames x frames) matrix (sosfiltfilt's per-call
+        # setup dominated scoring of 200-frame clips), applied to a few columns at a time: a
+        # product above ~1e6 multiply-adds goes to multi-threaded BLAS, whose start-up costs
+        # 100x more than it saves at this size (and far more on a busy machine)
+        m = _filter_matrix(order, wn, n, padlen)
+        step = max(1, MATRIX_MAX_WORK // (n * n))
+        if flat.shape[1] <= step:
+            return (m @ flat).reshape(x.shape)
+        return np.concatenate([m @ flat[:, i:i + step] for i in range(0, flat.shape[1], step)],
+                              axis=1).reshape(x.shape)
     return _filtfilt(sos, wn, order, flat, padlen).reshape(x.shape)
 
 
@@ -70,11 +77,10 @@ def _sos_zi(order: int, wn: float) -> np.ndarray:
     return zi
 
 
-#: Clips up to this many frames, with up to this many trajectories, are filtered by a cached
-#: matrix (:func:`_filter_matrix`); a wider product would go to multi-threaded BLAS, which costs
-#: more than it saves on a busy machine.
+#: Clips up to this many frames are filtered by a cached matrix (:func:`_filter_matrix`), in
+#: products of at most ``MATRIX_MAX_WORK`` multiply-adds.
 MATRIX_MAX_FRAMES = 512
-MATRIX_MAX_COLUMNS = 24
+MATRIX_MAX_WORK = 900_000
 
 
 @lru_cache(maxsize=32)

@@ -8,8 +8,23 @@ from evalkit.motion import quat
 from evalkit.motion.model import Motion
 
 
+def depth_levels(parents: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Joints grouped by depth below the root: ``[(joints, their parents), ...]`` from depth 1
+    down. Parents come before children, so one pass over the joints finds every depth."""
+    depth = np.zeros(len(parents), dtype=np.int64)
+    for j, p in enumerate(parents):
+        if p >= 0:
+            depth[j] = depth[p] + 1
+    order = np.argsort(depth, kind="stable")
+    bounds = np.searchsorted(depth[order], np.arange(1, depth.max(initial=0) + 2))
+    return [(order[a:b], parents[order[a:b]]) for a, b in zip(bounds[:-1], bounds[1:])]
+
+
 def forward_kinematics(motion: Motion) -> tuple[np.ndarray, np.ndarray]:
     """World joint positions and rotations.
+
+    All joints at one depth of the hierarchy are solved together, so the Python loop runs once
+    per level (about 10 for a human rig), not once per joint.
 
     Returns:
         positions: ``(frames, joints, 3)`` metres, Y-up world space.
@@ -21,14 +36,13 @@ def forward_kinematics(motion: Motion) -> tuple[np.ndarray, np.ndarray]:
     n_f, n_j = local_t.shape[:2]
     g_r = np.empty((n_f, n_j, 3, 3))
     g_p = np.empty((n_f, n_j, 3))
-    for j in range(n_j):
-        p = parents[j]
-        if p < 0:
-            g_r[:, j] = local_r[:, j]
-            g_p[:, j] = local_t[:, j]
-        else:
-            g_r[:, j] = np.matmul(g_r[:, p], local_r[:, j])
-            g_p[:, j] = np.einsum("fij,fj->fi", g_r[:, p], local_t[:, j]) + g_p[:, p]
+    roots = np.flatnonzero(parents < 0)
+    g_r[:, roots] = local_r[:, roots]
+    g_p[:, roots] = local_t[:, roots]
+    for joints, par in depth_levels(parents):
+        pr = g_r[:, par]
+        g_r[:, joints] = np.matmul(pr, local_r[:, joints])
+        g_p[:, joints] = np.einsum("fkij,fkj->fki", pr, local_t[:, joints]) + g_p[:, par]
     return g_p, g_r
 
 

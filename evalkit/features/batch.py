@@ -8,6 +8,7 @@ fails to load or to score gets its message in the ``error`` column and the run c
 from __future__ import annotations
 
 import os
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
@@ -18,8 +19,9 @@ from evalkit.errors import EvalkitError, InputError
 from evalkit.features.kinematics import Reference
 from evalkit.features.score import ScoreConfig, analyse, score_analysis, traces_table
 
-#: Leading columns of the scores table, before the metrics.
-ID_COLUMNS = ("clip", "path", "system", "error")
+#: Leading columns of the scores table, before the metrics. ``notes``: warnings about the
+#: file (implausible frame rate, body size, up axis) and metrics left empty for the rig, with why.
+ID_COLUMNS = ("clip", "path", "system", "error", "notes")
 #: Output formats of :func:`write_table`, by extension.
 TABLE_EXTENSIONS = (".csv", ".parquet", ".pq", ".json")
 
@@ -97,10 +99,15 @@ def score_file(path: str | os.PathLike, opts: BatchOptions, _cache: dict | None 
 
     p = Path(path)
     system = clip_system(p, opts.system)
-    row: dict[str, Any] = {"clip": p.stem, "path": str(p), "system": system, "error": ""}
+    row: dict[str, Any] = {"clip": p.stem, "path": str(p), "system": system, "error": "", "notes": ""}
+    notes: list[str] = []
     try:
-        motion = load_motion(p, **dict(opts.load_kwargs))
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", UserWarning)
+            motion = load_motion(p, **dict(opts.load_kwargs))
+        notes += [_strip_path(str(w.message), p) for w in caught if issubclass(w.category, UserWarning)]
         an = analyse(motion, opts.config)
+        notes += list(an.notes)
         row.update(score_analysis(an, opts.reference, _audio_times(p, opts, {} if _cache is None else _cache)))
         if opts.frames_dir:
             _write_atomic(traces_table(an), trace_path(p, opts.frames_dir, opts.system))
@@ -108,7 +115,16 @@ def score_file(path: str | os.PathLike, opts: BatchOptions, _cache: dict | None 
         row["error"] = str(exc)
     except (OSError, ValueError, FloatingPointError, IndexError) as exc:  # keep a long run alive
         row["error"] = f"{p}: {type(exc).__name__}: {exc}"
+    row["notes"] = "; ".join(dict.fromkeys(notes))
     return row
+
+
+def _strip_path(message: str, path: Path) -> str:
+    """A warning without the leading ``<path>: `` (the row already names the clip)."""
+    for prefix in (f"{path}: ", f"{path.name}: "):
+        if message.startswith(prefix):
+            return message[len(prefix):]
+    return message
 
 
 def score_chunk(paths: Sequence[str], opts: BatchOptions) -> list[dict[str, Any]]:

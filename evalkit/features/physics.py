@@ -80,11 +80,26 @@ class PhysicsConfig:
     gravity: float = GRAVITY
 
 
+#: Where a rig has no head (or no neck) joint, the centre of mass places them from the trunk:
+#: the neck (C7) at the shoulders' midpoint, the head's segment centre this fraction of the
+#: hips-to-neck distance above the neck (Winter 2009: head and neck ≈ 0.18, trunk ≈ 0.52 of
+#: the height between the hips and the top of the head; the head-neck COM sits about a third
+#: of the way up it).
+HEAD_ABOVE_NECK = 0.3
+
+
+def estimated_roles(body: BodyIndex) -> list[str]:
+    """Roles the centre of mass estimates because the rig lacks them (``neck``, ``head``)."""
+    return [r for r in ("neck", "head") if r not in body.roles]
+
+
 def segment_weights(body: BodyIndex, n_joints: int) -> tuple[list[str], np.ndarray, np.ndarray]:
     """Linear maps from joint positions to segment COMs.
 
     Args:
-        body: resolved roles (needs hips/knees/ankles, shoulders/elbows/wrists, neck, head).
+        body: resolved roles (needs hips/knees/ankles, shoulders/elbows/wrists; the neck and
+            head are estimated from the trunk when missing, see :data:`HEAD_ABOVE_NECK` and
+            :func:`estimated_roles`).
         n_joints: number of joints of the skeleton.
 
     Returns:
@@ -96,7 +111,8 @@ def segment_weights(body: BodyIndex, n_joints: int) -> tuple[list[str], np.ndarr
     """
     roles = dict(body.roles)
     n_j = int(n_joints)
-    needed = {r for prox, dist, _, _ in WINTER_SEGMENTS.values() for r in prox + dist if not r.endswith("toe")}
+    needed = {r for prox, dist, _, _ in WINTER_SEGMENTS.values() for r in prox + dist
+              if not r.endswith("toe") and r not in ("neck", "head")}
     missing = sorted(needed - set(roles))
     if missing:
         raise RolesNotFoundError(
@@ -109,8 +125,18 @@ def segment_weights(body: BodyIndex, n_joints: int) -> tuple[list[str], np.ndarr
         for r in rs:
             if r.endswith("toe") and r not in roles:
                 r = r.replace("toe", "ankle")
+            if r not in roles:
+                w += _estimated(r) / len(rs)
+                continue
             w[roles[r]] += 1.0 / len(rs)
         return w
+
+    def _estimated(r: str) -> np.ndarray:
+        neck = point(("neck",)) if "neck" in roles else point(("left_shoulder", "right_shoulder"))
+        if r == "neck":
+            return neck
+        hips = point(("left_hip", "right_hip"))
+        return neck + HEAD_ABOVE_NECK * (neck - hips)  # the head
 
     for name, (prox, dist, m, c) in WINTER_SEGMENTS.items():
         p, d = point(prox), point(dist)

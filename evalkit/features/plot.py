@@ -35,10 +35,8 @@ def plot_timeline(motion: Motion, out: str | os.PathLike, config: ScoreConfig | 
     ext = out.suffix.lower()
     if ext not in FORMATS:
         raise InputError(f"{out}: unsupported image format {ext!r}; use {', '.join(FORMATS)}")
-    import matplotlib
-
-    matplotlib.use("Agg", force=True)
-    import matplotlib.pyplot as plt
+    # a Figure of its own (no pyplot, no backend switch): a Jupyter user's backend is left alone
+    from matplotlib.figure import Figure
 
     cfg = config or ScoreConfig()
     an = analyse(motion, cfg)
@@ -47,11 +45,16 @@ def plot_timeline(motion: Motion, out: str | os.PathLike, config: ScoreConfig | 
     t = tr["time_s"].to_numpy()
     s = an.body.scale
     panels = 4 if verdict is None else 5
-    fig, axes = plt.subplots(panels, 1, figsize=(11, 7.5 if verdict is None else 9), sharex=True,
-                             constrained_layout=True)
+    fig = Figure(figsize=(11, 7.5 if verdict is None else 9), layout="constrained")
+    axes = fig.subplots(panels, 1, sharex=True)
+    nan = float("nan")
     title = (f"{motion.name or 'clip'} — {an.motion.n_frames} frames @ {an.motion.fps:g} fps; "
-             f"skate {row['skate_distance_per_s'] * 100:.1f} cm/s, skating ratio {row['skating_ratio']:.3f}, "
-             f"penetration {row['penetration_mean'] * 1000:.1f} mm, ZMP outside {row['zmp_outside_frac'] * 100:.0f}%")
+             f"skate {row.get('skate_distance_per_s', nan) * 100:.1f} cm/s, "
+             f"skating ratio {row.get('skating_ratio', nan):.3f}, "
+             f"penetration {row.get('penetration_mean', nan) * 1000:.1f} mm, "
+             f"ZMP outside {row.get('zmp_outside_frac', nan) * 100:.0f}%")
+    if an.notes:
+        title += "\n" + "; ".join(an.notes)
     if verdict is not None:
         title += (f"\nnaturalness {verdict.naturalness:.2f}; least natural window "
                   f"{verdict.worst_start_s:.2f}–{verdict.worst_end_s:.2f} s ({verdict.worst_naturalness:.2f})")
@@ -59,9 +62,9 @@ def plot_timeline(motion: Motion, out: str | os.PathLike, config: ScoreConfig | 
 
     ax = axes[0]
     for k, (name, color) in enumerate((("left", "tab:blue"), ("right", "tab:orange"))):
-        c = tr[f"contact_{name}"].to_numpy()
+        c = tr[f"contact_{name}"].to_numpy() == True  # noqa: E712 (NaN when not computed)
         ax.fill_between(t, k + 0.1, k + 0.9, where=c, step="mid", color=color, alpha=0.8, linewidth=0)
-    flight = tr["flight"].to_numpy()
+    flight = tr["flight"].to_numpy() == True  # noqa: E712
     ax.fill_between(t, 0, 2, where=flight, step="mid", color="0.85", linewidth=0, label="flight")
     ax.set_yticks([0.5, 1.5], ["left", "right"])
     ax.set_ylim(0, 2)
@@ -111,9 +114,6 @@ def plot_timeline(motion: Motion, out: str | os.PathLike, config: ScoreConfig | 
 
     from evalkit.atomic import atomic_path
 
-    try:
-        with atomic_path(out, suffix=ext) as tmp:
-            fig.savefig(tmp, dpi=dpi, format=ext[1:])
-    finally:
-        plt.close(fig)
+    with atomic_path(out, suffix=ext) as tmp:
+        fig.savefig(tmp, dpi=dpi, format=ext[1:])
     return out

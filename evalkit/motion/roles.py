@@ -33,7 +33,7 @@ ROLE_NAMES: tuple[str, ...] = ("hips", "spine", "neck", "head") + tuple(
 # Base-name patterns per role, in priority order (full regex match on the normalised base).
 _PATTERNS: dict[str, list[str]] = {
     "hips": [r"hips", r"hip", r"pelvis", r"root"],
-    "spine": [r"spine", r"spine0?1?", r"spine\d*", r"lowerback", r"waist", r"abdomen", r"chest", r"torso"],
+    "spine": [r"spine", r"spine0?1?", r"spine\d*", r"lowerback", r"waist", r"abdomen", r"chest", r"torso", r"thorax"],
     "neck": [r"neck", r"neck0?1?", r"neck\d*", r"lowerneck", r"necktwist0?1", r"upperneck"],
     "head": [r"head"],
     "shoulder": [r"arm", r"upperarm", r"uparm", r"humerus", r"shoulder"],

@@ -88,6 +88,14 @@ def detect_up(positions: np.ndarray, head: int | None, feet: list[int]) -> tuple
     return axis, 1.0
 
 
+def up_share(positions: np.ndarray, head: int, feet: list[int], axis: int) -> float:
+    """Share (0–1) of the median feet-to-head vector's length along ``axis``: near 1 for a
+    standing person, lower for a lying body or a four-legged rig."""
+    v = np.median(positions[:, head] - positions[:, feet].mean(axis=1), axis=0)
+    n = float(np.linalg.norm(v))
+    return abs(float(v[axis])) / n if n > 0 else 0.0
+
+
 def up_conversion(axis: int, sign: float) -> np.ndarray:
     """Quaternion ``(4,)`` of the rotation mapping the file's up direction onto +Y."""
     from scipy.spatial.transform import Rotation

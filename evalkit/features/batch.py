@@ -150,6 +150,39 @@ def to_table(rows: Iterable[Mapping[str, Any]]):
     return pd.DataFrame(rows, columns=cols)
 
 
+#: Rough scoring speed of one worker, bytes of motion file per second (load + full metric set;
+#: a 31-joint BVH frame is about 1 kB, scored at ~20,000 frames/s), and the least work worth a
+#: worker process: starting one (a fresh Python importing numpy, scipy, pandas and evalkit)
+#: costs 1-2 s, so a pool pays only when each worker gets several seconds of work.
+BYTES_PER_SECOND = 15e6
+MIN_SECONDS_PER_WORKER = 4.0
+
+
+def choose_workers(paths: Sequence[str | os.PathLike], jobs: int) -> tuple[int, str]:
+    """Worker processes worth starting for ``paths`` given ``--jobs``: at most ``jobs`` (``-1``:
+    all cores), one per :data:`MIN_SECONDS_PER_WORKER` of estimated work (from file sizes), at
+    most one per file. Returns ``(workers, reason)``; ``reason`` is empty unless fewer workers
+    than asked are used, and then says why (for the user)."""
+    asked = jobs if jobs > 0 else (os.cpu_count() or 1)
+    asked = min(asked, os.cpu_count() or 1)
+    size = 0
+    for p in paths:
+        try:
+            size += Path(p).stat().st_size
+        except OSError:
+            pass
+    est = size / BYTES_PER_SECOND
+    workers = max(1, min(asked, len(paths), int(est // MIN_SECONDS_PER_WORKER) or 1))
+    if workers >= asked:
+        return workers, ""
+    if workers == 1:
+        why = (f"the work ({len(paths)} clip(s), about {est:.1f} s in one process) is too small for worker "
+               f"processes to pay their start-up (1-2 s each): scoring in this process")
+    else:
+        why = f"the work (about {est:.0f} s in one process) keeps {workers} workers busy, not {asked}"
+    return workers, why
+
+
 def score_paths(
     paths: Sequence[str | os.PathLike],
     opts: BatchOptions | None = None,
@@ -158,6 +191,7 @@ def score_paths(
     chunk_size: int | None = None,
     progress: bool = True,
     on_progress: Callable[[int], None] | None = None,
+    auto_workers: bool = True,
 ):
     """Score motion files into a table (one row per clip, input order).
 
@@ -165,6 +199,8 @@ def score_paths(
         paths: motion files (already expanded; see :func:`evalkit.motion.io.iter_motion_files`).
         opts: per-task options.
         jobs: local worker processes (joblib, ``-1`` = all cores); ignored with ``scheduler``.
+            With ``auto_workers`` (default) fewer are started when the work is too small to
+            pay for them (:func:`choose_workers`).
         scheduler: a Dask scheduler address (``"tcp://127.0.0.1:8786"``) or a
             ``distributed.Client``; runs the same tasks on that cluster.
         chunk_size: files per task (default: enough for ~4 tasks per worker, at most 64).
@@ -183,7 +219,7 @@ def score_paths(
         raise InputError(f"jobs must be a positive number or -1 (all cores), got {jobs}")
     if chunk_size is not None and chunk_size < 1:
         raise InputError(f"chunk_size must be a positive number of files, got {chunk_size}")
-    workers = jobs if jobs > 0 else (os.cpu_count() or 1)
+    workers = choose_workers(files, jobs)[0] if auto_workers else (jobs if jobs > 0 else (os.cpu_count() or 1))
     size = chunk_size or max(1, min(64, len(files) // max(1, 4 * workers)))
     chunks = _chunks(files, size)
     results: list[list[dict] | None] = [None] * len(chunks)

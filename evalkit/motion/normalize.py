@@ -125,7 +125,8 @@ def normalize_motion(motion: Motion, units: str | float = "auto", up: str = "aut
         tr[:, 0] = quat.rotate(q, tr[:, 0])
         motion = replace(motion, rotations=rot, translations=tr)
     motion = replace(motion, meta=meta)
-    _check_height(motion)
+    if resolved is None:  # a unit given explicitly is checked by _check_size (with its own warning)
+        _check_height(motion)
     return motion
 
 
@@ -142,8 +143,7 @@ def _check_height(motion: Motion) -> None:
 
     h = skeleton_height(_sample(motion))
     if np.isfinite(h) and not PLAUSIBLE_HEIGHT_M[0] <= h <= PLAUSIBLE_HEIGHT_M[1]:
-        how = "detected" if motion.meta.get("units_detected") else "given"
         warn_clip(motion.meta.get("source"),
-                  f"the body is {h:.2f} m tall with units of {motion.meta.get('units')} ({how}); people are "
+                  f"the body is {h:.2f} m tall with units of {motion.meta.get('units')} (detected); people are "
                   f"{PLAUSIBLE_HEIGHT_M[0]:g}-{PLAUSIBLE_HEIGHT_M[1]:g} m: if the unit is wrong, pass --units "
                   "(m, cm, mm, inch or metres per file unit)")

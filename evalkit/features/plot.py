@@ -60,7 +60,25 @@ def plot_timeline(motion: Motion, out: str | os.PathLike, config: ScoreConfig | 
                   f"{verdict.worst_start_s:.2f}–{verdict.worst_end_s:.2f} s ({verdict.worst_naturalness:.2f})")
     fig.suptitle(title, fontsize=9)
 
-    ax = axes[0]
+    _contacts_panel(axes[0], t, tr)
+    _skate_panel(axes[1], t, tr, cfg.skate.skate_speed * s)
+    _zmp_panel(axes[2], t, tr, cfg.physics.zmp_tolerance * s)
+    _height_panel(axes[3], t, tr, cfg.ground.float_tolerance * 100)
+    if verdict is not None:
+        _verdict_panel(axes[4], verdict)
+        for a in axes:
+            a.axvspan(verdict.worst_start_s, verdict.worst_end_s, color="tab:red", alpha=0.12, linewidth=0)
+    axes[-1].set_xlabel("time (s)")
+    axes[-1].set_xlim(t[0], t[-1] if len(t) > 1 else t[0] + 1)
+
+    from evalkit.atomic import atomic_path
+
+    with atomic_path(out, suffix=ext) as tmp:
+        fig.savefig(tmp, dpi=dpi, format=ext[1:])
+    return out
+
+
+def _contacts_panel(ax, t, tr) -> None:
     for k, (name, color) in enumerate((("left", "tab:blue"), ("right", "tab:orange"))):
         c = tr[f"contact_{name}"].to_numpy() == True  # noqa: E712 (NaN when not computed)
         ax.fill_between(t, k + 0.1, k + 0.9, where=c, step="mid", color=color, alpha=0.8, linewidth=0)
@@ -72,48 +90,40 @@ def plot_timeline(motion: Motion, out: str | os.PathLike, config: ScoreConfig | 
     if flight.any():
         ax.legend(loc="upper right", fontsize=7)
 
-    ax = axes[1]
+
+def _skate_panel(ax, t, tr, threshold: float) -> None:
     ax.plot(t, tr["skate_left"], color="tab:blue", lw=1, label="left")
     ax.plot(t, tr["skate_right"], color="tab:orange", lw=1, label="right")
-    ax.axhline(cfg.skate.skate_speed * s, color="tab:red", ls="--", lw=0.8, label="skate threshold")
+    ax.axhline(threshold, color="tab:red", ls="--", lw=0.8, label="skate threshold")
     ax.set_ylabel("skate speed\n(m/s)")
     ax.legend(loc="upper right", fontsize=7, ncol=3)
 
-    ax = axes[2]
+
+def _zmp_panel(ax, t, tr, tolerance: float) -> None:
     ax.plot(t, tr["zmp_outside"], color="tab:purple", lw=1, label="multi-segment")
     ax.plot(t, tr["zmp_cart_outside"], color="tab:green", lw=0.8, alpha=0.7, label="cart-table")
-    ax.axhline(cfg.physics.zmp_tolerance * s, color="tab:red", ls="--", lw=0.8, label="tolerance")
+    ax.axhline(tolerance, color="tab:red", ls="--", lw=0.8, label="tolerance")
     ax.set_ylabel("ZMP outside\nsupport (m)")
     ax.legend(loc="upper right", fontsize=7, ncol=3)
 
-    ax = axes[3]
+
+def _height_panel(ax, t, tr, tol_cm: float) -> None:
     h = tr["foot_height"].to_numpy() * 100
     ax.plot(t, h, color="0.3", lw=1, label="lowest foot point")
     ax.fill_between(t, 0, h, where=h < 0, color="tab:red", alpha=0.6, label="penetration")
-    tol = cfg.ground.float_tolerance * 100
-    ax.fill_between(t, tol, h, where=h > tol, color="tab:cyan", alpha=0.4, label="floating")
+    ax.fill_between(t, tol_cm, h, where=h > tol_cm, color="tab:cyan", alpha=0.4, label="floating")
     ax.axhline(0, color="k", lw=0.6)
     ax.set_ylabel("height above\nground (cm)")
     ax.legend(loc="upper right", fontsize=7, ncol=3)
 
-    if verdict is not None:
-        ax = axes[4]
-        w = verdict.windows
-        centre = ((w["start_s"] + w["end_s"]) / 2).to_numpy()
-        ax.plot(centre, w["naturalness"].to_numpy(), color="tab:green", lw=1.2, marker=".", ms=3,
-                label="window (calibrated probability)")
-        ax.axhline(verdict.naturalness, color="tab:green", ls=":", lw=1, label=f"clip {verdict.naturalness:.2f}")
-        ax.axhline(0.5, color="0.5", ls="--", lw=0.6)
-        ax.set_ylim(-0.02, 1.02)
-        ax.set_ylabel("looks natural\n(probability)")
-        ax.legend(loc="lower right", fontsize=7, ncol=2)
-        for a in axes:
-            a.axvspan(verdict.worst_start_s, verdict.worst_end_s, color="tab:red", alpha=0.12, linewidth=0)
-    axes[-1].set_xlabel("time (s)")
-    axes[-1].set_xlim(t[0], t[-1] if len(t) > 1 else t[0] + 1)
 
-    from evalkit.atomic import atomic_path
-
-    with atomic_path(out, suffix=ext) as tmp:
-        fig.savefig(tmp, dpi=dpi, format=ext[1:])
-    return out
+def _verdict_panel(ax, verdict) -> None:
+    w = verdict.windows
+    centre = ((w["start_s"] + w["end_s"]) / 2).to_numpy()
+    ax.plot(centre, w["naturalness"].to_numpy(), color="tab:green", lw=1.2, marker=".", ms=3,
+            label="window (calibrated probability)")
+    ax.axhline(verdict.naturalness, color="tab:green", ls=":", lw=1, label=f"clip {verdict.naturalness:.2f}")
+    ax.axhline(0.5, color="0.5", ls="--", lw=0.6)
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_ylabel("looks natural\n(probability)")
+    ax.legend(loc="lower right", fontsize=7, ncol=2)

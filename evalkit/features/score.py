@@ -15,7 +15,7 @@ import numpy as np
 
 from evalkit.features.beats import BeatConfig, beat_metrics
 from evalkit.features.body import BodyIndex, body_index
-from evalkit.features.clean import PopConfig, drop_end_pops
+from evalkit.motion.trim import PopConfig, drop_end_pops
 from evalkit.features.contacts import ContactConfig, grid_contacts
 from evalkit.features.footskate import SkateConfig, grid_skate_speed, skate_metrics, skating_ratio_metric
 from evalkit.features.ground import (

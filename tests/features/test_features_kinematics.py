@@ -10,7 +10,7 @@ import pytest
 
 from features_inject import jitter
 from evalkit.features.body import body_index
-from evalkit.features.clean import drop_end_pops, find_end_pops
+from evalkit.motion.trim import drop_end_pops, find_end_pops
 from evalkit.features.kinematics import (
     bone_length_drift, genea_accel_jerk, hellinger, jerk_per_frame, joint_angles,
 )

@@ -21,7 +21,6 @@ Needs the ``bench`` extra (``pip install -e '.[bench]'``) for bvhio and pybvh.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import resource
 import subprocess

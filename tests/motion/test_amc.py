@@ -7,7 +7,7 @@ import pytest
 
 from evalkit.errors import FileFormatError
 from evalkit.motion import load_motion, read_asf, read_asf_amc
-from tests.conftest import SHARED_DATA, shared_data, shared_glob, shared_param
+from tests.conftest import shared_data, shared_glob, shared_param
 from tests.motion.test_bvh import assert_rigid
 
 # hand-made toy skeletons read with explicit units are not body-sized: the units warning is expected

@@ -11,7 +11,7 @@ import pytest
 from evalkit.errors import FileFormatError
 from evalkit.motion import load_motion, parse_bvh, read_bvh, write_bvh
 from evalkit.motion.fk import forward_kinematics
-from tests.conftest import SHARED_DATA, shared_data, shared_glob, shared_param
+from tests.conftest import shared_data, shared_glob, shared_param
 
 # hand-made toy skeletons read with explicit units are not body-sized: the units warning is expected
 pytestmark = pytest.mark.filterwarnings("ignore:.*check --units:UserWarning")

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from evalkit.errors import EvalkitError, FileFormatError
+from evalkit.errors import FileFormatError
 from evalkit.motion import load_motion, read_asf
 from evalkit.motion.bvh import parse_bvh
 from evalkit.motion.limits import MAX_FPS, MAX_FRAME_JOINTS, MAX_JOINTS, MIN_FPS

@@ -19,11 +19,12 @@ tolerance, both per frame, averaged over frames.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import numpy as np
 
 from evalkit.features.body import BodyIndex, body_index
-from evalkit.features.signal import DEFAULT_CUTOFF_HZ, lowpass, derivative
+from evalkit.features.signal import DEFAULT_CUTOFF_HZ, MATRIX_MAX_FRAMES, apply_matrix, derivative, lowpass
 from evalkit.motion import Motion
 
 
@@ -334,9 +335,30 @@ def to_grid(x: np.ndarray, fps: float, grid_fps: float) -> tuple[np.ndarray, np.
     t = np.arange(n) / fps
     g = int(np.floor((n - 1) / fps * grid_fps + 1e-9)) + 1
     tg = np.arange(g) / grid_fps
-    spline = CubicSpline(t, x, axis=0)
     f2g = np.minimum(np.rint(t * grid_fps).astype(np.int64), g - 1)
+    if n <= MATRIX_MAX_FRAMES:  # short clips: the spline is linear in x, as two cached matrices
+        values, slopes = _spline_matrices(n, float(fps), float(grid_fps))
+        flat = np.asarray(x, dtype=np.float64).reshape(n, -1)
+        shape = (g,) + x.shape[1:]
+        return (apply_matrix(values, flat).reshape(shape), apply_matrix(slopes, flat).reshape(shape),
+                float(grid_fps), f2g)
+    spline = CubicSpline(t, x, axis=0)
     return spline(tg), spline(tg, 1), float(grid_fps), f2g
+
+
+@lru_cache(maxsize=32)
+def _spline_matrices(n: int, fps: float, grid_fps: float) -> tuple[np.ndarray, np.ndarray]:
+    """``(G, n)`` matrices giving the not-a-knot cubic spline through ``n`` samples at ``fps``
+    and its derivative on the grid of :func:`to_grid` (the spline of the identity)."""
+    from scipy.interpolate import CubicSpline
+
+    t = np.arange(n) / fps
+    tg = np.arange(int(np.floor((n - 1) / fps * grid_fps + 1e-9)) + 1) / grid_fps
+    spline = CubicSpline(t, np.eye(n), axis=0)
+    values, slopes = spline(tg), spline(tg, 1)
+    values.setflags(write=False)
+    slopes.setflags(write=False)
+    return values, slopes
 
 
 def lowest_foot_height(track: FootTrack, on_grid: bool = False) -> np.ndarray:

@@ -22,6 +22,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import combinations
 
 import numpy as np
@@ -160,8 +161,21 @@ def center_of_mass(positions: np.ndarray, body: BodyIndex) -> np.ndarray:
 
 def segment_coms(positions: np.ndarray, body: BodyIndex) -> tuple[np.ndarray, np.ndarray]:
     """``((frames, segments, 3) segment COMs in metres, (segments,) mass fractions)``."""
-    _, w, m = segment_weights(body, positions.shape[1])
-    return np.einsum("sj,fjc->fsc", w, positions), m
+    _, w, m = _cached_weights(tuple(sorted(body.roles.items())), positions.shape[1])
+    f, j, _ = positions.shape
+    # one (frames*3, joints) @ (joints, segments) product instead of an einsum loop
+    seg = (positions.transpose(0, 2, 1).reshape(f * 3, j) @ w.T).reshape(f, 3, -1).transpose(0, 2, 1)
+    return seg, m
+
+
+@lru_cache(maxsize=64)
+def _cached_weights(roles: tuple[tuple[str, int], ...], n_joints: int):
+    """:func:`segment_weights` per rig (clips of one rig share them; read-only arrays)."""
+    names, w, m = segment_weights(BodyIndex(roles=dict(roles), foot_points=np.zeros((2, 0), np.int64),
+                                            height=1.0), n_joints)
+    w.setflags(write=False)
+    m.setflags(write=False)
+    return names, w, m
 
 
 def zmp(points: np.ndarray, masses: np.ndarray, fps: float, ground: float = 0.0,

@@ -48,13 +48,17 @@ def lowpass(x: np.ndarray, fps: float, cutoff_hz: float | None = DEFAULT_CUTOFF_
         # setup dominated scoring of 200-frame clips), applied to a few columns at a time: a
         # product above ~1e6 multiply-adds goes to multi-threaded BLAS, whose start-up costs
         # 100x more than it saves at this size (and far more on a busy machine)
-        m = _filter_matrix(order, wn, n, padlen)
-        step = max(1, MATRIX_MAX_WORK // (n * n))
-        if flat.shape[1] <= step:
-            return (m @ flat).reshape(x.shape)
-        return np.concatenate([m @ flat[:, i:i + step] for i in range(0, flat.shape[1], step)],
-                              axis=1).reshape(x.shape)
+        return apply_matrix(_filter_matrix(order, wn, n, padlen), flat).reshape(x.shape)
     return _filtfilt(sos, wn, order, flat, padlen).reshape(x.shape)
+
+
+def apply_matrix(m: np.ndarray, flat: np.ndarray) -> np.ndarray:
+    """``m @ flat`` for ``(rows, frames) @ (frames, columns)``, a few columns at a time so that
+    each product stays below ``MATRIX_MAX_WORK`` multiply-adds (single-threaded BLAS)."""
+    step = max(1, MATRIX_MAX_WORK // max(1, m.shape[0] * m.shape[1]))
+    if flat.shape[1] <= step:
+        return m @ flat
+    return np.concatenate([m @ flat[:, i:i + step] for i in range(0, flat.shape[1], step)], axis=1)
 
 
 def _filtfilt(sos: np.ndarray, wn: float, order: int, x: np.ndarray, padlen: int) -> np.ndarray:

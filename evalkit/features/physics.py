@@ -31,7 +31,7 @@ from evalkit.errors import RolesNotFoundError
 from evalkit.features.body import BodyIndex
 from evalkit.features.contacts import ContactConfig
 from evalkit.features.ground import FootTrack
-from evalkit.features.signal import DEFAULT_CUTOFF_HZ, smooth_derivative
+from evalkit.features.signal import DEFAULT_CUTOFF_HZ, MATRIX_MAX_WORK, smooth_derivative
 
 #: Standard gravity, m/s².
 GRAVITY = 9.81
@@ -163,9 +163,12 @@ def segment_coms(positions: np.ndarray, body: BodyIndex) -> tuple[np.ndarray, np
     """``((frames, segments, 3) segment COMs in metres, (segments,) mass fractions)``."""
     _, w, m = _cached_weights(tuple(sorted(body.roles.items())), positions.shape[1])
     f, j, _ = positions.shape
-    # one (frames*3, joints) @ (joints, segments) product instead of an einsum loop
-    seg = (positions.transpose(0, 2, 1).reshape(f * 3, j) @ w.T).reshape(f, 3, -1).transpose(0, 2, 1)
-    return seg, m
+    # (frames*3, joints) @ (joints, segments) products instead of an einsum loop, in blocks of
+    # rows small enough for single-threaded BLAS (see evalkit.features.signal.apply_matrix)
+    flat = positions.transpose(0, 2, 1).reshape(f * 3, j)
+    step = max(1, MATRIX_MAX_WORK // max(1, w.size))
+    seg = np.concatenate([flat[i:i + step] @ w.T for i in range(0, f * 3, step)]) if f else flat @ w.T
+    return seg.reshape(f, 3, -1).transpose(0, 2, 1), m
 
 
 @lru_cache(maxsize=64)

@@ -84,7 +84,7 @@ def _sos_zi(order: int, wn: float) -> np.ndarray:
 #: Clips up to this many frames are filtered by a cached matrix (:func:`_filter_matrix`), in
 #: products of at most ``MATRIX_MAX_WORK`` multiply-adds.
 MATRIX_MAX_FRAMES = 512
-MATRIX_MAX_WORK = 900_000
+MATRIX_MAX_WORK = 250_000
 
 
 @lru_cache(maxsize=32)

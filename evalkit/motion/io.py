@@ -7,12 +7,10 @@ from pathlib import Path
 from typing import Iterable, Iterator, Mapping
 
 from evalkit.errors import FileFormatError, InputError
+from evalkit.motion.limits import MAX_FPS  # highest frame rate evalkit accepts anywhere
 from evalkit.motion.model import Motion
 
 MOTION_EXTENSIONS = (".bvh", ".amc")
-
-#: Highest frame rate evalkit accepts anywhere (limits on files: :mod:`evalkit.motion.limits`).
-from evalkit.motion.limits import MAX_FPS  # noqa: E402
 
 
 def check_fps(fps: float, option: str) -> float:

@@ -11,6 +11,7 @@ from evalkit.motion import quat
 from evalkit.motion.model import Motion
 from evalkit.motion.limits import warn_clip
 from evalkit.motion.units import (
+    body_extent,
     detect_unit,
     detect_up,
     up_share,
@@ -43,7 +44,7 @@ def _check_size(motion: Motion, explicit: bool) -> None:
     from evalkit.motion.fk import global_positions
 
     pos = global_positions(_sample(motion))
-    body = float(np.ptp(pos - pos[:, :1], axis=1).max()) if pos.size else 0.0
+    body = float(body_extent(pos).max()) if pos.size else 0.0
     reach = float(np.abs(pos).max()) if pos.size else 0.0
     if body <= MAX_BODY_M and reach <= MAX_REACH_M:
         if explicit and not PLAUSIBLE_BODY_M[0] <= body <= PLAUSIBLE_BODY_M[1]:

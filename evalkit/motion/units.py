@@ -48,13 +48,20 @@ def resolve_unit(units: str | float) -> tuple[str, float] | None:
 
 def detect_unit(positions: np.ndarray) -> tuple[str, float]:
     """Guess the file unit from ``(frames, joints, 3)`` positions in file units."""
-    rel = positions - positions[:, :1]
-    extent = np.ptp(rel, axis=1).max(axis=1)  # (frames,) largest bounding-box side
+    extent = body_extent(positions)
     med = float(np.median(extent))
     if not (med > 0 and math.isfinite(med)):
         return "m", 1.0
     best = min(UNIT_SCALES.items(), key=lambda kv: abs(math.log(kv[1] * med / TYPICAL_EXTENT_M)))
     return best
+
+
+def body_extent(positions: np.ndarray) -> np.ndarray:
+    """``(frames,)`` largest side of the joints' bounding box, file units. The root joint is
+    left out when there are others: some rigs (Bandai Namco's ``joint_Root``) keep it at the
+    origin while the hips carry the body away, and the box would measure the walk."""
+    pts = positions[:, 1:] if positions.shape[1] > 1 else positions
+    return np.ptp(pts, axis=1).max(axis=1)
 
 
 _AXES = {"x": 0, "y": 1, "z": 2}

@@ -163,3 +163,32 @@ def test_fuzzed_bvh_and_asf_amc_never_raise_outside_the_evalkit_family(tmp_path,
     assert report.accepted > 20 and report.refused > 100  # the mutations do reach both outcomes
     assert not report.failures, report.summary() + "".join(
         f"\n  {f.signature}: {f.message} ({f.file})" for f in report.failures[:10])
+
+
+def test_unit_detection_ignores_a_root_joint_left_at_the_origin(cmu_dir, tmp_path):
+    """Rigs whose root joint stays at the origin while the hips carry the body (Bandai Namco's
+    joint_Root) must not have the walk's length taken for the body's size: a clip written in
+    centimetres under such a root walks 10 m and is still read as centimetres."""
+    from evalkit.motion import write_bvh
+    from evalkit.motion.model import Skeleton
+
+    m = load_motion(cmu_dir / "131_01.bvh")
+    sk = m.skeleton
+    # a new root joint at the origin above the hips
+    names = ("joint_Root",) + sk.names
+    parents = np.concatenate([[-1], sk.parents + 1])
+    parents[1] = 0
+    offsets = np.vstack([np.zeros(3), sk.offsets])
+    channels = (("Xposition", "Yposition", "Zposition", "Zrotation", "Xrotation", "Yrotation"),) + sk.channels
+    root = Skeleton(names=names, parents=parents, offsets=offsets, channels=channels,
+                    end_sites={k + 1: v for k, v in sk.end_sites.items()})
+    n = m.n_frames
+    rot = np.concatenate([np.tile([0.0, 0.0, 0.0, 1.0], (n, 1, 1)), m.rotations], axis=1)
+    tr = np.concatenate([np.zeros((n, 1, 3)), m.translations], axis=1)
+    tr[:, 1, 0] += np.linspace(0, 10.0, n)  # the hips walk 10 m along x
+    walk = m.with_(skeleton=root, rotations=rot, translations=tr)
+    p = write_bvh(walk, tmp_path / "rooted.bvh", scale=0.01)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        back = load_motion(p)
+    assert back.meta["units"] == "cm"

@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from scipy.spatial.transform import Rotation
 
 from evalkit.errors import FileFormatError
 from evalkit.motion import quat
@@ -257,6 +256,8 @@ def read_asf(path: str | os.PathLike) -> AsfSkeleton:
         ("Zrotation", "Yrotation", "Xrotation")
     ] * (len(order) - 1)
     sk = Skeleton(names=tuple(order), parents=parents, offsets=offsets, channels=tuple(channels), end_sites=end_sites)
+    from scipy.spatial.transform import Rotation
+
     axis_rot = {
         b: Rotation.from_euler(bones[b].axis_order.lower(), bones[b].axis, degrees=p.degrees).as_matrix()
         for b in order[1:]

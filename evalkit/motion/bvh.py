@@ -14,7 +14,6 @@ import re
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 from evalkit.errors import FileFormatError
 from evalkit.motion import quat
@@ -322,6 +321,8 @@ def _parse_frames(block: str, first_line: int, n_frames: int, n_channels: int, p
     """
     if n_channels == 0:
         return np.zeros((n_frames, 0))
+    import pandas as pd
+
     values = None
     try:
         frame = pd.read_csv(io.StringIO(block), sep=r"\s+", header=None, engine="c", dtype=np.float64,

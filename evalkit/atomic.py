@@ -115,6 +115,9 @@ def check_writable(path: str | os.PathLike, extensions: tuple[str, ...] | None =
             raise InputError(f"{p}: cannot write in {existing} ({exc.strerror})") from None
         os.close(fd)
         os.unlink(probe)
-    elif not os.access(existing, os.W_OK | os.X_OK):
-        raise InputError(f"{p}: cannot create folders in {existing} (permission denied)")
+    else:  # try it: permission bits do not tell (root passes os.access; /proc refuses anyway)
+        try:
+            os.rmdir(tempfile.mkdtemp(prefix=f".{p.stem}.", dir=existing))
+        except OSError as exc:
+            raise InputError(f"{p}: cannot create folders in {existing} ({exc.strerror})") from None
     return p

@@ -24,6 +24,33 @@ def shared_data(*parts: str) -> Path:
     return p
 
 
+class MissingShared:
+    """A parametrize value standing for "this glob of ../shared/data found nothing"."""
+
+    def __init__(self, patterns: tuple[str, ...]):
+        self.patterns = patterns
+
+    def __repr__(self) -> str:
+        return f"no files match {', '.join(self.patterns)} under {SHARED_DATA}"
+
+
+def shared_glob(*patterns: str) -> list:
+    """Sorted files under ../shared/data matching ``patterns``, for ``parametrize``. When none
+    match, one parameter (:class:`MissingShared`) that :func:`shared_param` turns into a failure
+    under CI and a visible skip elsewhere: never an empty, silently skipped parametrize."""
+    found = sorted({p for pat in patterns for p in SHARED_DATA.glob(pat)})
+    return found or [pytest.param(MissingShared(patterns), id="no-shared-data")]
+
+
+def shared_param(value):
+    """``value`` unless it is :class:`MissingShared` (see :func:`shared_glob`)."""
+    if isinstance(value, MissingShared):
+        if IN_CI:
+            pytest.fail(f"{value} under CI; CI runs with ../shared beside the clone")
+        pytest.skip(f"{value} (tests on the full shared data set need ../shared/data)")
+    return value
+
+
 def require_system(component: str, available: bool, reason: str) -> None:
     """Skip with a visible reason if a system component is missing; never skip under CI."""
     if not available:

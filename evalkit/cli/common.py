@@ -15,6 +15,9 @@ def add_load_options(p: argparse.ArgumentParser) -> None:
                    help="up axis of the files: auto, y, z, -z, ... (default: auto)")
     g.add_argument("--amc-fps", type=float, default=120.0,
                    help="frame rate of AMC files, which carry none (default: 120, CMU's)")
+    g.add_argument("--bvh-fps", type=float, default=None,
+                   help="frame rate of BVH files instead of their 'Frame Time', for exports that "
+                        "state a wrong one (default: the file's)")
     g.add_argument("--roles", metavar="YAML", default=None,
                    help="YAML file mapping roles to joint names, for unusual rigs")
     g.add_argument("--skeleton", metavar="PRESET|YAML", default=None,
@@ -45,6 +48,10 @@ def load_kwargs(args: argparse.Namespace) -> dict:
             out[key] = getattr(args, key)
     if getattr(args, "allow_pickle", False):
         out["allow_pickle"] = True
+    if getattr(args, "bvh_fps", None) is not None:  # only when given: not every caller reads BVH
+        from evalkit.motion.io import check_fps
+
+        out["bvh_fps"] = check_fps(args.bvh_fps, "--bvh-fps")
     return out
 
 

@@ -88,7 +88,8 @@ def run(args: argparse.Namespace) -> int:
                 f"{r['height_m']:.2f}", f"{r['root_path_m']:.2f}",
             ])
         widths = [max([len(c)] + [len(t[i]) for t in table if len(t) > i and len(t) > 2]) for i, c in enumerate(cols)]
-        print("  ".join(c.ljust(w) for c, w in zip(cols, widths)))
+        if failed < len(rows):  # no header over an empty table
+            print("  ".join(c.ljust(w) for c, w in zip(cols, widths)))
         for t in table:
             if len(t) == 2:
                 print(t[1].replace("error: ", "evalkit: error: ", 1), file=sys.stderr)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
 import sys
 from pathlib import Path
 from dataclasses import replace
@@ -152,7 +151,13 @@ def run(args: argparse.Namespace) -> int:
     if not files:
         raise InputError(f"no motion files (.bvh, .amc) under {', '.join(args.paths)}")
     _check_run(args, files)
-    jobs = min(args.jobs, os.cpu_count() or 1)  # more workers than cores only add overhead
+    from evalkit.features.batch import choose_workers
+
+    jobs = args.jobs
+    if args.scheduler is None and jobs != 1:
+        jobs, why = choose_workers(files, args.jobs)  # more workers than the work pays for only add overhead
+        if why:
+            print(f"evalkit: note: --jobs {args.jobs}: {why}", file=sys.stderr)
     reference = build_reference(args.reference, cfg, load_kwargs(args)) if args.reference else None
     opts = BatchOptions(config=cfg, reference=reference, load_kwargs=load_kwargs(args), system=args.system,
                         frames_dir=args.frames, audio=args.audio)
@@ -171,4 +176,8 @@ def run(args: argparse.Namespace) -> int:
         table.to_csv(sys.stdout, index=False)
     for msg in table.loc[table["error"] != "", "error"]:
         print(f"evalkit: error: {msg}", file=sys.stderr)
+    noted = int((table["notes"] != "").sum()) if "notes" in table else 0
+    if noted:
+        print(f"evalkit: note: {noted} clip(s) have notes (implausible input, or metrics left empty for "
+              "the rig): see the notes column", file=sys.stderr)
     return 1 if failed else 0

@@ -19,8 +19,9 @@ MIN_WINDOW_FRAMES, MAX_WINDOW_S = 8, 30.0
 
 EPILOG = """\
 examples:
-  # the shipped default model (bundled CMU clips only; about a minute on 2 cores)
-  evalkit train --natural evalkit/data/samples/cmu --out evalkit/models/default_model/discriminator.joblib
+  # a model like the shipped default (bundled CMU clips only; about a minute on 2 cores),
+  # written beside you: the shipped model in evalkit/models/default_model/ stays as it is
+  evalkit train --natural evalkit/data/samples/cmu --out my-default.joblib
 
   # your capture plus clips your system got wrong
   evalkit train --natural mocap/ --unnatural failures/ --out mymodel.joblib

@@ -8,6 +8,7 @@ fails to load or to score gets its message in the ``error`` column and the run c
 from __future__ import annotations
 
 import os
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
@@ -18,8 +19,9 @@ from evalkit.errors import EvalkitError, InputError
 from evalkit.features.kinematics import Reference
 from evalkit.features.score import ScoreConfig, analyse, score_analysis, traces_table
 
-#: Leading columns of the scores table, before the metrics.
-ID_COLUMNS = ("clip", "path", "system", "error")
+#: Leading columns of the scores table, before the metrics. ``notes``: warnings about the
+#: file (implausible frame rate, body size, up axis) and metrics left empty for the rig, with why.
+ID_COLUMNS = ("clip", "path", "system", "error", "notes")
 #: Output formats of :func:`write_table`, by extension.
 TABLE_EXTENSIONS = (".csv", ".parquet", ".pq", ".json")
 
@@ -97,11 +99,16 @@ def score_file(path: str | os.PathLike, opts: BatchOptions, _cache: dict | None 
 
     p = Path(path)
     system = clip_system(p, opts.system)
-    row: dict[str, Any] = {"clip": p.stem, "path": str(p), "system": system, "error": ""}
+    row: dict[str, Any] = {"clip": p.stem, "path": str(p), "system": system, "error": "", "notes": ""}
+    notes: list[str] = []
     try:
-        motion = load_motion(p, **dict(opts.load_kwargs))
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", UserWarning)
+            motion = load_motion(p, **dict(opts.load_kwargs))
+        notes += [_strip_path(str(w.message), p) for w in caught if issubclass(w.category, UserWarning)]
         row.update(motion.meta.get("table_columns", {}))  # e.g. an MDM sample's text prompt
         an = analyse(motion, opts.config)
+        notes += list(an.notes)
         row.update(score_analysis(an, opts.reference, _audio_times(p, opts, {} if _cache is None else _cache)))
         if opts.frames_dir:
             _write_atomic(traces_table(an), trace_path(p, opts.frames_dir, opts.system))
@@ -109,7 +116,16 @@ def score_file(path: str | os.PathLike, opts: BatchOptions, _cache: dict | None 
         row["error"] = str(exc)
     except (OSError, ValueError, FloatingPointError, IndexError) as exc:  # keep a long run alive
         row["error"] = f"{p}: {type(exc).__name__}: {exc}"
+    row["notes"] = "; ".join(dict.fromkeys(notes))
     return row
+
+
+def _strip_path(message: str, path: Path) -> str:
+    """A warning without the leading ``<path>: `` (the row already names the clip)."""
+    for prefix in (f"{path}: ", f"{path.name}: "):
+        if message.startswith(prefix):
+            return message[len(prefix):]
+    return message
 
 
 def score_chunk(paths: Sequence[str], opts: BatchOptions) -> list[dict[str, Any]]:
@@ -135,6 +151,39 @@ def to_table(rows: Iterable[Mapping[str, Any]]):
     return pd.DataFrame(rows, columns=cols)
 
 
+#: Rough scoring speed of one worker, bytes of motion file per second (load + full metric set;
+#: a 31-joint BVH frame is about 1 kB, scored at ~20,000 frames/s), and the least work worth a
+#: worker process: starting one (a fresh Python importing numpy, scipy, pandas and evalkit)
+#: costs 1-2 s, so a pool pays only when each worker gets several seconds of work.
+BYTES_PER_SECOND = 15e6
+MIN_SECONDS_PER_WORKER = 4.0
+
+
+def choose_workers(paths: Sequence[str | os.PathLike], jobs: int) -> tuple[int, str]:
+    """Worker processes worth starting for ``paths`` given ``--jobs``: at most ``jobs`` (``-1``:
+    all cores), one per :data:`MIN_SECONDS_PER_WORKER` of estimated work (from file sizes), at
+    most one per file. Returns ``(workers, reason)``; ``reason`` is empty unless fewer workers
+    than asked are used, and then says why (for the user)."""
+    asked = jobs if jobs > 0 else (os.cpu_count() or 1)
+    asked = min(asked, os.cpu_count() or 1)
+    size = 0
+    for p in paths:
+        try:
+            size += Path(p).stat().st_size
+        except OSError:
+            pass
+    est = size / BYTES_PER_SECOND
+    workers = max(1, min(asked, len(paths), int(est // MIN_SECONDS_PER_WORKER) or 1))
+    if workers >= asked:
+        return workers, ""
+    if workers == 1:
+        why = (f"the work ({len(paths)} clip(s), about {est:.1f} s in one process) is too small for worker "
+               f"processes to pay their start-up (1-2 s each): scoring in this process")
+    else:
+        why = f"the work (about {est:.0f} s in one process) keeps {workers} workers busy, not {asked}"
+    return workers, why
+
+
 def score_paths(
     paths: Sequence[str | os.PathLike],
     opts: BatchOptions | None = None,
@@ -143,6 +192,7 @@ def score_paths(
     chunk_size: int | None = None,
     progress: bool = True,
     on_progress: Callable[[int], None] | None = None,
+    auto_workers: bool = True,
 ):
     """Score motion files into a table (one row per clip, input order).
 
@@ -150,6 +200,8 @@ def score_paths(
         paths: motion files (already expanded; see :func:`evalkit.motion.io.iter_motion_files`).
         opts: per-task options.
         jobs: local worker processes (joblib, ``-1`` = all cores); ignored with ``scheduler``.
+            With ``auto_workers`` (default) fewer are started when the work is too small to
+            pay for them (:func:`choose_workers`).
         scheduler: a Dask scheduler address (``"tcp://127.0.0.1:8786"``) or a
             ``distributed.Client``; runs the same tasks on that cluster.
         chunk_size: files per task (default: enough for ~4 tasks per worker, at most 64).
@@ -168,7 +220,7 @@ def score_paths(
         raise InputError(f"jobs must be a positive number or -1 (all cores), got {jobs}")
     if chunk_size is not None and chunk_size < 1:
         raise InputError(f"chunk_size must be a positive number of files, got {chunk_size}")
-    workers = jobs if jobs > 0 else (os.cpu_count() or 1)
+    workers = choose_workers(files, jobs)[0] if auto_workers else (jobs if jobs > 0 else (os.cpu_count() or 1))
     size = chunk_size or max(1, min(64, len(files) // max(1, 4 * workers)))
     chunks = _chunks(files, size)
     results: list[list[dict] | None] = [None] * len(chunks)

@@ -191,8 +191,17 @@ def resample_points(x: np.ndarray, fps: float, new_fps: float, offset_s: float =
     t = np.arange(n) / fps
     m = int(np.floor(((n - 1) / fps - offset_s) * new_fps + 1e-9)) + 1
     tn = offset_s + np.arange(max(m, 0)) / new_fps
-    flat = x.reshape(n, -1)
-    out = np.stack([np.interp(tn, t, flat[:, k]) for k in range(flat.shape[1])], axis=1)
+    flat = np.asarray(x, dtype=np.float64).reshape(n, -1)
+    if n < 2:
+        out = np.repeat(flat[:1], len(tn), axis=0)
+    else:
+        # np.interp's formula, y_j + slope_j (t - t_j), for every column at once
+        j = np.clip(np.searchsorted(t, tn, side="right") - 1, 0, n - 2)
+        slope = (flat[j + 1] - flat[j]) / (t[j + 1] - t[j])[:, None]
+        out = slope * (tn - t[j])[:, None] + flat[j]
+        at_end = tn >= t[-1]
+        out[at_end] = flat[-1]
+        out[tn <= t[0]] = flat[0]
     return out.reshape((len(tn),) + x.shape[1:])
 
 
@@ -205,6 +214,12 @@ def to_20fps(x: np.ndarray, fps: float, offset_s: float = 0.0) -> np.ndarray:
     if fps <= 20.0 + 1e-9:
         return np.asarray(x, dtype=np.float64)
     return resample_points(lowpass(x, fps, 10.0), fps, 20.0, offset_s)
+
+
+def _to_20fps_phases(x: np.ndarray, fps: float, offsets: np.ndarray) -> list[np.ndarray]:
+    """:func:`to_20fps` at several offsets, low-passing once."""
+    smooth = lowpass(x, fps, 10.0)
+    return [resample_points(smooth, fps, 20.0, o) for o in offsets]
 
 
 #: Sampling phases of the 20 fps grid averaged in ``skating_ratio_20fps``.
@@ -240,5 +255,5 @@ def skating_ratio_metric(
         # arbitrary phase; the mean has the same expectation and does not change by a frame pair
         # or two when a clip starts a frame earlier or later (a 4 s clip has only ~80 pairs).
         phases = np.arange(RATIO_PHASES) / (20.0 * RATIO_PHASES)
-        ratio20 = float(np.mean([skating_ratio(to_20fps(toes, track.fps, o), 20.0, *args)[0] for o in phases]))
+        ratio20 = float(np.mean([skating_ratio(t20, 20.0, *args)[0] for t20 in _to_20fps_phases(toes, track.fps, phases)]))
     return {"skating_ratio": ratio, "skating_ratio_20fps": ratio20}

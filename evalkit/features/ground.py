@@ -19,13 +19,17 @@ tolerance, both per frame, averaged over frames.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import numpy as np
 
 from evalkit.features.body import BodyIndex, body_index
-from evalkit.features.signal import DEFAULT_CUTOFF_HZ, lowpass, derivative
+from evalkit.features.signal import DEFAULT_CUTOFF_HZ, MATRIX_MAX_FRAMES, apply_matrix, derivative, lowpass
 from evalkit.motion import Motion
 
+
+#: Most grid samples per clip frame (:func:`to_grid`): bounds the analysis grid by the input's size.
+MAX_UPSAMPLE = 16
 
 #: Low-pass cut-off of the foot trajectories that slides and penetration are measured on, Hz
 #: (see :class:`GroundConfig`).
@@ -136,11 +140,6 @@ class FootTrack:
         return np.linalg.norm(self.velocity, axis=-1)
 
     @property
-    def horizontal_speed(self) -> np.ndarray:
-        """``(G, 2, P)`` horizontal (x-z) speed of each filtered foot point on the grid, m/s."""
-        return np.linalg.norm(self.velocity[..., [0, 2]], axis=-1)
-
-    @property
     def slide_speed(self) -> np.ndarray:
         """``(G, 2, P)`` horizontal speed of each foot point on the grid from the trajectories
         filtered at the measuring cut-off, m/s."""
@@ -223,7 +222,13 @@ def foot_track(
     body = body or body_index(motion)
     pos = motion.positions if positions is None else positions
     fp = np.asarray(pos[:, body.foot_points])  # (F, 2, P, 3)
-    smooth, vel, grid_fps, f2g = to_grid(lowpass(fp, motion.fps, cfg.cutoff_hz), motion.fps, cfg.analysis_fps)
+    measured, measured_vel = None, None
+    if cfg.measure_cutoff_hz != cfg.cutoff_hz:  # both filtered versions on the grid in one spline
+        both = np.stack([lowpass(fp, motion.fps, cfg.cutoff_hz), lowpass(fp, motion.fps, cfg.measure_cutoff_hz)], -1)
+        xg, vg, grid_fps, f2g = to_grid(both, motion.fps, cfg.analysis_fps)
+        smooth, vel, measured, measured_vel = xg[..., 0], vg[..., 0], xg[..., 1], vg[..., 1]
+    else:
+        smooth, vel, grid_fps, f2g = to_grid(lowpass(fp, motion.fps, cfg.cutoff_hz), motion.fps, cfg.analysis_fps)
     speed = np.linalg.norm(vel, axis=-1)
     min_samples = int(round(cfg.min_still * grid_fps))
     levels = planted_levels(smooth[..., 1], speed, body.scale, cfg.still_speed, cfg.side_tolerance, min_samples)
@@ -241,10 +246,6 @@ def foot_track(
     if cfg.level is not None:
         levels = levels - levels.min() + cfg.level
     heights = fp[..., 1] - levels - (fp[..., [0, 2]] - origin) @ slope
-    measured, measured_vel = None, None
-    if cfg.measure_cutoff_hz != cfg.cutoff_hz:
-        measured, measured_vel, _, _ = to_grid(lowpass(fp, motion.fps, cfg.measure_cutoff_hz), motion.fps,
-                                               cfg.analysis_fps)
     return FootTrack(fps=motion.fps, positions=fp, heights=heights, grid_fps=grid_fps, smooth=smooth,
                      velocity=vel, levels=levels, frame_to_grid=f2g, body=body, slope=slope, origin=origin,
                      measured=measured, measured_velocity=measured_vel)
@@ -296,7 +297,8 @@ def fit_slope(smooth: np.ndarray, speed: np.ndarray, levels: np.ndarray, scale: 
         return zero
     a = proj[:, keep]
     k = a.shape[1]
-    fit = least_squares(lambda p: a @ p[:k] + p[k] - h, np.zeros(k + 1), loss="soft_l1", f_scale=0.01)
+    jac = np.column_stack([a, np.ones(len(h))])  # the model is linear: its Jacobian is constant
+    fit = least_squares(lambda p: jac @ p - h, np.zeros(k + 1), jac=lambda p: jac, loss="soft_l1", f_scale=0.01)
     slope = fit.x[:k] @ axes[keep]
     mad_before = np.median(np.abs(h - np.median(h)))
     resid = h - d @ slope
@@ -315,7 +317,8 @@ def to_grid(x: np.ndarray, fps: float, grid_fps: float) -> tuple[np.ndarray, np.
 
     Args:
         x: ``(frames, ...)`` (already low-passed) samples at ``fps``.
-        grid_fps: wanted grid rate, Hz; rates below ``fps`` use ``fps`` (the clip itself).
+        grid_fps: wanted grid rate, Hz; rates below ``fps`` use ``fps`` (the clip itself), rates
+            above ``MAX_UPSAMPLE × fps`` use that (clips below 7.5 fps).
 
     Returns:
         ``(xg, vg, rate, frame_to_grid)``: ``(G, ...)`` values and ``(G, ...)`` time derivatives
@@ -326,13 +329,36 @@ def to_grid(x: np.ndarray, fps: float, grid_fps: float) -> tuple[np.ndarray, np.
     n = x.shape[0]
     if n < 4:
         return x, derivative(x, fps), float(fps), np.arange(n)
-    grid_fps = max(grid_fps, fps)
+    # the grid is sized by the clip's frames (at most MAX_UPSAMPLE per frame), never by its
+    # duration alone: a file claiming 1 fps must not make a 120-samples-per-frame grid
+    grid_fps = max(min(grid_fps, MAX_UPSAMPLE * fps), fps)
     t = np.arange(n) / fps
     g = int(np.floor((n - 1) / fps * grid_fps + 1e-9)) + 1
     tg = np.arange(g) / grid_fps
-    spline = CubicSpline(t, x, axis=0)
     f2g = np.minimum(np.rint(t * grid_fps).astype(np.int64), g - 1)
+    if n <= MATRIX_MAX_FRAMES:  # short clips: the spline is linear in x, as two cached matrices
+        values, slopes = _spline_matrices(n, float(fps), float(grid_fps))
+        flat = np.asarray(x, dtype=np.float64).reshape(n, -1)
+        shape = (g,) + x.shape[1:]
+        return (apply_matrix(values, flat).reshape(shape), apply_matrix(slopes, flat).reshape(shape),
+                float(grid_fps), f2g)
+    spline = CubicSpline(t, x, axis=0)
     return spline(tg), spline(tg, 1), float(grid_fps), f2g
+
+
+@lru_cache(maxsize=32)
+def _spline_matrices(n: int, fps: float, grid_fps: float) -> tuple[np.ndarray, np.ndarray]:
+    """``(G, n)`` matrices giving the not-a-knot cubic spline through ``n`` samples at ``fps``
+    and its derivative on the grid of :func:`to_grid` (the spline of the identity)."""
+    from scipy.interpolate import CubicSpline
+
+    t = np.arange(n) / fps
+    tg = np.arange(int(np.floor((n - 1) / fps * grid_fps + 1e-9)) + 1) / grid_fps
+    spline = CubicSpline(t, np.eye(n), axis=0)
+    values, slopes = spline(tg), spline(tg, 1)
+    values.setflags(write=False)
+    slopes.setflags(write=False)
+    return values, slopes
 
 
 def lowest_foot_height(track: FootTrack, on_grid: bool = False) -> np.ndarray:

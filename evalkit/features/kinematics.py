@@ -132,9 +132,13 @@ def joint_angles(positions: np.ndarray, body: BodyIndex) -> dict[str, np.ndarray
     """
     roles = body.roles
     out = {}
+    points: dict[tuple[str, ...], np.ndarray] = {}
 
     def pt(rs):
-        return positions[:, [roles[r] for r in rs]].mean(axis=1)
+        if rs not in points:  # each point once (the mean of one joint is the joint itself)
+            points[rs] = (positions[:, roles[rs[0]]] if len(rs) == 1
+                          else positions[:, [roles[r] for r in rs]].mean(axis=1))
+        return points[rs]
 
     for name, (a, v, b) in ANGLES.items():
         if not all(r in roles for r in a + v + b):

@@ -22,6 +22,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import combinations
 
 import numpy as np
@@ -30,7 +31,7 @@ from evalkit.errors import RolesNotFoundError
 from evalkit.features.body import BodyIndex
 from evalkit.features.contacts import ContactConfig
 from evalkit.features.ground import FootTrack
-from evalkit.features.signal import DEFAULT_CUTOFF_HZ, smooth_derivative
+from evalkit.features.signal import DEFAULT_CUTOFF_HZ, MATRIX_MAX_WORK, smooth_derivative
 
 #: Standard gravity, m/s².
 GRAVITY = 9.81
@@ -80,11 +81,26 @@ class PhysicsConfig:
     gravity: float = GRAVITY
 
 
+#: Where a rig has no head (or no neck) joint, the centre of mass places them from the trunk:
+#: the neck (C7) at the shoulders' midpoint, the head's segment centre this fraction of the
+#: hips-to-neck distance above the neck (Winter 2009: head and neck ≈ 0.18, trunk ≈ 0.52 of
+#: the height between the hips and the top of the head; the head-neck COM sits about a third
+#: of the way up it).
+HEAD_ABOVE_NECK = 0.3
+
+
+def estimated_roles(body: BodyIndex) -> list[str]:
+    """Roles the centre of mass estimates because the rig lacks them (``neck``, ``head``)."""
+    return [r for r in ("neck", "head") if r not in body.roles]
+
+
 def segment_weights(body: BodyIndex, n_joints: int) -> tuple[list[str], np.ndarray, np.ndarray]:
     """Linear maps from joint positions to segment COMs.
 
     Args:
-        body: resolved roles (needs hips/knees/ankles, shoulders/elbows/wrists, neck, head).
+        body: resolved roles (needs hips/knees/ankles, shoulders/elbows/wrists; the neck and
+            head are estimated from the trunk when missing, see :data:`HEAD_ABOVE_NECK` and
+            :func:`estimated_roles`).
         n_joints: number of joints of the skeleton.
 
     Returns:
@@ -96,7 +112,8 @@ def segment_weights(body: BodyIndex, n_joints: int) -> tuple[list[str], np.ndarr
     """
     roles = dict(body.roles)
     n_j = int(n_joints)
-    needed = {r for prox, dist, _, _ in WINTER_SEGMENTS.values() for r in prox + dist if not r.endswith("toe")}
+    needed = {r for prox, dist, _, _ in WINTER_SEGMENTS.values() for r in prox + dist
+              if not r.endswith("toe") and r not in ("neck", "head")}
     missing = sorted(needed - set(roles))
     if missing:
         raise RolesNotFoundError(
@@ -109,8 +126,18 @@ def segment_weights(body: BodyIndex, n_joints: int) -> tuple[list[str], np.ndarr
         for r in rs:
             if r.endswith("toe") and r not in roles:
                 r = r.replace("toe", "ankle")
+            if r not in roles:
+                w += _estimated(r) / len(rs)
+                continue
             w[roles[r]] += 1.0 / len(rs)
         return w
+
+    def _estimated(r: str) -> np.ndarray:
+        neck = point(("neck",)) if "neck" in roles else point(("left_shoulder", "right_shoulder"))
+        if r == "neck":
+            return neck
+        hips = point(("left_hip", "right_hip"))
+        return neck + HEAD_ABOVE_NECK * (neck - hips)  # the head
 
     for name, (prox, dist, m, c) in WINTER_SEGMENTS.items():
         p, d = point(prox), point(dist)
@@ -134,8 +161,24 @@ def center_of_mass(positions: np.ndarray, body: BodyIndex) -> np.ndarray:
 
 def segment_coms(positions: np.ndarray, body: BodyIndex) -> tuple[np.ndarray, np.ndarray]:
     """``((frames, segments, 3) segment COMs in metres, (segments,) mass fractions)``."""
-    _, w, m = segment_weights(body, positions.shape[1])
-    return np.einsum("sj,fjc->fsc", w, positions), m
+    _, w, m = _cached_weights(tuple(sorted(body.roles.items())), positions.shape[1])
+    f, j, _ = positions.shape
+    # (frames*3, joints) @ (joints, segments) products instead of an einsum loop, in blocks of
+    # rows small enough for single-threaded BLAS (see evalkit.features.signal.apply_matrix)
+    flat = positions.transpose(0, 2, 1).reshape(f * 3, j)
+    step = max(1, MATRIX_MAX_WORK // max(1, w.size))
+    seg = np.concatenate([flat[i:i + step] @ w.T for i in range(0, f * 3, step)]) if f else flat @ w.T
+    return seg.reshape(f, 3, -1).transpose(0, 2, 1), m
+
+
+@lru_cache(maxsize=64)
+def _cached_weights(roles: tuple[tuple[str, int], ...], n_joints: int):
+    """:func:`segment_weights` per rig (clips of one rig share them; read-only arrays)."""
+    names, w, m = segment_weights(BodyIndex(roles=dict(roles), foot_points=np.zeros((2, 0), np.int64),
+                                            height=1.0), n_joints)
+    w.setflags(write=False)
+    m.setflags(write=False)
+    return names, w, m
 
 
 def zmp(points: np.ndarray, masses: np.ndarray, fps: float, ground: float = 0.0,
@@ -241,13 +284,19 @@ def support_points(track: FootTrack, contacts: np.ndarray, contact_config: Conta
 
 
 def zmp_outside(track: FootTrack, contacts: np.ndarray, zmp_xz: np.ndarray, config: PhysicsConfig | None = None,
-                contact_config: ContactConfig | None = None) -> np.ndarray:
+                contact_config: ContactConfig | None = None, track_frames: int = 1) -> np.ndarray:
     """``(frames,)`` distance of the ZMP outside the support polygon (grown by the margin), metres.
 
     0 inside; NaN on frames without a planted foot or without a ZMP (free fall).
+    ``track_frames``: ``contacts`` and ``zmp_xz`` hold that many ZMP traces of the clip one
+    after another (the track's foot points are repeated to match).
     """
     cfg = config or PhysicsConfig()
-    pts, valid = support_points(track, contacts, contact_config)
+    pts, valid = support_points(track, contacts[:len(contacts) // track_frames], contact_config)
+    if track_frames > 1:
+        pts = np.concatenate([pts] * track_frames)
+        valid = np.concatenate([support_points(track, c, contact_config)[1]
+                                for c in np.split(contacts, track_frames)])
     d = distance_outside_hull(zmp_xz, pts, valid)
     return np.maximum(0.0, d - cfg.support_margin * track.body.scale)
 
@@ -326,10 +375,14 @@ def physics_traces(positions: np.ndarray, track: FootTrack, contacts: np.ndarray
     z_multi = zmp(seg, m, fps, ground, cfg.cutoff_hz, cfg.gravity)
     z_cart = zmp(com[:, None], np.ones(1), fps, ground, cfg.cutoff_hz, cfg.gravity)
     flight = flight_frames(track, contacts, fps, cfg.flight_trim, contact_config)
+    # both ZMPs against the same support polygons in one pass
+    outside = zmp_outside(track, np.concatenate([contacts, contacts]), np.concatenate([z_multi, z_cart]),
+                          cfg, contact_config, track_frames=2)
+    n = len(com)
     return PhysicsTraces(
         com=com, zmp=z_multi, zmp_cart=z_cart,
-        zmp_outside=zmp_outside(track, contacts, z_multi, cfg, contact_config),
-        zmp_cart_outside=zmp_outside(track, contacts, z_cart, cfg, contact_config),
+        zmp_outside=outside[:n],
+        zmp_cart_outside=outside[n:],
         flight=flight,
         ballistic_error=ballistic_error(com, flight, fps, cfg.cutoff_hz, cfg.gravity),
     )

@@ -35,10 +35,8 @@ def plot_timeline(motion: Motion, out: str | os.PathLike, config: ScoreConfig | 
     ext = out.suffix.lower()
     if ext not in FORMATS:
         raise InputError(f"{out}: unsupported image format {ext!r}; use {', '.join(FORMATS)}")
-    import matplotlib
-
-    matplotlib.use("Agg", force=True)
-    import matplotlib.pyplot as plt
+    # a Figure of its own (no pyplot, no backend switch): a Jupyter user's backend is left alone
+    from matplotlib.figure import Figure
 
     cfg = config or ScoreConfig()
     an = analyse(motion, cfg)
@@ -47,63 +45,27 @@ def plot_timeline(motion: Motion, out: str | os.PathLike, config: ScoreConfig | 
     t = tr["time_s"].to_numpy()
     s = an.body.scale
     panels = 4 if verdict is None else 5
-    fig, axes = plt.subplots(panels, 1, figsize=(11, 7.5 if verdict is None else 9), sharex=True,
-                             constrained_layout=True)
+    fig = Figure(figsize=(11, 7.5 if verdict is None else 9), layout="constrained")
+    axes = fig.subplots(panels, 1, sharex=True)
+    nan = float("nan")
     title = (f"{motion.name or 'clip'} — {an.motion.n_frames} frames @ {an.motion.fps:g} fps; "
-             f"skate {row['skate_distance_per_s'] * 100:.1f} cm/s, skating ratio {row['skating_ratio']:.3f}, "
-             f"penetration {row['penetration_mean'] * 1000:.1f} mm, ZMP outside {row['zmp_outside_frac'] * 100:.0f}%")
+             f"skate {row.get('skate_distance_per_s', nan) * 100:.1f} cm/s, "
+             f"skating ratio {row.get('skating_ratio', nan):.3f}, "
+             f"penetration {row.get('penetration_mean', nan) * 1000:.1f} mm, "
+             f"ZMP outside {row.get('zmp_outside_frac', nan) * 100:.0f}%")
+    if an.notes:
+        title += "\n" + "; ".join(an.notes)
     if verdict is not None:
         title += (f"\nnaturalness {verdict.naturalness:.2f}; least natural window "
                   f"{verdict.worst_start_s:.2f}–{verdict.worst_end_s:.2f} s ({verdict.worst_naturalness:.2f})")
     fig.suptitle(title, fontsize=9)
 
-    ax = axes[0]
-    for k, (name, color) in enumerate((("left", "tab:blue"), ("right", "tab:orange"))):
-        c = tr[f"contact_{name}"].to_numpy()
-        ax.fill_between(t, k + 0.1, k + 0.9, where=c, step="mid", color=color, alpha=0.8, linewidth=0)
-    flight = tr["flight"].to_numpy()
-    ax.fill_between(t, 0, 2, where=flight, step="mid", color="0.85", linewidth=0, label="flight")
-    ax.set_yticks([0.5, 1.5], ["left", "right"])
-    ax.set_ylim(0, 2)
-    ax.set_ylabel("planted")
-    if flight.any():
-        ax.legend(loc="upper right", fontsize=7)
-
-    ax = axes[1]
-    ax.plot(t, tr["skate_left"], color="tab:blue", lw=1, label="left")
-    ax.plot(t, tr["skate_right"], color="tab:orange", lw=1, label="right")
-    ax.axhline(cfg.skate.skate_speed * s, color="tab:red", ls="--", lw=0.8, label="skate threshold")
-    ax.set_ylabel("skate speed\n(m/s)")
-    ax.legend(loc="upper right", fontsize=7, ncol=3)
-
-    ax = axes[2]
-    ax.plot(t, tr["zmp_outside"], color="tab:purple", lw=1, label="multi-segment")
-    ax.plot(t, tr["zmp_cart_outside"], color="tab:green", lw=0.8, alpha=0.7, label="cart-table")
-    ax.axhline(cfg.physics.zmp_tolerance * s, color="tab:red", ls="--", lw=0.8, label="tolerance")
-    ax.set_ylabel("ZMP outside\nsupport (m)")
-    ax.legend(loc="upper right", fontsize=7, ncol=3)
-
-    ax = axes[3]
-    h = tr["foot_height"].to_numpy() * 100
-    ax.plot(t, h, color="0.3", lw=1, label="lowest foot point")
-    ax.fill_between(t, 0, h, where=h < 0, color="tab:red", alpha=0.6, label="penetration")
-    tol = cfg.ground.float_tolerance * 100
-    ax.fill_between(t, tol, h, where=h > tol, color="tab:cyan", alpha=0.4, label="floating")
-    ax.axhline(0, color="k", lw=0.6)
-    ax.set_ylabel("height above\nground (cm)")
-    ax.legend(loc="upper right", fontsize=7, ncol=3)
-
+    _contacts_panel(axes[0], t, tr)
+    _skate_panel(axes[1], t, tr, cfg.skate.skate_speed * s)
+    _zmp_panel(axes[2], t, tr, cfg.physics.zmp_tolerance * s)
+    _height_panel(axes[3], t, tr, cfg.ground.float_tolerance * 100)
     if verdict is not None:
-        ax = axes[4]
-        w = verdict.windows
-        centre = ((w["start_s"] + w["end_s"]) / 2).to_numpy()
-        ax.plot(centre, w["naturalness"].to_numpy(), color="tab:green", lw=1.2, marker=".", ms=3,
-                label="window (calibrated probability)")
-        ax.axhline(verdict.naturalness, color="tab:green", ls=":", lw=1, label=f"clip {verdict.naturalness:.2f}")
-        ax.axhline(0.5, color="0.5", ls="--", lw=0.6)
-        ax.set_ylim(-0.02, 1.02)
-        ax.set_ylabel("looks natural\n(probability)")
-        ax.legend(loc="lower right", fontsize=7, ncol=2)
+        _verdict_panel(axes[4], verdict)
         for a in axes:
             a.axvspan(verdict.worst_start_s, verdict.worst_end_s, color="tab:red", alpha=0.12, linewidth=0)
     axes[-1].set_xlabel("time (s)")
@@ -111,9 +73,57 @@ def plot_timeline(motion: Motion, out: str | os.PathLike, config: ScoreConfig | 
 
     from evalkit.atomic import atomic_path
 
-    try:
-        with atomic_path(out, suffix=ext) as tmp:
-            fig.savefig(tmp, dpi=dpi, format=ext[1:])
-    finally:
-        plt.close(fig)
+    with atomic_path(out, suffix=ext) as tmp:
+        fig.savefig(tmp, dpi=dpi, format=ext[1:])
     return out
+
+
+def _contacts_panel(ax, t, tr) -> None:
+    for k, (name, color) in enumerate((("left", "tab:blue"), ("right", "tab:orange"))):
+        c = tr[f"contact_{name}"].to_numpy() == True  # noqa: E712 (NaN when not computed)
+        ax.fill_between(t, k + 0.1, k + 0.9, where=c, step="mid", color=color, alpha=0.8, linewidth=0)
+    flight = tr["flight"].to_numpy() == True  # noqa: E712
+    ax.fill_between(t, 0, 2, where=flight, step="mid", color="0.85", linewidth=0, label="flight")
+    ax.set_yticks([0.5, 1.5], ["left", "right"])
+    ax.set_ylim(0, 2)
+    ax.set_ylabel("planted")
+    if flight.any():
+        ax.legend(loc="upper right", fontsize=7)
+
+
+def _skate_panel(ax, t, tr, threshold: float) -> None:
+    ax.plot(t, tr["skate_left"], color="tab:blue", lw=1, label="left")
+    ax.plot(t, tr["skate_right"], color="tab:orange", lw=1, label="right")
+    ax.axhline(threshold, color="tab:red", ls="--", lw=0.8, label="skate threshold")
+    ax.set_ylabel("skate speed\n(m/s)")
+    ax.legend(loc="upper right", fontsize=7, ncol=3)
+
+
+def _zmp_panel(ax, t, tr, tolerance: float) -> None:
+    ax.plot(t, tr["zmp_outside"], color="tab:purple", lw=1, label="multi-segment")
+    ax.plot(t, tr["zmp_cart_outside"], color="tab:green", lw=0.8, alpha=0.7, label="cart-table")
+    ax.axhline(tolerance, color="tab:red", ls="--", lw=0.8, label="tolerance")
+    ax.set_ylabel("ZMP outside\nsupport (m)")
+    ax.legend(loc="upper right", fontsize=7, ncol=3)
+
+
+def _height_panel(ax, t, tr, tol_cm: float) -> None:
+    h = tr["foot_height"].to_numpy() * 100
+    ax.plot(t, h, color="0.3", lw=1, label="lowest foot point")
+    ax.fill_between(t, 0, h, where=h < 0, color="tab:red", alpha=0.6, label="penetration")
+    ax.fill_between(t, tol_cm, h, where=h > tol_cm, color="tab:cyan", alpha=0.4, label="floating")
+    ax.axhline(0, color="k", lw=0.6)
+    ax.set_ylabel("height above\nground (cm)")
+    ax.legend(loc="upper right", fontsize=7, ncol=3)
+
+
+def _verdict_panel(ax, verdict) -> None:
+    w = verdict.windows
+    centre = ((w["start_s"] + w["end_s"]) / 2).to_numpy()
+    ax.plot(centre, w["naturalness"].to_numpy(), color="tab:green", lw=1.2, marker=".", ms=3,
+            label="window (calibrated probability)")
+    ax.axhline(verdict.naturalness, color="tab:green", ls=":", lw=1, label=f"clip {verdict.naturalness:.2f}")
+    ax.axhline(0.5, color="0.5", ls="--", lw=0.6)
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_ylabel("looks natural\n(probability)")
+    ax.legend(loc="lower right", fontsize=7, ncol=2)

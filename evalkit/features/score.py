@@ -15,7 +15,7 @@ import numpy as np
 
 from evalkit.features.beats import BeatConfig, beat_metrics
 from evalkit.features.body import BodyIndex, body_index
-from evalkit.features.clean import PopConfig, drop_end_pops
+from evalkit.motion.trim import PopConfig, drop_end_pops
 from evalkit.features.contacts import ContactConfig, grid_contacts
 from evalkit.features.footskate import SkateConfig, grid_skate_speed, skate_metrics, skating_ratio_metric
 from evalkit.features.ground import (
@@ -63,35 +63,56 @@ class Analysis:
         motion: the clip after dropping popped end frames.
         positions: ``(frames, joints, 3)`` world positions, metres.
         body: resolved roles and body height.
-        track: foot points and ground.
-        grid_contacts: ``(G, 2)`` planted feet on the analysis grid.
-        contacts: ``(frames, 2)`` planted feet at the clip's frames.
-        physics: COM, ZMP, support distance, flight.
+        track: foot points and ground (``None``: the rig has no ankles; foot metrics are empty).
+        grid_contacts: ``(G, 2)`` planted feet on the analysis grid (``None`` without ``track``).
+        contacts: ``(frames, 2)`` planted feet at the clip's frames (``None`` without ``track``).
+        physics: COM, ZMP, support distance, flight (``None`` when the roles are missing).
         dropped: ``(start, end)`` frames dropped as pops.
+        notes: what could not be computed or was estimated, and why (one sentence each).
     """
 
     motion: Motion
     positions: np.ndarray
     body: BodyIndex
-    track: FootTrack
-    grid_contacts: np.ndarray
-    contacts: np.ndarray
-    physics: PhysicsTraces
+    track: FootTrack | None
+    grid_contacts: np.ndarray | None
+    contacts: np.ndarray | None
+    physics: PhysicsTraces | None
     dropped: tuple[int, int]
     config: ScoreConfig
+    notes: tuple[str, ...] = ()
+
+
+def _body(motion: Motion, roles) -> tuple[BodyIndex, list[str]]:
+    """Roles and height; a rig without ankles still gets the metrics that need none."""
+    from evalkit.errors import RolesNotFoundError
+    from evalkit.motion import find_roles, skeleton_height
+
+    try:
+        return body_index(motion, roles), []
+    except RolesNotFoundError as exc:
+        found = find_roles(motion.skeleton, overrides=roles, strict=False)
+        body = BodyIndex(roles=dict(found), foot_points=np.zeros((2, 0), dtype=np.int64),
+                         height=float(skeleton_height(motion)))
+        reason = str(exc).split(" in a skeleton with joints")[0]
+        return body, [f"foot, ground and physics metrics not computed: {reason}; map them with --roles FILE"]
 
 
 def analyse(motion: Motion, config: ScoreConfig | None = None) -> Analysis:
     """Run the per-frame stages (pop removal, ground, contacts, physics) on one clip.
 
+    A rig lacking the roles of one family of metrics still gets the others: without ankles
+    there is no foot track (``track`` is ``None``), without shoulders, elbows, wrists, hips or
+    knees no physics; a missing neck or head is estimated from the trunk. ``notes`` says which.
+
     Raises:
-        RolesNotFoundError: the rig lacks the roles the metrics need.
         InputError: the clip is too short (fewer than 4 frames).
     """
-    from evalkit.errors import InputError
+    from evalkit.errors import InputError, RolesNotFoundError
+    from evalkit.features.physics import estimated_roles
 
     cfg = config or ScoreConfig()
-    body = body_index(motion, cfg.roles)
+    body, notes = _body(motion, cfg.roles)
     dropped = (0, 0)
     if cfg.pops is not None:
         motion, a, b = drop_end_pops(motion, body.scale, cfg.pops)
@@ -99,12 +120,21 @@ def analyse(motion: Motion, config: ScoreConfig | None = None) -> Analysis:
     if motion.n_frames < 4:
         raise InputError(f"{motion.name or 'clip'}: {motion.n_frames} frames; metrics need at least 4")
     pos = np.asarray(motion.positions)
-    track = foot_track(motion, cfg.ground, body, pos)
-    gc = grid_contacts(track, cfg.contacts)
-    contacts = gc[track.frame_to_grid]
-    phys = physics_traces(pos, track, contacts, cfg.physics, cfg.contacts)
+    track = gc = contacts = phys = None
+    if body.foot_points.size:
+        track = foot_track(motion, cfg.ground, body, pos)
+        gc = grid_contacts(track, cfg.contacts)
+        contacts = gc[track.frame_to_grid]
+        try:
+            phys = physics_traces(pos, track, contacts, cfg.physics, cfg.contacts)
+            est = estimated_roles(body)
+            if est:
+                notes.append(f"centre of mass: {' and '.join(est)} estimated from the trunk (no "
+                             f"{'/'.join(est)} joint found; map it with --roles FILE if the rig has one)")
+        except RolesNotFoundError as exc:
+            notes.append(f"physics metrics not computed: {exc}")
     return Analysis(motion=motion, positions=pos, body=body, track=track, grid_contacts=gc,
-                    contacts=contacts, physics=phys, dropped=dropped, config=cfg)
+                    contacts=contacts, physics=phys, dropped=dropped, config=cfg, notes=tuple(notes))
 
 
 def score_analysis(an: Analysis, reference: Reference | None = None,
@@ -117,7 +147,8 @@ def score_analysis(an: Analysis, reference: Reference | None = None,
         audio_times: audio onset times in seconds for the beat metrics (absent without it).
 
     Returns:
-        ``{metric: value}``; see ``docs/metrics.md`` for every key, unit and default.
+        ``{metric: value}``; see ``docs/metrics.md`` for every key, unit and default. Metrics a
+        rig's roles do not allow are absent (``an.notes`` says why).
     """
     cfg = an.config
     m, pos, body = an.motion, an.positions, an.body
@@ -128,10 +159,12 @@ def score_analysis(an: Analysis, reference: Reference | None = None,
         "height_m": float(body.height),
         "dropped_frames": float(sum(an.dropped)),
     }
-    row.update(ground_metrics(an.track, cfg.ground))
-    row.update(skate_metrics(an.track, cfg.skate, cfg.contacts))
-    row.update(skating_ratio_metric(an.track, cfg.skate, lowest_y=float(pos[..., 1].min())))
-    row.update(physics_metrics(an.physics, body.scale, cfg.physics))
+    if an.track is not None:
+        row.update(ground_metrics(an.track, cfg.ground))
+        row.update(skate_metrics(an.track, cfg.skate, cfg.contacts))
+        row.update(skating_ratio_metric(an.track, cfg.skate, lowest_y=float(pos[..., 1].min())))
+    if an.physics is not None:
+        row.update(physics_metrics(an.physics, body.scale, cfg.physics))
     acc, jerk = genea_accel_jerk(pos, m.fps)
     row["accel_mean"], row["jerk_mean"] = acc, jerk
     drift_max, drift_mean = bone_length_drift(pos, m.skeleton.parents)
@@ -171,26 +204,32 @@ def traces_table(an: Analysis) -> "pandas.DataFrame":  # noqa: F821 (pandas impo
     """
     import pandas as pd
 
-    t, ph = an.track, an.physics
-    skate = grid_skate_speed(t, an.grid_contacts, an.config.contacts, an.config.skate)[t.frame_to_grid]
-    low = lowest_foot_height(t)
     n = an.motion.n_frames
     first = an.dropped[0]
-    return pd.DataFrame({
-        "frame": np.arange(n) + first,
-        "time_s": (np.arange(n) + first) / an.motion.fps,
-        "contact_left": an.contacts[:, 0],
-        "contact_right": an.contacts[:, 1],
-        "skate_left": skate[:, 0],
-        "skate_right": skate[:, 1],
-        "foot_height": low,
-        "penetration": penetration(t, an.config.ground.float_tolerance),
-        "floating": floating(t, an.config.ground.float_tolerance),
-        "com_x": ph.com[:, 0], "com_y": ph.com[:, 1], "com_z": ph.com[:, 2],
-        "zmp_x": ph.zmp[:, 0], "zmp_z": ph.zmp[:, 1],
-        "zmp_outside": ph.zmp_outside,
-        "zmp_cart_outside": ph.zmp_cart_outside,
-        "flight": ph.flight,
-        "ballistic_error": ph.ballistic_error,
-        "jerk": jerk_per_frame(an.positions, an.motion.fps),
-    })
+    nan = np.full(n, np.nan)
+    t, ph = an.track, an.physics
+    out = {"frame": np.arange(n) + first, "time_s": (np.arange(n) + first) / an.motion.fps}
+    if t is not None:
+        skate = grid_skate_speed(t, an.grid_contacts, an.config.contacts, an.config.skate)[t.frame_to_grid]
+        out.update({
+            "contact_left": an.contacts[:, 0], "contact_right": an.contacts[:, 1],
+            "skate_left": skate[:, 0], "skate_right": skate[:, 1],
+            "foot_height": lowest_foot_height(t),
+            "penetration": penetration(t, an.config.ground.float_tolerance),
+            "floating": floating(t, an.config.ground.float_tolerance),
+        })
+    else:
+        out.update({k: nan for k in ("contact_left", "contact_right", "skate_left", "skate_right", "foot_height",
+                                     "penetration", "floating")})
+    if ph is not None:
+        out.update({
+            "com_x": ph.com[:, 0], "com_y": ph.com[:, 1], "com_z": ph.com[:, 2],
+            "zmp_x": ph.zmp[:, 0], "zmp_z": ph.zmp[:, 1],
+            "zmp_outside": ph.zmp_outside, "zmp_cart_outside": ph.zmp_cart_outside,
+            "flight": ph.flight, "ballistic_error": ph.ballistic_error,
+        })
+    else:
+        out.update({k: nan for k in ("com_x", "com_y", "com_z", "zmp_x", "zmp_z", "zmp_outside",
+                                     "zmp_cart_outside", "flight", "ballistic_error")})
+    out["jerk"] = jerk_per_frame(an.positions, an.motion.fps)
+    return pd.DataFrame(out)

@@ -15,7 +15,8 @@ from __future__ import annotations
 from functools import lru_cache
 
 import numpy as np
-from scipy.signal import butter, sosfiltfilt
+from scipy.signal import butter, sosfilt, sosfilt_zi, sosfiltfilt
+from scipy.signal._arraytools import odd_ext
 
 #: Default low-pass cut-off for positions before differentiation, Hz.
 DEFAULT_CUTOFF_HZ = 6.0
@@ -37,9 +38,63 @@ def lowpass(x: np.ndarray, fps: float, cutoff_hz: float | None = DEFAULT_CUTOFF_
     x = np.asarray(x, dtype=np.float64)
     if not cutoff_hz or x.shape[0] < 4:
         return x
-    sos = _butter_sos(order, min(cutoff_hz / (fps / 2.0), 0.9))
-    padlen = min(x.shape[0] - 1, 3 * (2 * len(sos) + 1) * 2)
-    return sosfiltfilt(sos.copy(), x, axis=0, padlen=padlen)
+    wn = min(cutoff_hz / (fps / 2.0), 0.9)
+    sos = _butter_sos(order, wn)
+    n = x.shape[0]
+    padlen = min(n - 1, 3 * (2 * len(sos) + 1) * 2)
+    flat = x.reshape(n, -1)
+    if n <= MATRIX_MAX_FRAMES:
+        # short clips: the filter as one cached (frames x frames) matrix (sosfiltfilt's per-call
+        # setup dominated scoring of 200-frame clips), applied to a few columns at a time: a
+        # product above ~1e6 multiply-adds goes to multi-threaded BLAS, whose start-up costs
+        # 100x more than it saves at this size (and far more on a busy machine)
+        return apply_matrix(_filter_matrix(order, wn, n, padlen), flat).reshape(x.shape)
+    return _filtfilt(sos, wn, order, flat, padlen).reshape(x.shape)
+
+
+def apply_matrix(m: np.ndarray, flat: np.ndarray) -> np.ndarray:
+    """``m @ flat`` for ``(rows, frames) @ (frames, columns)``, a few columns at a time so that
+    each product stays below ``MATRIX_MAX_WORK`` multiply-adds (single-threaded BLAS)."""
+    step = max(1, MATRIX_MAX_WORK // max(1, m.shape[0] * m.shape[1]))
+    if flat.shape[1] <= step:
+        return m @ flat
+    return np.concatenate([m @ flat[:, i:i + step] for i in range(0, flat.shape[1], step)], axis=1)
+
+
+def _filtfilt(sos: np.ndarray, wn: float, order: int, x: np.ndarray, padlen: int) -> np.ndarray:
+    """``scipy.signal.sosfiltfilt(sos, x, axis=0, padlen=padlen)`` for ``(frames, columns)``,
+    step by step as scipy does it (odd extension, forward and backward ``sosfilt`` started in
+    steady state) but with the steady-state ``zi`` cached per design."""
+    sos = sos.copy()  # scipy's filter wants a writable array; the cached design is read-only
+    zi = _sos_zi(order, wn)[:, :, None]  # (sections, 2, 1)
+    ext = odd_ext(x, padlen, axis=0) if padlen > 0 else x
+    y, _ = sosfilt(sos, ext, axis=0, zi=zi * ext[:1])
+    y, _ = sosfilt(sos, y[::-1], axis=0, zi=zi * y[-1:])
+    y = y[::-1]
+    return y[padlen:-padlen] if padlen > 0 else y
+
+
+@lru_cache(maxsize=64)
+def _sos_zi(order: int, wn: float) -> np.ndarray:
+    zi = sosfilt_zi(_butter_sos(order, wn))
+    zi.setflags(write=False)
+    return zi
+
+
+#: Clips up to this many frames are filtered by a cached matrix (:func:`_filter_matrix`), in
+#: products of at most ``MATRIX_MAX_WORK`` multiply-adds.
+MATRIX_MAX_FRAMES = 512
+MATRIX_MAX_WORK = 250_000
+
+
+@lru_cache(maxsize=32)
+def _filter_matrix(order: int, wn: float, n: int, padlen: int) -> np.ndarray:
+    """``(n, n)`` matrix ``M`` with ``M @ x == sosfiltfilt(sos, x, axis=0, padlen=padlen)``:
+    zero-phase filtering with odd extension is linear in ``x``, so filtering the identity gives
+    its matrix (read-only; clips of one length and rate share it)."""
+    m = sosfiltfilt(_butter_sos(order, wn).copy(), np.eye(n), axis=0, padlen=padlen)
+    m.setflags(write=False)
+    return m
 
 
 @lru_cache(maxsize=64)
@@ -74,15 +129,3 @@ def smooth_derivative(
 ) -> np.ndarray:
     """Low-pass filter (cut-off in Hz) then differentiate; see :func:`lowpass`, :func:`derivative`."""
     return derivative(lowpass(x, fps, cutoff_hz), fps, order)
-
-
-def moving_average_seconds(x: np.ndarray, fps: float, window_s: float) -> np.ndarray:
-    """Centred moving average over ``window_s`` seconds (rounded to an odd number of frames).
-
-    Args:
-        x: ``(frames, ...)``.
-    """
-    from scipy.ndimage import uniform_filter1d
-
-    size = max(1, 2 * int(round(window_s * fps / 2.0)) + 1)
-    return uniform_filter1d(np.asarray(x, dtype=np.float64), size=size, axis=0, mode="nearest")

@@ -598,14 +598,14 @@ def score_naturalness(model: NaturalnessDiscriminator, motion: Motion, roles: di
         motion: the clip.
         roles: role -> joint index overrides for unusual rigs.
         drop_pops: first drop popped end frames exactly as ``evalkit score`` does for every
-            other metric (:func:`evalkit.features.clean.drop_end_pops`: a reference pose that
+            other metric (:func:`evalkit.motion.trim.drop_end_pops`: a reference pose that
             an exporter put at frame 0 is not motion); window times stay in seconds of the
             clip as given. ``False`` judges every frame.
     """
     check_is_fitted(model, "inner_")
     head = 0
     if drop_pops:
-        from evalkit.features.clean import drop_end_pops
+        from evalkit.motion.trim import drop_end_pops
         from evalkit.motion import skeleton_height
         from evalkit.features.body import REFERENCE_HEIGHT_M
 

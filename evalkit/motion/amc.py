@@ -15,10 +15,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from scipy.spatial.transform import Rotation
 
 from evalkit.errors import FileFormatError
+from evalkit.motion import quat
 from evalkit.motion.bvh import MAX_VALUE
+from evalkit.motion.limits import check_file_fps, check_frames, check_joints
 from evalkit.motion.model import Motion, Skeleton
 from evalkit.motion.normalize import normalize_motion
 
@@ -69,91 +70,122 @@ def _floats(toks: list[str], path, line: int, what: str) -> list[float]:
     return vals
 
 
-def read_asf(path: str | os.PathLike) -> AsfSkeleton:
-    """Parse an ASF skeleton file (lengths in file units)."""
-    path = Path(path)
-    lines = _read_text(path)
-    section = None
-    bones: dict[str, _Bone] = {}
-    root_order = ["TX", "TY", "TZ", "RX", "RY", "RZ"]
-    root_axis = "XYZ"
-    root_orientation = np.zeros(3)
-    degrees = True
-    hierarchy: list[tuple[int, list[str]]] = []
-    have_hierarchy = False
-    current: _Bone | None = None
-    for i, raw in enumerate(lines, start=1):
-        line = raw.split("#", 1)[0].strip()
-        if not line:
-            continue
-        toks = line.split()
-        if toks[0].startswith(":"):
-            if current is not None:
-                raise FileFormatError(path, i, f"section {toks[0]!r} inside the block of bone "
-                                               f"{current.name or '?'!r} (line {current.line}); expected 'end' first")
-            section = toks[0][1:].lower()
-            if section == "hierarchy":
-                have_hierarchy = True
-            continue
-        key = toks[0].lower()
-        if section == "units" and key == "angle":
-            degrees = not toks[1].lower().startswith("rad") if len(toks) > 1 else True
-        elif section == "root":
-            if key == "order":
-                root_order = [t.upper() for t in toks[1:]]
-                bad = [t for t in root_order if t.lower() not in DOF_NAMES[:6]]
-                if bad:
-                    raise FileFormatError(path, i, f"unknown root order {bad[0]!r}; expected some of "
-                                                   f"{', '.join(t.upper() for t in DOF_NAMES[:6])}")
-            elif key == "axis":
-                root_axis = toks[1].upper() if len(toks) > 1 else "XYZ"
-            elif key == "orientation":
-                root_orientation = np.array(_floats(toks[1:4], path, i, "root orientation"))
-        elif section == "bonedata":
-            if key == "begin":
-                if current is not None:
-                    raise FileFormatError(path, i, f"'begin' inside the block of bone {current.name or '?'!r} "
-                                                   f"(line {current.line}); expected 'end' first")
-                current = _Bone(name="", line=i)
-            elif key == "end":
-                if current is None or not current.name:
-                    raise FileFormatError(path, i, "bone block without a 'name'")
-                if current.name in bones or current.name == "root":
-                    raise FileFormatError(path, current.line, f"duplicate bone name {current.name!r}")
-                bones[current.name] = current
-                current = None
-            elif current is None:
-                raise FileFormatError(path, i, f"expected 'begin' of a bone block, found {toks[0]!r}")
-            elif key == "name":
-                current.name = toks[1]
-                current.line = i
-            elif key == "direction":
-                current.direction = np.array(_floats(toks[1:4], path, i, "direction"))
-            elif key == "length":
-                current.length = _floats(toks[1:2], path, i, "length")[0]
-            elif key == "axis":
-                current.axis = np.array(_floats(toks[1:4], path, i, "axis"))
-                current.axis_order = toks[4].upper() if len(toks) > 4 else "XYZ"
-            elif key == "dof":
-                current.dof = tuple(t.lower() for t in toks[1:])
-                bad = [t for t in current.dof if t not in DOF_NAMES]
-                if bad:
-                    raise FileFormatError(path, i, f"unknown dof {bad[0]!r}; expected some of {', '.join(DOF_NAMES)}")
-                if len(set(current.dof)) != len(current.dof):
-                    raise FileFormatError(path, i, "a dof is listed twice")
-        elif section == "hierarchy":
-            if key in ("begin", "end"):
-                continue
-            hierarchy.append((i, toks))
-    if current is not None:
-        raise FileFormatError(path, len(lines), f"file ends inside the block of bone {current.name!r}; expected 'end'")
-    if not any(raw.split("#", 1)[0].strip() for raw in lines):
-        raise FileFormatError(path, None, "file is empty, expected an ASF skeleton")
-    if not have_hierarchy or not hierarchy:
-        raise FileFormatError(path, len(lines), "no ':hierarchy' section; expected 'parent child...' lines")
+def _axis_order(tok: str | None, path, line: int) -> str:
+    """An ASF rotation order: a permutation of ``XYZ`` (as CMU and Acclaim files write)."""
+    if tok is None:
+        return "XYZ"
+    order = tok.upper()
+    if sorted(order) != ["X", "Y", "Z"]:
+        raise FileFormatError(path, line, f"axis order {tok!r}; expected a permutation of XYZ such as XYZ or ZYX")
+    return order
 
+
+def _values(toks: list[str], n: int, path, line: int, what: str) -> list[float]:
+    """Exactly ``n`` finite numbers after the key of an ASF line."""
+    if len(toks) - 1 < n:
+        found = f"found {' '.join(toks[1:])!r}" if toks[1:] else "found none"
+        raise FileFormatError(path, line, f"{what} needs {n} number{'s' if n > 1 else ''}; {found}")
+    return _floats(toks[1:n + 1], path, line, what)
+
+
+class _AsfParser:
+    """Line-by-line state of an ASF file; :meth:`line` dispatches on the current section."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.section: str | None = None
+        self.bones: dict[str, _Bone] = {}
+        self.root_order = ["TX", "TY", "TZ", "RX", "RY", "RZ"]
+        self.root_axis = "XYZ"
+        self.root_orientation = np.zeros(3)
+        self.degrees = True
+        self.hierarchy: list[tuple[int, list[str]]] = []
+        self.have_hierarchy = False
+        self.current: _Bone | None = None
+
+    def line(self, i: int, toks: list[str]) -> None:
+        if toks[0].startswith(":"):
+            if self.current is not None:
+                raise FileFormatError(self.path, i, f"section {toks[0]!r} inside the block of bone "
+                                                    f"{self.current.name or '?'!r} (line {self.current.line}); "
+                                                    "expected 'end' first")
+            self.section = toks[0][1:].lower()
+            self.have_hierarchy |= self.section == "hierarchy"
+            return
+        key = toks[0].lower()
+        if self.section == "units" and key == "angle":
+            self.degrees = not toks[1].lower().startswith("rad") if len(toks) > 1 else True
+        elif self.section == "root":
+            self._root(i, key, toks)
+        elif self.section == "bonedata":
+            self._bonedata(i, key, toks)
+        elif self.section == "hierarchy" and key not in ("begin", "end"):
+            self.hierarchy.append((i, toks))
+
+    def _root(self, i: int, key: str, toks: list[str]) -> None:
+        if key == "order":
+            self.root_order = [t.upper() for t in toks[1:]]
+            bad = [t for t in self.root_order if t.lower() not in DOF_NAMES[:6]]
+            if bad:
+                raise FileFormatError(self.path, i, f"unknown root order {bad[0]!r}; expected some of "
+                                                    f"{', '.join(t.upper() for t in DOF_NAMES[:6])}")
+            if len(set(self.root_order)) != len(self.root_order):
+                raise FileFormatError(self.path, i, "a root order channel is listed twice")
+        elif key == "axis":
+            self.root_axis = _axis_order(toks[1] if len(toks) > 1 else None, self.path, i)
+        elif key == "orientation":
+            self.root_orientation = np.array(_values(toks, 3, self.path, i, "root orientation"))
+
+    def _bonedata(self, i: int, key: str, toks: list[str]) -> None:
+        path, current = self.path, self.current
+        if key == "begin":
+            if current is not None:
+                raise FileFormatError(path, i, f"'begin' inside the block of bone {current.name or '?'!r} "
+                                               f"(line {current.line}); expected 'end' first")
+            self.current = _Bone(name="", line=i)
+        elif key == "end":
+            if current is None or not current.name:
+                raise FileFormatError(path, i, "bone block without a 'name'")
+            if current.name in self.bones or current.name == "root":
+                raise FileFormatError(path, current.line, f"duplicate bone name {current.name!r}")
+            check_joints(len(self.bones) + 2, path, i)  # bones + root
+            self.bones[current.name] = current
+            self.current = None
+        elif current is None:
+            raise FileFormatError(path, i, f"expected 'begin' of a bone block, found {toks[0]!r}")
+        elif key == "name":
+            if len(toks) != 2:
+                raise FileFormatError(path, i, f"expected one bone name after 'name', found {len(toks) - 1}")
+            current.name, current.line = toks[1], i
+        elif key == "direction":
+            current.direction = np.array(_values(toks, 3, path, i, "direction"))
+        elif key == "length":
+            current.length = _values(toks, 1, path, i, "length")[0]
+        elif key == "axis":
+            current.axis = np.array(_values(toks, 3, path, i, "axis"))
+            current.axis_order = _axis_order(toks[4] if len(toks) > 4 else None, path, i)
+        elif key == "dof":
+            current.dof = tuple(t.lower() for t in toks[1:])
+            bad = [t for t in current.dof if t not in DOF_NAMES]
+            if bad:
+                raise FileFormatError(path, i, f"unknown dof {bad[0]!r}; expected some of {', '.join(DOF_NAMES)}")
+            if len(set(current.dof)) != len(current.dof):
+                raise FileFormatError(path, i, "a dof is listed twice")
+
+    def finish(self, n_lines: int) -> None:
+        if self.current is not None:
+            raise FileFormatError(self.path, n_lines, f"file ends inside the block of bone "
+                                                      f"{self.current.name!r}; expected 'end'")
+        if not self.have_hierarchy or not self.hierarchy:
+            raise FileFormatError(self.path, n_lines, "no ':hierarchy' section; expected 'parent child...' lines")
+
+
+def _bone_order(p: _AsfParser) -> tuple[list[str], dict[str, str], dict[str, list[str]]]:
+    """Bones depth-first from the root, each bone's parent and children (cycles and orphans
+    are errors naming the :hierarchy line)."""
+    path, bones = p.path, p.bones
     parent_of: dict[str, str] = {}
-    for line_no, toks in hierarchy:
+    for line_no, toks in p.hierarchy:
         parent = toks[0]
         if parent != "root" and parent not in bones:
             raise FileFormatError(path, line_no, f"unknown bone {parent!r} in :hierarchy")
@@ -163,17 +195,17 @@ def read_asf(path: str | os.PathLike) -> AsfSkeleton:
             if child in parent_of:
                 raise FileFormatError(path, line_no, f"bone {child!r} has two parents ({parent_of[child]!r} and {parent!r})")
             parent_of[child] = parent
-    # Order bones depth-first from the root; detect cycles and orphans.
     children: dict[str, list[str]] = {}
-    for c, p in parent_of.items():
-        children.setdefault(p, []).append(c)
+    for c, par in parent_of.items():
+        children.setdefault(par, []).append(c)
     order = ["root"]
     stack = list(reversed(children.get("root", [])))
     while stack:
         b = stack.pop()
         order.append(b)
         stack.extend(reversed(children.get(b, [])))
-    missing = [b for b in bones if b not in order]
+    placed = set(order)
+    missing = [b for b in bones if b not in placed]
     if missing:
         def in_cycle(b: str) -> bool:
             seen = set()
@@ -182,53 +214,77 @@ def read_asf(path: str | os.PathLike) -> AsfSkeleton:
                 b = parent_of[b]
             return b in seen
 
-        what = "form a cycle" if any(in_cycle(b) for b in missing) else "are not attached to the root"
+        what = "form a cycle" if any(in_cycle(b) for b in missing[:20]) else "are not attached to the root"
+        shown = ", ".join(missing[:10]) + (f" and {len(missing) - 10} more" if len(missing) > 10 else "")
         raise FileFormatError(
-            path, hierarchy[0][0],
-            f"bones {', '.join(missing)} {what} in :hierarchy; every bone must descend from 'root'",
+            path, p.hierarchy[0][0],
+            f"bones {shown} {what} in :hierarchy; every bone must descend from 'root'",
         )
+    return order, parent_of, children
 
+
+def read_asf(path: str | os.PathLike) -> AsfSkeleton:
+    """Parse an ASF skeleton file (lengths in file units).
+
+    Raises:
+        FileFormatError: naming the line, for a malformed file or one beyond
+            :mod:`evalkit.motion.limits`.
+    """
+    path = Path(path)
+    lines = _read_text(path)
+    p = _AsfParser(path)
+    for i, raw in enumerate(lines, start=1):
+        line = raw.split("#", 1)[0].strip()
+        if line:
+            p.line(i, line.split())
+    if not any(raw.split("#", 1)[0].strip() for raw in lines):
+        raise FileFormatError(path, None, "file is empty, expected an ASF skeleton")
+    p.finish(len(lines))
+    order, parent_of, children = _bone_order(p)
+    bones = p.bones
     index = {b: k for k, b in enumerate(order)}
-    parents = np.array([-1] + [index[parent_of[b]] for b in order[1:]])
+    parents = np.array([-1] + [index[parent_of[b]] for b in order[1:]], dtype=np.int64)
     offsets = np.zeros((len(order), 3))
     end_sites: dict[int, np.ndarray] = {}
     for k, b in enumerate(order[1:], start=1):
-        p = parent_of[b]
-        if p != "root":
-            pb = bones[p]
-            offsets[k] = pb.length * pb.direction
-    for k, b in enumerate(order[1:], start=1):
+        par = parent_of[b]
+        if par != "root":
+            offsets[k] = bones[par].length * bones[par].direction
         if b not in children:
             end_sites[k] = bones[b].length * bones[b].direction
     channels = [("Xposition", "Yposition", "Zposition", "Zrotation", "Yrotation", "Xrotation")] + [
         ("Zrotation", "Yrotation", "Xrotation")
     ] * (len(order) - 1)
     sk = Skeleton(names=tuple(order), parents=parents, offsets=offsets, channels=tuple(channels), end_sites=end_sites)
+    from scipy.spatial.transform import Rotation
+
     axis_rot = {
-        b: Rotation.from_euler(bones[b].axis_order.lower(), bones[b].axis, degrees=degrees).as_matrix()
+        b: Rotation.from_euler(bones[b].axis_order.lower(), bones[b].axis, degrees=p.degrees).as_matrix()
         for b in order[1:]
     }
-    axis_rot["root"] = Rotation.from_euler(root_axis.lower(), root_orientation, degrees=degrees).as_matrix()
+    axis_rot["root"] = Rotation.from_euler(p.root_axis.lower(), p.root_orientation, degrees=p.degrees).as_matrix()
     dofs = {b: bones[b].dof for b in order[1:]}
-    dofs["root"] = tuple(t.lower() for t in root_order)
-    return AsfSkeleton(sk, dofs, axis_rot, root_axis, degrees, str(path))
+    dofs["root"] = tuple(t.lower() for t in p.root_order)
+    return AsfSkeleton(sk, dofs, axis_rot, p.root_axis, p.degrees, str(path))
 
 
-def read_amc(asf: AsfSkeleton, path: str | os.PathLike, fps: float = 120.0,
-             units: str | float = "auto", up: str = "auto", roles=None) -> Motion:
-    """Read AMC motion for a parsed ASF skeleton into a :class:`Motion` (metres, Y-up)."""
-    path = Path(path)
-    lines = _read_text(path)
-    sk = asf.skeleton
-    index = {b: k for k, b in enumerate(sk.names)}
-    degrees = asf.degrees
+def _amc_header(lines: list[str]) -> tuple[list[int], bool | None, bool]:
+    """Line indices (0-based) of the frame-number lines, the ``:DEGREES``/``:RADIANS`` flag
+    (``None``: not given) and ``:FORCE-ALL-JOINTS-BE-3DOF``."""
+    degrees: bool | None = None
     force3 = False
     frame_starts = []
     for i, raw in enumerate(lines):
-        s = raw.strip()
-        if not s or s.startswith("#"):
+        if raw.isdigit():  # the common case, without strip()
+            frame_starts.append(i)
             continue
-        if s.startswith(":"):
+        c = raw[:1]
+        if c.isalpha():  # a bone line
+            continue
+        s = raw.strip()
+        if not s or s[0] == "#":
+            continue
+        if s[0] == ":":
             u = s.upper()
             if u.startswith(":RADIANS"):
                 degrees = False
@@ -239,12 +295,58 @@ def read_amc(asf: AsfSkeleton, path: str | os.PathLike, fps: float = 120.0,
             continue
         if s.isdigit():
             frame_starts.append(i)
-    if not frame_starts:
-        raise FileFormatError(path, max(len(lines), 1), "no frames; expected a frame number line followed by bone lines")
-    n_f, n_j = len(frame_starts), sk.n_joints
-    dof_values = {b: np.zeros((n_f, 6 if b == "root" else 3)) for b in sk.names}
-    # Every bone with degrees of freedom must have one line per frame; frames count up by one.
+    return frame_starts, degrees, force3
+
+
+def _bone_values_fast(lines: list[str], first: int, n_f: int, names: list[str], counts: list[int],
+                      ) -> dict[str, np.ndarray] | None:
+    """``{bone: (frames, values)}`` when every frame lists the same bones in the same order as
+    the first one with the expected counts and frames count up by one; ``None`` otherwise (the
+    line-by-line reader then names the problem).
+
+    Written by hand because no library reads AMC; this vectorised pass (one split and one
+    string-to-float conversion of the whole block) is what makes AMC load at tens of thousands
+    of frames per second.
+    """
+    text = "\n".join(lines[first:])
+    if "#" in text or ":" in text:  # comments or keywords between frames: the careful reader
+        return None
+    per = 1 + sum(1 + c for c in counts)
+    toks = text.split()
+    if len(toks) != n_f * per:
+        return None
+    arr = np.array(toks, dtype=object).reshape(n_f, per)
+    col = 1
+    spans = []
+    for name, c in zip(names, counts):
+        if not (arr[:, col] == name).all():
+            return None
+        spans.append((name, col + 1, col + 1 + c))
+        col += 1 + c
+    try:
+        numbers = np.array(arr[:, 0], dtype=np.int64)
+        if (np.diff(numbers) != 1).any():
+            return None
+        idx = np.concatenate([np.arange(a, b) for _, a, b in spans]) if spans else np.zeros(0, int)
+        vals = arr[:, idx].astype(np.float64)
+    except (ValueError, OverflowError):
+        return None
+    if not np.isfinite(vals).all() or (np.abs(vals) > MAX_VALUE).any():
+        return None
+    out, k = {}, 0
+    for name, a, b in spans:
+        out[name] = vals[:, k:k + b - a]
+        k += b - a
+    return out
+
+
+def _bone_values_slow(lines, frame_starts, asf: AsfSkeleton, force3: bool, path) -> dict[str, np.ndarray]:
+    """The line-by-line reader: ``{bone: (frames, values)}``, or an error naming the line."""
+    sk = asf.skeleton
+    index = {b: k for k, b in enumerate(sk.names)}
+    n_f = len(frame_starts)
     needed = [b for b in sk.names if b == "root" or asf.dofs[b]]
+    values: dict[str, np.ndarray] = {}
     f = -1
     frame_no = frame_line = None
     seen: dict[str, int] = {}
@@ -275,47 +377,92 @@ def read_amc(asf: AsfSkeleton, path: str | os.PathLike, fps: float = 120.0,
             continue
         name = toks[0]
         if name not in index:
-            raise FileFormatError(path, i + 1, f"unknown bone {name!r}; the ASF ({asf.path}) defines {', '.join(sk.names)}")
+            shown = ", ".join(sk.names[:40]) + (", ..." if sk.n_joints > 40 else "")
+            raise FileFormatError(path, i + 1, f"unknown bone {name!r}; the ASF ({asf.path}) defines {shown}")
         if name in seen:
             raise FileFormatError(path, i + 1, f"second {name!r} line in frame {frame_no} "
                                                f"(first on line {seen[name]})")
+        if f < 0:
+            raise FileFormatError(path, i + 1, "bone line before the first frame number")
         seen[name] = i + 1
         dofs = asf.dofs[name]
         expected = 3 if (force3 and name != "root") else len(dofs)
         if len(toks) - 1 != expected:
             raise FileFormatError(path, i + 1, f"bone {name!r} has {len(toks) - 1} values; the ASF declares {expected} ({' '.join(dofs)})")
-        vals = _floats(toks[1:], path, i + 1, f"bone {name!r}")
-        if name == "root":
-            dof_values["root"][f] = vals
-        elif force3:
-            dof_values[name][f] = vals
-        else:
-            row = dof_values[name][f]
-            for d, v in zip(dofs, vals):
-                if d in ("rx", "ry", "rz"):
-                    row["xyz".index(d[1])] = v
+        if name not in values:
+            values[name] = np.zeros((n_f, expected))
+        values[name][f] = _floats(toks[1:], path, i + 1, f"bone {name!r}")
     check_complete()
-    rotations = np.zeros((n_f, n_j, 4))
+    return values
+
+
+def _local_rotations(asf: AsfSkeleton, dof_values: dict[str, np.ndarray], degrees: bool,
+                     force3: bool, n_f: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(frames, joints, 4)`` local rotations ``C M C^-1`` and ``(frames, joints, 3)``
+    translations (root trajectory, rest offsets elsewhere), file units."""
+    sk = asf.skeleton
+    n_j = sk.n_joints
     translations = np.broadcast_to(sk.offsets, (n_f, n_j, 3)).copy()
-    # root: translation and rotation per ':root order'
-    root_dofs = asf.dofs["root"]
-    rv = dof_values["root"]
+    rv = dof_values.get("root", np.zeros((n_f, 6)))
     rot_angles = np.zeros((n_f, 3))
-    for k, d in enumerate(root_dofs[:6]):
+    for k, d in enumerate(asf.dofs["root"][:6]):
         if d.startswith("t"):
             translations[:, 0, "xyz".index(d[1])] = rv[:, k]
         else:
             rot_angles[:, "xyz".index(d[1])] = rv[:, k]
     order = asf.root_axis_order.lower()
     ordered = np.stack([rot_angles[:, "xyz".index(a)] for a in order], axis=1)
-    for b, k in index.items():
-        c = asf.axis_rotations[b]
-        if b == "root":
-            m = Rotation.from_euler(order, ordered, degrees=degrees).as_matrix()
+    # every bone's xyz angles in one array, so one scipy call converts the whole clip
+    angles = np.zeros((n_f, n_j, 3))
+    for k, b in enumerate(sk.names[1:], start=1):
+        v = dof_values.get(b)
+        if v is None:
+            continue
+        if force3:
+            angles[:, k] = v
         else:
-            m = Rotation.from_euler("xyz", dof_values[b], degrees=degrees).as_matrix()
-        local = c @ m @ c.T
-        rotations[:, k] = Rotation.from_matrix(local).as_quat()
+            for c, d in enumerate(asf.dofs[b]):
+                if d in ("rx", "ry", "rz"):
+                    angles[:, k, "xyz".index(d[1])] = v[:, c]
+    # extrinsic "xyz" (R = Rz Ry Rx) is the intrinsic sequence "ZYX" with the angles reversed
+    scale = 1.0 if degrees else 180.0 / np.pi
+    m = np.empty((n_f, n_j, 4))
+    m[:, 0] = quat.euler_to_quat(ordered[:, ::-1] * scale, order[::-1].upper())
+    m[:, 1:] = quat.euler_to_quat(angles[:, 1:, ::-1] * scale, "ZYX")
+    c = quat.from_matrix(np.stack([asf.axis_rotations[b] for b in sk.names]))  # (J, 4)
+    rotations = quat.multiply(quat.multiply(c, m), quat.inverse(c))
+    return rotations, translations
+
+
+def read_amc(asf: AsfSkeleton, path: str | os.PathLike, fps: float = 120.0,
+             units: str | float = "auto", up: str = "auto", roles=None) -> Motion:
+    """Read AMC motion for a parsed ASF skeleton into a :class:`Motion` (metres, Y-up).
+
+    Raises:
+        FileFormatError: naming the line, for a malformed file or one beyond
+            :mod:`evalkit.motion.limits`.
+    """
+    path = Path(path)
+    lines = _read_text(path)
+    sk = asf.skeleton
+    frame_starts, deg_flag, force3 = _amc_header(lines)
+    degrees = asf.degrees if deg_flag is None else deg_flag
+    if not frame_starts:
+        raise FileFormatError(path, max(len(lines), 1), "no frames; expected a frame number line followed by bone lines")
+    n_f = len(frame_starts)
+    check_frames(n_f, sk.n_joints, path, frame_starts[-1] + 1)
+    check_file_fps(fps, path, None, "the AMC frame rate", override="--amc-fps")
+    first = frame_starts[0]
+    end = frame_starts[1] if n_f > 1 else len(lines)
+    names = [ln.split()[0] for ln in lines[first + 1:end] if ln.strip()]
+    counts = [3 if (force3 and b != "root") else len(asf.dofs.get(b, ())) for b in names]
+    dof_values = None
+    if len(set(names)) == len(names) and all(b in asf.dofs for b in names) and \
+            {b for b in sk.names if b == "root" or asf.dofs[b]} <= set(names):
+        dof_values = _bone_values_fast(lines, first, n_f, names, counts)
+    if dof_values is None:
+        dof_values = _bone_values_slow(lines, frame_starts, asf, force3, path)
+    rotations, translations = _local_rotations(asf, dof_values, degrees, force3, n_f)
     motion = Motion(
         skeleton=sk, fps=fps, rotations=rotations, translations=translations, name=path.stem,
         meta={"source": str(path), "format": "amc", "asf": asf.path, "fps_assumed": fps},

@@ -14,10 +14,10 @@ import re
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 from evalkit.errors import FileFormatError
 from evalkit.motion import quat
+from evalkit.motion.limits import check_file_fps, check_frames, check_joints
 from evalkit.motion.model import VALID_CHANNELS, Motion, Skeleton
 from evalkit.motion.normalize import normalize_motion
 
@@ -26,7 +26,8 @@ from evalkit.motion.normalize import normalize_motion
 MAX_VALUE = 1e8
 
 
-def read_bvh(path: str | os.PathLike, units: str | float = "auto", up: str = "auto", roles=None) -> Motion:
+def read_bvh(path: str | os.PathLike, units: str | float = "auto", up: str = "auto", roles=None,
+             fps: float | None = None) -> Motion:
     """Read a BVH file into a :class:`Motion` in metres, Y-up.
 
     Args:
@@ -35,6 +36,11 @@ def read_bvh(path: str | os.PathLike, units: str | float = "auto", up: str = "au
             ``"cmu"`` (CMU's inches/0.45) or metres per file unit as a number.
         up: ``"auto"`` (detect from head vs feet), or ``"y"``, ``"z"``, ``"-z"``...
         roles: a role map for unusual rigs (see :func:`evalkit.motion.normalize.normalize_motion`).
+        fps: frame rate to use instead of the file's ``Frame Time`` (``--bvh-fps``), for files
+            that state a wrong one; ``None`` reads the file's.
+
+    Raises:
+        FileFormatError: a malformed file, or one beyond :mod:`evalkit.motion.limits`.
     """
     path = Path(path)
     try:
@@ -51,7 +57,7 @@ def read_bvh(path: str | os.PathLike, units: str | float = "auto", up: str = "au
         text = data.decode("latin-1")
     if "\r" in text and "\n" not in text:  # classic Mac OS line endings
         text = text.replace("\r", "\n")
-    return parse_bvh(text, path=path, units=units, up=up, roles=roles)
+    return parse_bvh(text, path=path, units=units, up=up, roles=roles, fps=fps)
 
 
 class _Tokens:
@@ -103,87 +109,105 @@ class _Tokens:
         return v
 
 
-def _parse_hierarchy(tk: _Tokens):
-    names: list[str] = []
-    parents: list[int] = []
-    offsets: list[list[float]] = []
-    channels: list[tuple[str, ...]] = []
-    end_sites: dict[int, np.ndarray] = {}
-    name_lines: dict[str, int] = {}
+class _Hierarchy:
+    """The skeleton as it is parsed: joints in file order (parents before children)."""
 
+    def __init__(self) -> None:
+        self.names: list[str] = []
+        self.parents: list[int] = []
+        self.offsets: list[list[float]] = []
+        self.channels: list[tuple[str, ...]] = []
+        self.end_sites: dict[int, np.ndarray] = {}
+        self.name_lines: dict[str, int] = {}
+
+
+def _offset(tk: _Tokens, what: str) -> list[float]:
+    tk.expect("OFFSET")
+    return [tk.number(f"{what} OFFSET x"), tk.number(f"{what} OFFSET y"), tk.number(f"{what} OFFSET z")]
+
+
+def _channel_list(tk: _Tokens, name: str) -> tuple[str, ...]:
+    tk.expect("CHANNELS")
+    tok, cl = tk.next("the number of channels")
+    try:
+        n = int(tok)
+    except ValueError:
+        raise FileFormatError(tk.path, cl, f"expected the number of channels, found {tok!r}") from None
+    if n < 0 or n > 6:
+        raise FileFormatError(tk.path, cl, f"joint {name!r} declares {n} channels; expected 0 to 6")
+    chans: list[str] = []
+    for _ in range(n):
+        c, cl2 = tk.next("a channel name")
+        if c not in VALID_CHANNELS:
+            raise FileFormatError(
+                tk.path, cl2,
+                f"unknown channel {c!r} on joint {name!r}; expected one of {', '.join(VALID_CHANNELS)}",
+            )
+        if c in chans:
+            raise FileFormatError(tk.path, cl2, f"channel {c!r} repeated on joint {name!r}")
+        chans.append(c)
+    return tuple(chans)
+
+
+def _joint_header(tk: _Tokens, h: _Hierarchy, parent: int) -> int:
+    """Parse ``name { OFFSET ... CHANNELS ...`` of one joint; returns its index."""
+    name, nline = tk.next("a joint name")
+    if name == "{":
+        raise FileFormatError(tk.path, nline, "joint has no name")
+    if name in h.name_lines:
+        raise FileFormatError(
+            tk.path, nline,
+            f"duplicate joint name {name!r} (first defined on line {h.name_lines[name]}); "
+            "joint names must be unique",
+        )
+    check_joints(len(h.names) + 1, tk.path, nline)
+    h.name_lines[name] = nline
+    idx = len(h.names)
+    h.names.append(name)
+    h.parents.append(parent)
+    tk.expect("{")
+    h.offsets.append(_offset(tk, f"joint {name!r}"))
+    h.channels.append(_channel_list(tk, name))
+    return idx
+
+
+def _parse_hierarchy(tk: _Tokens) -> _Hierarchy:
+    """The HIERARCHY block. Iterative (an explicit stack of open joints), so a deeply nested
+    file cannot exhaust Python's recursion limit, and linear in the number of tokens."""
+    h = _Hierarchy()
     tk.expect("HIERARCHY")
     tok, line = tk.next("ROOT")
     if tok != "ROOT":
         raise FileFormatError(tk.path, line, f"expected ROOT, found {tok!r}")
-
-    def offset(what: str) -> list[float]:
-        tk.expect("OFFSET")
-        return [tk.number(f"{what} OFFSET x"), tk.number(f"{what} OFFSET y"), tk.number(f"{what} OFFSET z")]
-
-    def joint(parent: int, line: int) -> None:
-        name, nline = tk.next("a joint name")
-        if name == "{":
-            raise FileFormatError(tk.path, nline, "joint has no name")
-        if name in name_lines:
-            raise FileFormatError(
-                tk.path, nline,
-                f"duplicate joint name {name!r} (first defined on line {name_lines[name]}); "
-                "joint names must be unique",
-            )
-        name_lines[name] = nline
-        idx = len(names)
-        names.append(name)
-        parents.append(parent)
-        tk.expect("{")
-        offsets.append(offset(f"joint {name!r}"))
-        tk.expect("CHANNELS")
-        tok, cl = tk.next("the number of channels")
-        try:
-            n = int(tok)
-        except ValueError:
-            raise FileFormatError(tk.path, cl, f"expected the number of channels, found {tok!r}") from None
-        if n < 0 or n > 6:
-            raise FileFormatError(tk.path, cl, f"joint {name!r} declares {n} channels; expected 0 to 6")
-        chans = []
-        for _ in range(n):
-            c, cl2 = tk.next("a channel name")
-            if c not in VALID_CHANNELS:
-                raise FileFormatError(
-                    tk.path, cl2,
-                    f"unknown channel {c!r} on joint {name!r}; expected one of {', '.join(VALID_CHANNELS)}",
-                )
-            if c in chans:
-                raise FileFormatError(tk.path, cl2, f"channel {c!r} repeated on joint {name!r}")
-            chans.append(c)
-        channels.append(tuple(chans))
-        while True:
-            tok, tl = tk.next("JOINT, End Site or '}'")
-            if tok == "}":
-                return
-            if tok == "JOINT":
-                joint(idx, tl)
-            elif tok == "End":
-                tk.expect("Site")
-                tk.expect("{")
-                end_sites[idx] = np.array(offset(f"end site of {name!r}"))
-                tk.expect("}")
-            else:
-                raise FileFormatError(tk.path, tl, f"expected JOINT, End Site or '}}', found {tok!r}")
-
-    joint(-1, line)
+    stack = [_joint_header(tk, h, -1)]  # open joints, innermost last
+    while stack:
+        idx = stack[-1]
+        tok, tl = tk.next("JOINT, End Site or '}'")
+        if tok == "}":
+            stack.pop()
+        elif tok == "JOINT":
+            stack.append(_joint_header(tk, h, idx))
+        elif tok == "End":
+            tk.expect("Site")
+            tk.expect("{")
+            h.end_sites[idx] = np.array(_offset(tk, f"end site of {h.names[idx]!r}"))
+            tk.expect("}")
+        else:
+            raise FileFormatError(tk.path, tl, f"expected JOINT, End Site or '}}', found {tok!r}")
     if tk.peek() == "ROOT":
         _, rl = tk.next("")
         raise FileFormatError(tk.path, rl, "a second ROOT; evalkit reads one skeleton per file")
     if tk.peek() is not None:
         tok, tl = tk.next("")
         raise FileFormatError(tk.path, tl, f"expected MOTION after the hierarchy, found {tok!r}")
-    return names, parents, offsets, channels, end_sites
+    return h
 
 
 _MOTION_RE = re.compile(r"^[ \t]*MOTION[ \t]*\r?$", re.M)
 
 
-def parse_bvh(text: str, path=None, units: str | float = "auto", up: str = "auto", roles=None) -> Motion:
+def parse_bvh(text: str, path=None, units: str | float = "auto", up: str = "auto", roles=None,
+              fps: float | None = None) -> Motion:
     """Parse BVH text (see :func:`read_bvh`). ``path`` is used in messages and metadata."""
     m = _MOTION_RE.search(text)
     head_text = text[: m.start()] if m else text
@@ -193,65 +217,32 @@ def parse_bvh(text: str, path=None, units: str | float = "auto", up: str = "auto
     tk = _Tokens(lines, path)
     if not tk.items:
         raise FileFormatError(path, 1, "file is empty, expected 'HIERARCHY'")
-    names, parents, offsets, channels, end_sites = _parse_hierarchy(tk)
+    h = _parse_hierarchy(tk)
     if m is None:
         raise FileFormatError(path, max(len(lines), 1), "no MOTION section; expected 'MOTION' after the hierarchy")
-
-    # Header lines after MOTION: only these few are split into lines; the data block stays one
-    # string for the vectorised parse.
-    motion_line = tk.motion_line + 1  # 1-based line number of MOTION
-    rest = text[m.end():]
-    pos = rest.find("\n") + 1 if rest.startswith(("\r\n", "\n")) or rest[:1] == "\r" else 0
-    line_no = motion_line
-
-    def next_header(key: str) -> tuple[str, int]:
-        nonlocal pos, line_no
-        while True:
-            if pos >= len(rest):
-                raise FileFormatError(path, line_no, f"file ends early, expected '{key} ...'")
-            nl = rest.find("\n", pos)
-            nl = len(rest) if nl < 0 else nl
-            line = rest[pos:nl].strip()
-            pos = nl + 1
-            line_no += 1
-            if line:
-                break
-        parts, toks = key.split(), line.split()
-        if toks[: len(parts)] != parts:
-            raise FileFormatError(path, line_no, f"expected '{key} <value>', found {line[:60]!r}")
-        if len(toks) != len(parts) + 1:
-            raise FileFormatError(path, line_no, f"expected one value after '{key}', found {len(toks) - len(parts)}")
-        return toks[-1], line_no
-
-    frames_tok, frames_line = next_header("Frames:")
-    try:
-        n_frames = int(frames_tok)
-    except ValueError:
-        raise FileFormatError(path, frames_line, f"expected an integer frame count, found {frames_tok!r}") from None
-    if n_frames <= 0:
-        raise FileFormatError(path, frames_line, f"the clip has {n_frames} frames; expected at least 1")
-    ft_tok, ft_line = next_header("Frame Time:")
-    try:
-        frame_time = float(ft_tok)
-    except ValueError:
-        raise FileFormatError(path, ft_line, f"expected a number of seconds for Frame Time, found {ft_tok!r}") from None
-    if not (np.isfinite(frame_time) and frame_time > 0):
-        raise FileFormatError(path, ft_line, f"Frame Time is {ft_tok}; expected a positive number of seconds")
-
-    n_channels = sum(len(c) for c in channels)
-    values = _parse_frames(rest[pos:], ft_line + 1, n_frames, n_channels, path, frames_line)
+    header = _MotionHeader(text[m.end():], tk.motion_line + 1, path)
+    n_frames, frames_line = header.frame_count()
+    check_frames(n_frames, len(h.names), path, frames_line)
+    frame_time, ft_line = header.frame_time()
+    n_channels = sum(len(c) for c in h.channels)
+    values = _parse_frames(header.rest[header.pos:], ft_line + 1, n_frames, n_channels, path, frames_line)
 
     skeleton = Skeleton(
-        names=tuple(names),
-        parents=np.array(parents),
-        offsets=np.array(offsets, dtype=np.float64),
-        channels=tuple(channels),
-        end_sites=end_sites,
+        names=tuple(h.names),
+        parents=np.array(h.parents, dtype=np.int64),
+        offsets=np.array(h.offsets, dtype=np.float64).reshape(-1, 3),
+        channels=tuple(h.channels),
+        end_sites=h.end_sites,
     )
+    if fps is None:
+        rate = check_file_fps(_snap_fps(frame_time), path, ft_line, f"the frame rate (Frame Time {frame_time:g} s)",
+                              override="--bvh-fps")
+    else:
+        rate = check_file_fps(float(fps), path, None, "the frame rate given (--bvh-fps)")
     rotations, translations = channels_to_local(skeleton, values)
     motion = Motion(
         skeleton=skeleton,
-        fps=_snap_fps(frame_time),
+        fps=rate,
         rotations=rotations,
         translations=translations,
         name=Path(path).stem if path is not None else "",
@@ -261,10 +252,62 @@ def parse_bvh(text: str, path=None, units: str | float = "auto", up: str = "auto
     return normalize_motion(motion, units=units, up=up, roles=roles)
 
 
+class _MotionHeader:
+    """The ``Frames:`` and ``Frame Time:`` lines after MOTION. Only these few lines are split;
+    the data block stays one string for the vectorised parse."""
+
+    def __init__(self, rest: str, motion_line: int, path) -> None:
+        self.rest, self.path = rest, path
+        self.pos = rest.find("\n") + 1 if rest.startswith(("\r\n", "\n")) or rest[:1] == "\r" else 0
+        self.line_no = motion_line
+
+    def _next(self, key: str) -> tuple[str, int]:
+        rest = self.rest
+        while True:
+            if self.pos >= len(rest):
+                raise FileFormatError(self.path, self.line_no, f"file ends early, expected '{key} ...'")
+            nl = rest.find("\n", self.pos)
+            nl = len(rest) if nl < 0 else nl
+            line = rest[self.pos:nl].strip()
+            self.pos = nl + 1
+            self.line_no += 1
+            if line:
+                break
+        parts, toks = key.split(), line.split()
+        if toks[: len(parts)] != parts:
+            raise FileFormatError(self.path, self.line_no, f"expected '{key} <value>', found {line[:60]!r}")
+        if len(toks) != len(parts) + 1:
+            raise FileFormatError(self.path, self.line_no,
+                                  f"expected one value after '{key}', found {len(toks) - len(parts)}")
+        return toks[-1], self.line_no
+
+    def frame_count(self) -> tuple[int, int]:
+        tok, line = self._next("Frames:")
+        try:
+            n = int(tok)
+        except ValueError:
+            raise FileFormatError(self.path, line, f"expected an integer frame count, found {tok!r}") from None
+        if n <= 0:
+            raise FileFormatError(self.path, line, f"the clip has {n} frames; expected at least 1")
+        return n, line
+
+    def frame_time(self) -> tuple[float, int]:
+        tok, line = self._next("Frame Time:")
+        try:
+            t = float(tok)
+        except ValueError:
+            raise FileFormatError(self.path, line, f"expected a number of seconds for Frame Time, found {tok!r}") from None
+        if not (np.isfinite(t) and t > 0):
+            raise FileFormatError(self.path, line, f"Frame Time is {tok}; expected a positive number of seconds")
+        return t, line
+
+
 def _snap_fps(frame_time: float) -> float:
     """``1 / frame_time``, snapped to the nearest integer when within 0.05 % of it (files
     write 120 fps as ``0.0083333``; the integer is what the capture system ran at)."""
     fps = 1.0 / frame_time
+    if not np.isfinite(fps) or fps > 1e9:  # 5e-324 s: no integer to snap to (and round() overflows)
+        return float(fps)
     near = round(fps)
     return float(near) if near > 0 and abs(fps - near) <= 5e-4 * near else fps
 
@@ -278,6 +321,8 @@ def _parse_frames(block: str, first_line: int, n_frames: int, n_channels: int, p
     """
     if n_channels == 0:
         return np.zeros((n_frames, 0))
+    import pandas as pd
+
     values = None
     try:
         frame = pd.read_csv(io.StringIO(block), sep=r"\s+", header=None, engine="c", dtype=np.float64,

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Iterable, Iterator, Mapping
 
 from evalkit.errors import EvalkitError, FileFormatError, InputError
+from evalkit.motion.limits import MAX_FPS  # highest frame rate evalkit accepts anywhere
 from evalkit.motion.model import Motion
 
 MOTION_EXTENSIONS = (".bvh", ".amc", ".npz", ".npy", ".csv")
@@ -17,9 +18,6 @@ MOTION_EXTENSIONS = (".bvh", ".amc", ".npz", ".npy", ".csv")
 FOLDER_EXTENSIONS = (".bvh", ".amc", ".npz", ".npy")
 #: ``results#3.npy`` names clip 3 of the multi-clip file ``results.npy`` (MDM samples)
 _CLIP_RE = re.compile(r"^(?P<stem>.+)#(?P<index>\d+)(?P<ext>\.npy)$", re.IGNORECASE)
-
-#: Highest frame rate evalkit accepts anywhere (capture systems run at 1000 Hz at most).
-MAX_FPS = 2000.0
 
 
 def check_fps(fps: float, option: str) -> float:
@@ -41,6 +39,7 @@ def load_motion(
     array_fps: float | None = None,
     body_model: str | os.PathLike | None = None,
     allow_pickle: bool = False,
+    bvh_fps: float | None = None,
 ) -> Motion:
     """Read a motion file into a :class:`Motion` (metres, Y-up), chosen by extension and content:
     ``.bvh``; ``.amc`` (with its ``.asf``); ``.npz`` SMPL-family parameters (AMASS, BEAT2) or
@@ -60,6 +59,8 @@ def load_motion(
         array_fps: frame rate of array files that carry none (``--array-fps``; HumanML3D: 20).
         body_model: SMPL/SMPL-H/SMPL-X model file for parameter files (``--body-model``).
         allow_pickle: trust pickles fully (``--allow-pickle``); otherwise only plain data is read.
+        bvh_fps: frame rate of BVH files instead of their ``Frame Time`` (``--bvh-fps``), for
+            exports that state a wrong one.
     """
     from evalkit.motion.amc import find_asf, read_asf_amc
     from evalkit.motion.bvh import read_bvh
@@ -78,7 +79,7 @@ def load_motion(
     if ext in (".npz", ".npy", ".csv"):
         return _load_array_file(p, ext, units, up, roles, skeleton, array_fps, body_model, allow_pickle, clip)
     if ext == ".bvh":
-        return read_bvh(p, units=units, up=up, roles=roles)
+        return read_bvh(p, units=units, up=up, roles=roles, fps=bvh_fps)
     if ext == ".amc":
         asf_path = Path(asf) if asf else find_asf(p)
         return read_asf_amc(asf_path, p, fps=120.0 if fps is None else fps, units=units, up=up,

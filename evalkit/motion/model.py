@@ -129,7 +129,8 @@ class Skeleton:
 
 @dataclass(frozen=True, eq=False)
 class Motion:
-    """A clip: a skeleton animated over frames.
+    """A clip: a skeleton animated over frames. Immutable: its arrays are read-only, so the
+    cached :attr:`positions` always match them.
 
     Attributes:
         skeleton: the joint hierarchy.
@@ -148,8 +149,8 @@ class Motion:
     meta: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        rot = np.asarray(self.rotations, dtype=np.float64)
-        tr = np.asarray(self.translations, dtype=np.float64)
+        rot = _read_only(self.rotations)
+        tr = _read_only(self.translations)
         object.__setattr__(self, "rotations", rot)
         object.__setattr__(self, "translations", tr)
         j = self.skeleton.n_joints
@@ -203,7 +204,10 @@ class Motion:
         rot = self.rotations[sl]
         if rot.shape[0] == 0:
             raise InputError(f"slice {start}:{stop} of a {self.n_frames}-frame clip is empty")
-        return replace(self, rotations=rot, translations=self.translations[sl], fps=self.fps / step_)
+        out = replace(self, rotations=rot, translations=self.translations[sl], fps=self.fps / step_)
+        if "positions" in self.__dict__:  # FK is per frame: slice the cached positions, not re-solve
+            out.__dict__["positions"] = self.__dict__["positions"][sl]
+        return out
 
     def __getitem__(self, item: slice) -> "Motion":
         if not isinstance(item, slice):
@@ -224,16 +228,14 @@ class Motion:
         )
 
 
-def rest_translations(skeleton: Skeleton, n_frames: int) -> np.ndarray:
-    """``(frames, joints, 3)`` the skeleton's rest offsets repeated over frames, metres."""
-    return np.broadcast_to(skeleton.offsets, (n_frames, skeleton.n_joints, 3)).copy()
-
-
-def identity_rotations(n_frames: int, n_joints: int) -> np.ndarray:
-    """``(frames, joints, 4)`` identity quaternions."""
-    q = np.zeros((n_frames, n_joints, 4))
-    q[..., 3] = 1.0
-    return q
+def _read_only(a) -> np.ndarray:
+    """``a`` as float64 through a read-only view: a motion's arrays cannot be changed behind
+    its cached positions (operations return new motions instead)."""
+    a = np.asarray(a, dtype=np.float64)
+    if a.flags.writeable:
+        a = a.view()
+        a.setflags(write=False)
+    return a
 
 
 def concatenate(motions: Sequence[Motion]) -> Motion:

@@ -9,9 +9,12 @@ import numpy as np
 
 from evalkit.motion import quat
 from evalkit.motion.model import Motion
+from evalkit.motion.limits import warn_clip
 from evalkit.motion.units import (
+    body_extent,
     detect_unit,
     detect_up,
+    up_share,
     parse_up,
     resolve_unit,
     up_conversion,
@@ -41,7 +44,7 @@ def _check_size(motion: Motion, explicit: bool) -> None:
     from evalkit.motion.fk import global_positions
 
     pos = global_positions(_sample(motion))
-    body = float(np.ptp(pos - pos[:, :1], axis=1).max()) if pos.size else 0.0
+    body = float(body_extent(pos).max()) if pos.size else 0.0
     reach = float(np.abs(pos).max()) if pos.size else 0.0
     if body <= MAX_BODY_M and reach <= MAX_REACH_M:
         if explicit and not PLAUSIBLE_BODY_M[0] <= body <= PLAUSIBLE_BODY_M[1]:
@@ -106,6 +109,13 @@ def normalize_motion(motion: Motion, units: str | float = "auto", up: str = "aut
         if roles:
             find_roles(skeleton, overrides=roles, strict=False)  # a joint the map names must exist
     meta["up_axis"] = up_name(axis, sign)
+    if parsed is None and head is not None and feet:
+        share = up_share(global_positions(_sample(motion)), head, feet, axis)
+        if share < MIN_UP_SHARE:
+            warn_clip(motion.meta.get("source"),
+                      f"up axis detected as {meta['up_axis']}, but the head is not above the feet along any "
+                      f"axis (only {share:.0%} of the feet-to-head direction lies along {meta['up_axis']}): "
+                      "not a standing human clip? Pass --up with the file's up axis if this is wrong")
     if roles:  # the clip keeps its role map, so later operations find the same roles
         motion = replace(motion, skeleton=replace(motion.skeleton, roles=dict(roles)))
     if not (axis == 1 and sign > 0):
@@ -115,4 +125,26 @@ def normalize_motion(motion: Motion, units: str | float = "auto", up: str = "aut
         rot[:, 0] = quat.multiply(q, rot[:, 0])
         tr[:, 0] = quat.rotate(q, tr[:, 0])
         motion = replace(motion, rotations=rot, translations=tr)
-    return replace(motion, meta=meta)
+    motion = replace(motion, meta=meta)
+    if resolved is None:  # a unit given explicitly is checked by _check_size (with its own warning)
+        _check_height(motion)
+    return motion
+
+
+#: Standing heights (m) of people: a clip outside them gets a warning naming ``--units``.
+PLAUSIBLE_HEIGHT_M = (0.9, 2.4)
+#: Least share of the feet-to-head direction along the detected up axis (else a warning).
+MIN_UP_SHARE = 0.8
+
+
+def _check_height(motion: Motion) -> None:
+    """Warn when the body, in metres, is not a person's height (a wrong unit read silently
+    scales every speed and acceleration by the same factor)."""
+    from evalkit.motion.ops import skeleton_height
+
+    h = skeleton_height(_sample(motion))
+    if np.isfinite(h) and not PLAUSIBLE_HEIGHT_M[0] <= h <= PLAUSIBLE_HEIGHT_M[1]:
+        warn_clip(motion.meta.get("source"),
+                  f"the body is {h:.2f} m tall with units of {motion.meta.get('units')} (detected); people are "
+                  f"{PLAUSIBLE_HEIGHT_M[0]:g}-{PLAUSIBLE_HEIGHT_M[1]:g} m: if the unit is wrong, pass --units "
+                  "(m, cm, mm, inch or metres per file unit)")

@@ -8,20 +8,33 @@ element-wise, sign-continuity), which scipy's ``Slerp`` (one key sequence at a t
 from __future__ import annotations
 
 import numpy as np
-from scipy.spatial.transform import Rotation
 
 
 def to_matrix(q: np.ndarray) -> np.ndarray:
     """``(..., 4)`` quaternions -> ``(..., 3, 3)`` rotation matrices."""
+    # written out (normalising like scipy's Rotation.from_quat) so that reading and solving a
+    # clip needs no scipy.spatial import, a third of a second at every command's start
     q = np.asarray(q, dtype=np.float64)
-    flat = q.reshape(-1, 4)
-    if flat.shape[0] == 0:
-        return np.zeros(q.shape[:-1] + (3, 3))
-    return Rotation.from_quat(flat).as_matrix().reshape(q.shape[:-1] + (3, 3))
+    x, y, z, w = np.moveaxis(q / np.linalg.norm(q, axis=-1, keepdims=True), -1, 0)
+    xx, yy, zz, ww = x * x, y * y, z * z, w * w
+    xy, zw, xz, yw, yz, xw = x * y, z * w, x * z, y * w, y * z, x * w
+    out = np.empty(q.shape[:-1] + (3, 3))
+    out[..., 0, 0] = xx - yy - zz + ww
+    out[..., 1, 0] = 2 * (xy + zw)
+    out[..., 2, 0] = 2 * (xz - yw)
+    out[..., 0, 1] = 2 * (xy - zw)
+    out[..., 1, 1] = -xx + yy - zz + ww
+    out[..., 2, 1] = 2 * (yz + xw)
+    out[..., 0, 2] = 2 * (xz + yw)
+    out[..., 1, 2] = 2 * (yz - xw)
+    out[..., 2, 2] = -xx - yy + zz + ww
+    return out
 
 
 def from_matrix(m: np.ndarray) -> np.ndarray:
     """``(..., 3, 3)`` rotation matrices -> ``(..., 4)`` quaternions."""
+    from scipy.spatial.transform import Rotation
+
     m = np.asarray(m, dtype=np.float64)
     flat = m.reshape(-1, 3, 3)
     return Rotation.from_matrix(flat).as_quat().reshape(m.shape[:-2] + (4,))
@@ -123,6 +136,8 @@ def euler_to_quat(angles_deg: np.ndarray, order: str) -> np.ndarray:
 
 def quat_to_euler(q: np.ndarray, order: str) -> np.ndarray:
     """Quaternions -> intrinsic Euler angles in degrees in ``order`` (``(..., 3)``)."""
+    from scipy.spatial.transform import Rotation
+
     q = np.asarray(q, dtype=np.float64)
     flat = q.reshape(-1, 4)
     import warnings

@@ -15,6 +15,7 @@ missing and how to map it.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from pathlib import Path
 from typing import Iterable, Mapping
 
@@ -32,7 +33,7 @@ ROLE_NAMES: tuple[str, ...] = ("hips", "spine", "neck", "head") + tuple(
 # Base-name patterns per role, in priority order (full regex match on the normalised base).
 _PATTERNS: dict[str, list[str]] = {
     "hips": [r"hips", r"hip", r"pelvis", r"root"],
-    "spine": [r"spine", r"spine0?1?", r"spine\d*", r"lowerback", r"waist", r"abdomen", r"chest", r"torso"],
+    "spine": [r"spine", r"spine0?1?", r"spine\d*", r"lowerback", r"waist", r"abdomen", r"chest", r"torso", r"thorax"],
     "neck": [r"neck", r"neck0?1?", r"neck\d*", r"lowerneck", r"necktwist0?1", r"upperneck"],
     "head": [r"head"],
     "shoulder": [r"arm", r"upperarm", r"uparm", r"humerus", r"shoulder"],
@@ -81,20 +82,99 @@ def split_side(name: str) -> tuple[str | None, str]:
     return side, base
 
 
-def _depths(sk: Skeleton) -> list[int]:
+def _depths(sk) -> list[int]:
     d = [0] * sk.n_joints
     for j in range(sk.n_joints):
         d[j] = 0 if sk.parents[j] < 0 else d[sk.parents[j]] + 1
     return d
 
 
-def _is_ancestor(sk: Skeleton, a: int, b: int) -> bool:
+def _is_ancestor(sk, a: int, b: int) -> bool:
     p = sk.parents[b]
     while p >= 0:
         if p == a:
             return True
         p = sk.parents[p]
     return False
+
+
+@lru_cache(maxsize=256)
+def _match_roles(names: tuple[str, ...], parents: tuple[int, ...],
+                 given: tuple[tuple[str, int], ...]) -> tuple[tuple[str, int], ...]:
+    """Roles found by name on top of ``given`` ones (cached: every metric of every clip of a rig
+    asks for the same skeleton's roles)."""
+    sk = _Tree(names, parents)
+    depth = _depths(sk)
+    parsed = [split_side(n) for n in names]
+    roles: dict[str, int] = dict(given)
+
+    def pick(patterns: list[str], side: str | None, allow_twist: bool = False, under: int | None = None,
+             exclude: set[int] = frozenset()) -> int | None:
+        for pat in patterns:
+            rx = re.compile(pat)
+            cands = [
+                j for j, (s, base) in enumerate(parsed)
+                if s == side and rx.fullmatch(base) and j not in exclude
+                and (allow_twist or not _EXCLUDE.search(base))
+                and (under is None or _is_ancestor(sk, under, j))
+            ]
+            if cands:
+                return min(cands, key=lambda j: (depth[j], j))
+        return None
+
+    for role in ("hips", "spine", "neck", "head"):
+        if role in roles:
+            continue
+        j = pick(_PATTERNS[role], None, allow_twist=(role == "neck"))
+        if j is None and role == "hips":
+            j = 0
+        if j is not None:
+            roles[role] = j
+    if "head" not in roles and "neck" in roles:
+        j = _head_from_neck_chain(sk, parsed, roles["neck"])
+        if j is not None:
+            roles["head"] = j
+
+    for side in ("left", "right"):
+        for part in SIDED:  # order matters: parents of the chain first
+            key = f"{side}_{part}"
+            if key in roles:
+                continue
+            under_role = _CHAIN.get(part)
+            under = roles.get(f"{side}_{under_role}") if under_role else None
+            used = set(roles.values())
+            j = pick(_PATTERNS[part], side, under=under, exclude=used)
+            if j is None and under is not None:
+                j = pick(_PATTERNS[part], side, exclude=used)
+            if j is not None:
+                roles[key] = j
+    return tuple(roles.items())
+
+
+class _Tree:
+    """Names and parents: all the role matcher needs of a skeleton (hashable inputs for caching)."""
+
+    def __init__(self, names: tuple[str, ...], parents: tuple[int, ...]) -> None:
+        self.names, self.parents, self.n_joints = names, parents, len(names)
+
+
+def _head_from_neck_chain(sk: _Tree, parsed: list[tuple[str | None, str]], neck: int) -> int | None:
+    """A head for rigs without a ``head`` joint: the last of a chain of neck joints below the
+    neck role (Human3.6M-style ``Neck`` → ``Neck1``, where ``Neck1`` is the head), else the
+    neck's end joint (``Site``, ``Neck_end``), else ``None``."""
+    chain_end, j = None, neck
+    while True:
+        kids = [k for k in range(j + 1, sk.n_joints) if sk.parents[k] == j]
+        nxt = [k for k in kids if parsed[k][0] is None and re.fullmatch(r"neck\d*", parsed[k][1])]
+        if len(nxt) != 1:
+            break
+        chain_end = j = nxt[0]
+    if chain_end is not None:
+        return chain_end
+    kids = [k for k in range(neck + 1, sk.n_joints) if sk.parents[k] == neck]
+    ends = [k for k in kids if parsed[k][0] is None and re.fullmatch(r"(head)?(site|end|endsite|nub|top)\d*|neck\d*(end|site|nub)",
+                                                                     parsed[k][1])]
+    return ends[0] if len(kids) == 1 and ends else None
 
 
 def find_roles(
@@ -116,10 +196,7 @@ def find_roles(
         ``{role: joint index}`` for every role found.
     """
     names = skeleton.names
-    depth = _depths(skeleton)
-    parsed = [split_side(n) for n in names]
-    roles: dict[str, int] = {}
-
+    given: dict[str, int] = {}
     # the skeleton's own role map (given when the clip was read), then the caller's overrides
     for role, joint in {**skeleton.roles, **(overrides or {})}.items():
         if role not in ROLE_NAMES:
@@ -130,52 +207,14 @@ def find_roles(
                 f"{source + ': ' if source else ''}roles.{role}: no joint named {joint!r} in this skeleton; "
                 f"joints are: {', '.join(names)}"
             )
-        roles[role] = names.index(joint)
-
+        given[role] = names.index(joint)
     # SMPL / SMPL-H / SMPL-X / HumanML3D skeletons: roles by joint index, no name matching
     from evalkit.motion.topology import ROLE_JOINTS, topology_of
 
     preset = topology_of(names)
     for role, joint in (ROLE_JOINTS[preset].items() if preset else ()):
-        roles.setdefault(role, names.index(joint))
-
-    def pick(patterns: list[str], side: str | None, allow_twist: bool = False, under: int | None = None,
-             exclude: set[int] = frozenset()) -> int | None:
-        for pat in patterns:
-            rx = re.compile(pat)
-            cands = [
-                j for j, (s, base) in enumerate(parsed)
-                if s == side and rx.fullmatch(base) and j not in exclude
-                and (allow_twist or not _EXCLUDE.search(base))
-                and (under is None or _is_ancestor(skeleton, under, j))
-            ]
-            if cands:
-                return min(cands, key=lambda j: (depth[j], j))
-        return None
-
-    for role in ("hips", "spine", "neck", "head"):
-        if role in roles:
-            continue
-        j = pick(_PATTERNS[role], None, allow_twist=(role == "neck"))
-        if j is None and role == "hips":
-            j = 0
-        if j is not None:
-            roles[role] = j
-
-    for side in ("left", "right"):
-        for part in SIDED:  # order matters: parents of the chain first
-            key = f"{side}_{part}"
-            if key in roles:
-                continue
-            under_role = _CHAIN.get(part)
-            under = roles.get(f"{side}_{under_role}") if under_role else None
-            used = set(roles.values())
-            j = pick(_PATTERNS[part], side, under=under, exclude=used)
-            if j is None and under is not None:
-                j = pick(_PATTERNS[part], side, exclude=used)
-            if j is not None:
-                roles[key] = j
-
+        given.setdefault(role, names.index(joint))
+    roles = dict(_match_roles(names, tuple(int(p) for p in skeleton.parents), tuple(given.items())))
     missing = [r for r in required if r not in roles]
     if strict and missing:
         found = ", ".join(f"{r}={names[j]}" for r, j in roles.items()) or "none"

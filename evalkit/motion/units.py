@@ -48,13 +48,20 @@ def resolve_unit(units: str | float) -> tuple[str, float] | None:
 
 def detect_unit(positions: np.ndarray) -> tuple[str, float]:
     """Guess the file unit from ``(frames, joints, 3)`` positions in file units."""
-    rel = positions - positions[:, :1]
-    extent = np.ptp(rel, axis=1).max(axis=1)  # (frames,) largest bounding-box side
+    extent = body_extent(positions)
     med = float(np.median(extent))
     if not (med > 0 and math.isfinite(med)):
         return "m", 1.0
     best = min(UNIT_SCALES.items(), key=lambda kv: abs(math.log(kv[1] * med / TYPICAL_EXTENT_M)))
     return best
+
+
+def body_extent(positions: np.ndarray) -> np.ndarray:
+    """``(frames,)`` largest side of the joints' bounding box, file units. The root joint is
+    left out when there are others: some rigs (Bandai Namco's ``joint_Root``) keep it at the
+    origin while the hips carry the body away, and the box would measure the walk."""
+    pts = positions[:, 1:] if positions.shape[1] > 1 else positions
+    return np.ptp(pts, axis=1).max(axis=1)
 
 
 _AXES = {"x": 0, "y": 1, "z": 2}
@@ -86,6 +93,14 @@ def detect_up(positions: np.ndarray, head: int | None, feet: list[int]) -> tuple
     rel = positions - positions[:, :1]
     axis = int(np.argmax(np.median(np.ptp(rel, axis=1), axis=0)))
     return axis, 1.0
+
+
+def up_share(positions: np.ndarray, head: int, feet: list[int], axis: int) -> float:
+    """Share (0–1) of the median feet-to-head vector's length along ``axis``: near 1 for a
+    standing person, lower for a lying body or a four-legged rig."""
+    v = np.median(positions[:, head] - positions[:, feet].mean(axis=1), axis=0)
+    n = float(np.linalg.norm(v))
+    return abs(float(v[axis])) / n if n > 0 else 0.0
 
 
 def up_conversion(axis: int, sign: float) -> np.ndarray:

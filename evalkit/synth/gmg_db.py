@@ -59,7 +59,7 @@ class DatabaseConfig:
         min_post_s: shortest span kept after the apex when trimming, seconds.
         phase: the gesture segmentation's thresholds.
         drop_pops: drop a reference pose glued to a clip's ends (cgspeed CMU files start with a
-            T-pose) before analysing it (:func:`evalkit.features.clean.drop_end_pops`).
+            T-pose) before analysing it (:func:`evalkit.motion.trim.drop_end_pops`).
     """
 
     split: str = "strokes"
@@ -304,7 +304,7 @@ def build_gesture_database(
     Raises:
         InputError: clips on different skeletons, or no GP found in any clip.
     """
-    from evalkit.features.clean import drop_end_pops
+    from evalkit.motion.trim import drop_end_pops
 
     motions = _load(clips, load_kwargs)
     first = motions[0]

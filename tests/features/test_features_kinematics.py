@@ -10,7 +10,6 @@ import pytest
 
 from features_inject import jitter
 from evalkit.features.body import body_index
-from evalkit.features.clean import drop_end_pops, find_end_pops
 from evalkit.features.kinematics import (
     bone_length_drift, genea_accel_jerk, hellinger, jerk_per_frame, joint_angles,
 )
@@ -19,7 +18,6 @@ from evalkit.features.reference import reference_from_motions
 from evalkit.features.score import score_motion
 from evalkit.motion import load_motion, resample
 from evalkit.motion import quat
-from evalkit.motion.model import concatenate
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -134,19 +132,3 @@ def test_fm_distance(walk_motion, cmu_dir):
     vs = fm_vector(np.asarray(slow.positions), slow.fps, body_index(slow))
     assert fm_distance(v, vr) == pytest.approx(fm_distance(vr, v))
     assert fm_distance(v, vs) > 0.5
-
-
-def test_t_pose_pop_at_frame_0_is_dropped_only_when_it_pops(cmu_dir):
-    m = load_motion(cmu_dir / "01_01.bvh")  # cgspeed conversion: frame 0 is a T-pose
-    body = body_index(m)
-    assert find_end_pops(np.asarray(m.positions), m.fps, body.scale) == (1, 0)
-    clean, a, b = drop_end_pops(m, body.scale)
-    assert (a, b) == (1, 0) and clean.n_frames == m.n_frames - 1
-    # no pop in a clip that has none, in either direction
-    w = load_motion(cmu_dir / "131_03.bvh")
-    assert find_end_pops(np.asarray(w.positions), w.fps, body_index(w).scale) == (0, 0)
-    # append the T-pose at the end of a clean clip: it is found there
-    tail = concatenate([clean.slice(0, 300), m.slice(0, 1)])
-    assert find_end_pops(np.asarray(tail.positions), tail.fps, body.scale) == (0, 1)
-    row = score_motion(m)
-    assert row["dropped_frames"] == 1

@@ -7,18 +7,19 @@ import pytest
 
 from evalkit.errors import FileFormatError
 from evalkit.motion import load_motion, read_asf, read_asf_amc
-from tests.conftest import SHARED_DATA, shared_data
+from tests.conftest import shared_data, shared_glob, shared_param
 from tests.motion.test_bvh import assert_rigid
 
 # hand-made toy skeletons read with explicit units are not body-sized: the units warning is expected
 pytestmark = pytest.mark.filterwarnings("ignore:.*check --units:UserWarning")
 
 
-SHARED_AMC = sorted(SHARED_DATA.glob("mocap/cmu-asfamc/*.amc"))
+SHARED_AMC = shared_glob("mocap/cmu-asfamc/*.amc")
 
 
 @pytest.mark.parametrize("path", SHARED_AMC, ids=lambda p: p.name)
 def test_every_shared_amc_loads_rigidly(path):
+    path = shared_param(path)
     m = load_motion(path)
     assert np.isfinite(m.positions).all()
     assert_rigid(m)

@@ -11,13 +11,13 @@ import pytest
 from evalkit.errors import FileFormatError
 from evalkit.motion import load_motion, parse_bvh, read_bvh, write_bvh
 from evalkit.motion.fk import forward_kinematics
-from tests.conftest import SHARED_DATA, shared_data
+from tests.conftest import shared_data, shared_glob, shared_param
 
 # hand-made toy skeletons read with explicit units are not body-sized: the units warning is expected
 pytestmark = pytest.mark.filterwarnings("ignore:.*check --units:UserWarning")
 
 
-SHARED_BVH = sorted(SHARED_DATA.glob("mocap/*/*.bvh")) + sorted(SHARED_DATA.glob("gesture/*/*.bvh"))
+SHARED_BVH = shared_glob("mocap/*/*.bvh", "gesture/*/*.bvh")
 
 
 def assert_rigid(motion) -> None:
@@ -53,6 +53,7 @@ def test_bundled_clip_basics(bvh_motion):
 
 @pytest.mark.parametrize("path", SHARED_BVH, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_every_shared_bvh_loads_rigidly(path):
+    path = shared_param(path)
     m = read_bvh(path)
     assert np.isfinite(m.positions).all()
     assert_rigid(m)

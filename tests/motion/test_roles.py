@@ -161,3 +161,37 @@ def test_role_map_errors_name_the_file_line_and_key(tmp_path, cmu_dir):
     sk = chain_skeleton([("Base", None), ("Mid", "Base"), ("Tip", "Mid")])
     with pytest.raises(ConfigError, match=r"roles.yaml: roles.head: no joint named 'Nope'"):
         find_roles(sk, overrides=load_role_map(f))
+
+
+def test_human36m_style_pose_estimation_rig_gets_every_role():
+    """A Human3.6M-style skeleton from pose estimation (video2bvh-like names): no ``Head``
+    joint, the head is the last of the neck chain (``Neck1``), limbs end in ``Site`` joints."""
+    spec = [("Hip", None), ("RightHip", "Hip"), ("RightKnee", "RightHip"), ("RightAnkle", "RightKnee"),
+            ("RightAnkleEndSite", "RightAnkle"), ("LeftHip", "Hip"), ("LeftKnee", "LeftHip"),
+            ("LeftAnkle", "LeftKnee"), ("LeftAnkleEndSite", "LeftAnkle"), ("Spine", "Hip"),
+            ("Thorax", "Spine"), ("Neck", "Thorax"), ("Neck1", "Neck"), ("Site", "Neck1"),
+            ("LeftShoulder", "Thorax"), ("LeftElbow", "LeftShoulder"), ("LeftWrist", "LeftElbow"),
+            ("LeftWristEndSite", "LeftWrist"), ("RightShoulder", "Thorax"), ("RightElbow", "RightShoulder"),
+            ("RightWrist", "RightElbow"), ("RightWristEndSite", "RightWrist")]
+    sk = chain_skeleton(spec)
+    roles = find_roles(sk, strict=False)
+    named = {r: sk.names[j] for r, j in roles.items()}
+    assert named["neck"] == "Neck" and named["head"] == "Neck1"
+    assert named["left_ankle"] == "LeftAnkle" and named["right_wrist"] == "RightWrist"
+    assert "Site" not in named.values() and not any("EndSite" in v for v in named.values())
+    assert named["hips"] == "Hip"
+
+
+def test_head_end_site_joint_is_the_head_when_no_head_joint():
+    spec = [("Hips", None), ("Spine", "Hips"), ("Neck", "Spine"), ("HeadEndSite", "Neck")]
+    sk = chain_skeleton(spec)
+    assert sk.names[find_roles(sk, strict=False)["head"]] == "HeadEndSite"
+
+
+def test_role_matching_is_cached_but_follows_overrides(bvh_motion):
+    sk = bvh_motion.skeleton
+    a = find_roles(sk, strict=False)
+    b = find_roles(sk, overrides={"head": "Neck"}, strict=False)
+    assert sk.names[a["head"]] == "Head" and sk.names[b["head"]] == "Neck"
+    a["head"] = -5  # the caller's copy; the cache is unaffected
+    assert find_roles(sk, strict=False)["head"] == sk.index("Head")

@@ -1,4 +1,4 @@
-"""Detect and drop a pose pop at the ends of a clip.
+"""Trim a pose pop at the ends of a clip (an operation on a :class:`Motion`).
 
 Some exports prepend a reference pose (the cgspeed CMU BVH conversions start with a T-pose at
 frame 0; the Reallusion retargets too). Such a frame is not motion and would dominate velocity,
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from evalkit.motion import Motion
+from evalkit.motion.model import Motion
 
 
 @dataclass(frozen=True)
@@ -56,7 +56,9 @@ def find_end_pops(positions: np.ndarray, fps: float, scale: float = 1.0, config:
 
 
 def drop_end_pops(motion: Motion, scale: float = 1.0, config: PopConfig | None = None) -> tuple[Motion, int, int]:
-    """``(motion without popped end frames, frames dropped at start, frames dropped at end)``."""
+    """``(motion without popped end frames, frames dropped at start, frames dropped at end)``.
+
+    The trimmed clip keeps the already computed world positions (sliced, not solved again)."""
     head, tail = find_end_pops(motion.positions, motion.fps, scale, config)
     if head == 0 and tail == 0:
         return motion, 0, 0

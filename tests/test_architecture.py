@@ -60,14 +60,9 @@ KNOWN_GLOBAL_STATE: dict[str, str] = {
     "evalkit.sync": "generators",
     "evalkit.synth.plots": "generators",
     "evalkit.synth.measure": "generators",
-    "evalkit.features.plot": "hostile",
 }
 #: Functions over MAX_FUNCTION_LINES without a "# long:" reason -> who splits them.
 KNOWN_LONG_FUNCTIONS: dict[str, str] = {
-    "evalkit.features.plot:plot_timeline": "hostile",
-    "evalkit.motion.amc:read_asf": "hostile",
-    "evalkit.motion.amc:read_amc": "hostile",
-    "evalkit.motion.roles:find_roles": "hostile",
     "evalkit.synth.distance:point_cloud_distance": "generators",
     "evalkit.synth.gmg_plan:_dp": "generators",
     "evalkit.synth.gmg_render:render_plan": "generators",

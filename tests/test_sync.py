@@ -113,10 +113,15 @@ def bandai_pool():
 
 
 def _recover(pool, cfg: ConstructionConfig, files):
-    truth, found = [], []
+    truth, found, unplaced = [], [], 0
     for k, path in enumerate(files):
         audio = load_audio(path)
-        take = construct_take(audio, pool, ConstructionConfig(**{**cfg.__dict__, "seed": cfg.seed + k}))
+        try:
+            take = construct_take(audio, pool, ConstructionConfig(**{**cfg.__dict__, "seed": cfg.seed + k}))
+        except InputError:  # a short recording whose accents no pooled phrase fits: said so, skipped
+            unplaced += 1
+            assert unplaced <= max(1, len(files) // 10)
+            continue
         assert take.manifest["constructed"] is True
         g = analyze_gestures(take.motion)
         s = speech_accents(audio)

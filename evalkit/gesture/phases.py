@@ -74,7 +74,6 @@ class PhaseConfig:
     apex_fraction: float = 0.25
     min_phrase_s: float = 0.3
     stroke_window_s: float | None = 1.0
-    stroke_floor: float = 0.35
 
     def __post_init__(self) -> None:
         if self.apex not in ("stop", "peak"):
@@ -254,8 +253,7 @@ def _stroke_units(peak_speeds: list[float], peak_times: list[float], opens: bool
     def strongest_near(k: int) -> float:
         return max(peak_speeds[j] for j in pool if abs(peak_times[j] - peak_times[k]) <= W)
 
-    floor = cfg.stroke_floor * peak_speeds[main]
-    return [k for k in pool if peak_speeds[k] >= max(cfg.stroke_ratio * strongest_near(k), floor)], main
+    return [k for k in pool if peak_speeds[k] >= cfg.stroke_ratio * strongest_near(k)], main
 
 
 def _segment_phrase(traj: HandTrajectories, labels: np.ndarray, a: int, b: int, starts_rest: bool, ends_rest: bool,

@@ -49,7 +49,7 @@ from evalkit.synth.gmg_graph import (
     write_statistics,
 )
 from evalkit.synth.gmg_plan import VARIANTS, Placement, Plan, SpeechInput, SynthConfig, detect_pauses, make_plan, speech_input
-from evalkit.synth.gmg_render import Rendered, render_plan
+from evalkit.synth.gmg_render import Rendered, render_gesture_plan
 from evalkit.synth.gmg_report import clip_checks, dumps, objective_report, source_kinematics, write_text
 
 __all__ = [
@@ -57,7 +57,7 @@ __all__ = [
     "DEFAULT_THRESHOLD", "TABLE_THRESHOLDS", "GestureMotionGraph", "build_gmg", "gmg_joint_weights",
     "gmg_statistics", "posture_distance", "statistics_latex", "write_statistics",
     "VARIANTS", "Placement", "Plan", "SpeechInput", "SynthConfig", "detect_pauses", "make_plan", "speech_input",
-    "Rendered", "render_plan", "GMGResult", "synthesize", "save_result", "objective_table", "summarize_objective",
+    "Rendered", "render_gesture_plan", "GMGResult", "synthesize", "save_result", "objective_table", "summarize_objective",
     "pooled_objective", "variant_slug", "clip_checks", "objective_report", "source_kinematics",
     "MANIFEST_FORMAT",
 ]
@@ -130,7 +130,7 @@ def synthesize(
             speech = speech_input(speech)
     plan = make_plan(gmg, speech, rules, variant, config, seed)
     name = name or f"{speech.name}_{variant_slug(variant)}"
-    rendered = render_plan(gmg, plan, fps, name=name)
+    rendered = render_gesture_plan(gmg, plan, fps, name=name)
     objective = objective_report(rendered, speech, plan, rules, gmg.database, gmg.database.config.phase)
     quality = clip_checks(rendered, gmg.database, source)
     db = gmg.database

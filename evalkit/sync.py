@@ -34,6 +34,10 @@ from evalkit.textfile import read_utf8_text
 RULES_FORMAT = "evalkit-rules"
 RULES_VERSION = 1
 OFFSET_DEFINITION = "PAPT minus apex time, seconds; positive = the stroke apex comes before the pitch-accent peak"
+#: The one definition of "within the synchrony rule", used by ``evalkit sync`` and the GMG
+#: objective report alike: an offset within this many rule standard deviations of the rule's
+#: mean (``|offset - mean_s| <= SYNC_MARGIN_SD * sd_s``; with the thesis' rule, 0.1 ± 0.2 s).
+SYNC_MARGIN_SD = 1.0
 
 
 @dataclass(frozen=True)
@@ -56,9 +60,10 @@ class SynchronyRule:
         """Where to put an apex for an accent peaking at ``papt`` (s): ``papt - mean_s``."""
         return np.asarray(papt) - self.mean_s
 
-    def accepts(self, offset: float | np.ndarray, k_sd: float = 2.0) -> np.ndarray:
-        """Whether offsets (s) lie within ``k_sd`` standard deviations of the mean."""
-        return np.abs(np.asarray(offset) - self.mean_s) <= k_sd * self.sd_s
+    def accepts(self, offset: float | np.ndarray, k_sd: float = SYNC_MARGIN_SD) -> np.ndarray:
+        """Whether offsets (s) lie within ``k_sd`` standard deviations of the mean (default: the
+        project's one definition, :data:`SYNC_MARGIN_SD`)."""
+        return np.abs(np.asarray(offset, dtype=float) - self.mean_s) <= k_sd * self.sd_s + 1e-12
 
 
 @dataclass(frozen=True)

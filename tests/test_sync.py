@@ -337,3 +337,20 @@ def test_cli_rules_fit_ignores_a_sync_json_without_a_motion_path(tmp_path, capsy
     (pf.parent / "sync.json").write_text('{"motion": 5}')
     assert main(["rules", "fit", str(tmp_path / "takes")]) == 0
     assert "from 4 pairs in 1 take(s)" in capsys.readouterr().out
+
+
+def test_one_synchrony_margin_for_sync_and_the_gmg_report():
+    """`evalkit sync` and the GMG objective report count an offset "within the rule" alike."""
+    from evalkit.sync import SYNC_MARGIN_SD, SynchronyRule
+    from evalkit.synth.gmg_report import timing_metrics
+
+    rule = DEFAULT_RULES.synchrony
+    inside = rule.mean_s + 0.9 * SYNC_MARGIN_SD * rule.sd_s
+    outside = rule.mean_s + 1.1 * SYNC_MARGIN_SD * rule.sd_s
+    assert rule.accepts(inside) and not rule.accepts(outside)
+    assert SynchronyRule(0.0, 0.1).accepts(-SYNC_MARGIN_SD * 0.1)  # the edge is inside
+    papts = np.array([1.0, 3.0])
+    apexes = papts - np.array([inside, outside])  # offset = PAPT - apex
+    m = timing_metrics(apexes, np.full(2, 0.5), papts, np.full(2, 0.5), DEFAULT_RULES)
+    assert m["offset_within_rule"] == pytest.approx(np.mean(rule.accepts(np.array([inside, outside])))) == 0.5
+    assert m["accents_covered"] == 0.5

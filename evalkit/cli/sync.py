@@ -183,7 +183,7 @@ def run_sync(args: argparse.Namespace) -> int:
     import numpy as np
 
     from evalkit.speech import analysis_to_textgrid, write_textgrid
-    from evalkit.sync import fit_intensity, load_rules, pair_take, plot_offsets, plot_psi_gsi
+    from evalkit.sync import SYNC_MARGIN_SD, fit_intensity, load_rules, pair_take, plot_offsets, plot_psi_gsi
     from evalkit.sync import _write_text
 
     _check_pairing_options(args)
@@ -226,6 +226,7 @@ def run_sync(args: argparse.Namespace) -> int:
         "offset_mean_s": float(o.mean()) if len(o) else None,
         "offset_sd_s": float(o.std(ddof=1)) if len(o) > 1 else None,
         "within_synchrony_rule": float(np.mean(rules.synchrony.accepts(o))) if len(o) else None,
+        "synchrony_rule_margin_sd": SYNC_MARGIN_SD,
         "within_intensity_rule": float(np.mean(rules.intensity.accepts(pairs["psi"], pairs["gsi"]))) if len(o) else None,
         "rules": args.rules or "thesis defaults",
     }
@@ -259,7 +260,7 @@ def run_sync(args: argparse.Namespace) -> int:
               f"(rule: {rules.synchrony.mean_s:+.2f} s, SD {rules.synchrony.sd_s:.2f} s)")
         if "psi_gsi_slope" in summary:
             print(f"PSI-GSI: GSI = {summary['psi_gsi_intercept']:.3f} + {summary['psi_gsi_slope']:.3f} * PSI (r = {summary['psi_gsi_r']:.2f})")
-        print(f"within the synchrony rule (2 SD): {summary['within_synchrony_rule']:.0%}; "
+        print(f"within the synchrony rule (±{SYNC_MARGIN_SD:g} SD): {summary['within_synchrony_rule']:.0%}; "
               f"within the intensity margin: {summary['within_intensity_rule']:.0%}")
     else:
         print("no apex-PAPT pairs within --max-distance")

@@ -261,7 +261,7 @@ def pooled_objective(results: Iterable[GMGResult], rules: Rules | None = None, r
             "offset_mean_s": off.mean() if len(off) else np.nan,
             "offset_sd_s": off.std(ddof=1) if len(off) > 1 else np.nan,
             "offset_mad_rule_s": np.abs(off - sync.mean_s).mean() if len(off) else np.nan,
-            "offset_within_rule": np.mean(np.abs(off - sync.mean_s) <= sync.sd_s + 1e-12) if len(off) else np.nan,
+            "offset_within_rule": np.mean(sync.accepts(off)) if len(off) else np.nan,
             "gsi_psi_mae": dev.mean() if len(dev) else np.nan,
             "gsi_psi_in_margin": np.mean(inten.accepts(s[ok], g[ok])) if len(dev) else np.nan,
             "gsi_psi_r": np.corrcoef(g[ok], s[ok])[0, 1] if ok.sum() >= 3 else np.nan,

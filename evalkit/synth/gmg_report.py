@@ -6,9 +6,10 @@
   of stroke apexes paired one-to-one with accents by :func:`evalkit.sync.match_apexes` (nearest
   in time, at most ``max_distance_s`` apart, as in the thesis): mean, SD, median, the mean
   absolute deviation from the synchrony rule's mean (``offset_mad_rule_s``) and the fraction
-  within one rule SD of it (``offset_within_rule``).
-* ``accents_covered``: fraction of accents that have a stroke apex at the rule's offset give or
-  take one rule SD (``PAPT - apex`` in ``mean ± sd``).
+  within the rule (``offset_within_rule``: :meth:`evalkit.sync.SynchronyRule.accepts`, the one
+  definition shared with ``evalkit sync``: within ``SYNC_MARGIN_SD`` = 1 rule SD of its mean).
+* ``accents_covered``: fraction of accents that have a stroke apex within the rule (same
+  definition).
 * ``gsi_psi_mae``: mean ``|GSI - (a + b PSI)|`` over the pairs (distance from the intensity
   rule's line), ``gsi_psi_in_margin``: fraction of pairs the rule accepts, ``gsi_psi_r``: Pearson
   correlation of GSI and PSI.
@@ -74,7 +75,7 @@ def timing_metrics(apex_times, gsi, papts, psi, rules: Rules, max_distance_s: fl
     off = papt[ib] - apex[ia] if len(pairs) else np.zeros(0)
     if len(apex) and len(papt):
         all_off = papt[:, None] - apex[None, :]
-        covered = np.any(np.abs(all_off - sync.mean_s) <= sync.sd_s + 1e-12, axis=1)
+        covered = np.any(sync.accepts(all_off), axis=1)
     else:
         covered = np.zeros(len(papt), dtype=bool)
     gp, sp = (g[ia], s[ib]) if len(pairs) else (np.zeros(0), np.zeros(0))
@@ -90,7 +91,7 @@ def timing_metrics(apex_times, gsi, papts, psi, rules: Rules, max_distance_s: fl
         "offset_sd_s": _num(off.std(ddof=1)) if len(off) > 1 else None,
         "offset_median_s": _num(np.median(off)) if len(off) else None,
         "offset_mad_rule_s": _num(np.mean(np.abs(off - sync.mean_s))) if len(off) else None,
-        "offset_within_rule": _num(np.mean(np.abs(off - sync.mean_s) <= sync.sd_s + 1e-12)) if len(off) else None,
+        "offset_within_rule": _num(np.mean(sync.accepts(off))) if len(off) else None,
         "gsi_psi_mae": _num(dev.mean()) if len(dev) else None,
         "gsi_psi_in_margin": _num(np.mean(inten.accepts(sp, gp))) if len(dev) else None,
         "gsi_psi_r": _num(r),

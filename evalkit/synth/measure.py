@@ -16,8 +16,10 @@
   transition frames: the mean gap in frames at 60 fps between consecutive frames of a clip
   where a transition can start);
 * **sweep** — per method and split profile against the similarity threshold: connectivity
-  (transition points: distinct frames where a transition can start; BPMG: where any part can),
-  candidates, mean candidate cost, connected clip pairs, and mean response / cost of plans made
+  (transition points: distinct frames where a transition can start; BPMG: where any part can —
+  which alone says little: read it beside the share of requests served, the connected clip
+  pairs and the time to arrival), candidates, mean candidate cost, connected clip pairs, the
+  share of transition requests served, and mean response / duration / arrival / cost of plans made
   at a coarser request step **without** the speed guard (the guard renders every plan; see
   ``sweep_guard``);
 * **skate** — foot-skate of rendered transitions vs the source clips
@@ -246,6 +248,7 @@ def measure_transitions(
             "local_maneuverability_s": float(((ok["response_frames_60fps"] + ok["duration_frames_60fps"]) / THESIS_FPS).mean()) if len(ok) else np.nan,
             "response_mean_frames_60fps": float(ok["response_frames_60fps"].mean()) if len(ok) else np.nan,
             "duration_mean_frames_60fps": float(ok["duration_frames_60fps"].mean()) if len(ok) else np.nan,
+            "arrival_mean_frames_60fps": float(ok["arrival_frames_60fps"].mean()) if len(ok) else np.nan,
             "served_share": float(sel["reachable"].mean()) if len(sel) else np.nan,
             "tbf_frames_60fps": _tbf(cs, g),
         })
@@ -291,6 +294,7 @@ def measure_transitions(
                 "mean_plan_cost_m": float(ok["cost_m"].mean()) if len(ok) else np.nan,
                 "response_mean_frames_60fps": float(ok["response_frames_60fps"].mean()) if len(ok) else np.nan,
                 "duration_mean_frames_60fps": float(ok["duration_frames_60fps"].mean()) if len(ok) else np.nan,
+                "arrival_mean_frames_60fps": float(ok["arrival_frames_60fps"].mean()) if len(ok) else np.nan,
                 "speed_guard": sweep_guard,
             })
             bar.update(1)

@@ -333,15 +333,13 @@ def _save_figure(fig, path: Path) -> Path:
 
 def plot_offsets(pairs: pd.DataFrame, path: str | os.PathLike, rule: SynchronyRule | None = None, constructed: bool | None = None, bin_s: float = 0.05) -> Path:
     """Histogram of apex–PAPT offsets with mean and ±SD marked (like the thesis' Fig. 4.7)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure
 
     o = pairs["offset_s"].to_numpy(dtype=float)
     rule = rule or (fit_synchrony(o) if len(o) >= 2 else None)
     constructed = bool(pairs.get("constructed", pd.Series([False])).astype(bool).any()) if constructed is None else constructed
-    fig, ax = plt.subplots(figsize=(6, 3.6))
+    fig = Figure(figsize=(6, 3.6))
+    ax = fig.subplots()
     lo = min(-0.5, np.floor(o.min() / bin_s) * bin_s) if len(o) else -0.5
     hi = max(0.5, np.ceil(o.max() / bin_s) * bin_s) if len(o) else 0.5
     ax.hist(o, bins=np.arange(lo, hi + bin_s, bin_s), color="#7a9cc6", edgecolor="white")
@@ -357,10 +355,7 @@ def plot_offsets(pairs: pd.DataFrame, path: str | os.PathLike, rule: SynchronyRu
         title += " — CONSTRUCTED takes"
     ax.set_title(title, fontsize=10)
     ax.legend(fontsize=8)
-    try:
-        return _save_figure(fig, Path(path))
-    finally:
-        plt.close(fig)
+    return _save_figure(fig, Path(path))
 
 
 def plot_psi_gsi(pairs: pd.DataFrame, path: str | os.PathLike, rule: IntensityRule | None = None, group: str | None = None, constructed: bool | None = None) -> Path:
@@ -368,16 +363,14 @@ def plot_psi_gsi(pairs: pd.DataFrame, path: str | os.PathLike, rule: IntensityRu
 
     ``group`` names a column (e.g. style) that sets the marker of each point.
     """
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure
 
     x = pairs["psi"].to_numpy(dtype=float)
     y = pairs["gsi"].to_numpy(dtype=float)
     rule = rule or (fit_intensity(x, y) if len(x) >= 3 and np.ptp(x) > 0 else None)
     constructed = bool(pairs.get("constructed", pd.Series([False])).astype(bool).any()) if constructed is None else constructed
-    fig, ax = plt.subplots(figsize=(5, 4.2))
+    fig = Figure(figsize=(5, 4.2))
+    ax = fig.subplots()
     markers = ["o", "s", "^", "D", "v", "P", "X"]
     if group and group in pairs.columns:
         for k, (name, d) in enumerate(pairs.groupby(group)):
@@ -398,7 +391,4 @@ def plot_psi_gsi(pairs: pd.DataFrame, path: str | os.PathLike, rule: IntensityRu
         title += " — CONSTRUCTED takes"
     ax.set_title(title, fontsize=10)
     ax.legend(fontsize=7, loc="upper left")
-    try:
-        return _save_figure(fig, Path(path))
-    finally:
-        plt.close(fig)
+    return _save_figure(fig, Path(path))

@@ -116,10 +116,6 @@ class PhraseSegment:
     starts_at_rest: bool
     ends_at_rest: bool
 
-    @property
-    def main_stroke(self) -> Stroke:
-        return next(s for s in self.strokes if s.main)
-
 
 @dataclass(frozen=True, eq=False)
 class Segmentation:

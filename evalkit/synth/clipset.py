@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping, Sequence
+from typing import Iterable, Mapping
 
 import numpy as np
 
@@ -297,8 +297,3 @@ def combine_costs(costs: np.ndarray, weights: np.ndarray, norm: str) -> float:
     if norm == "rms":
         return float(np.sqrt(np.sum(w * c * c) / w.sum()))
     return float(np.sqrt(np.sum(c * c)))
-
-
-def clip_pairs(n: int, include_self: bool = True) -> Sequence[tuple[int, int]]:
-    """Ordered clip index pairs."""
-    return [(a, b) for a in range(n) for b in range(n) if include_self or a != b]

@@ -51,11 +51,6 @@ class Alignment:
     tz: np.ndarray
 
 
-def n_windows(n_frames: int, window: int) -> int:
-    """Number of complete ``window``-frame windows in a clip of ``n_frames`` frames."""
-    return max(0, n_frames - window + 1)
-
-
 def _window_matrix(positions: np.ndarray, window: int) -> np.ndarray:
     """``(frames, joints, 3)`` -> ``(windows, 3, window * joints)`` (a copy, C-contiguous)."""
     pos = np.asarray(positions, dtype=np.float64)

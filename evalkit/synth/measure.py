@@ -378,17 +378,15 @@ def write_measurements(m: Measurements, out_dir: str | os.PathLike, figures: boo
 def plot_measurements(m: Measurements, out: Path) -> list[Path]:
     """Figures: connectivity vs threshold per profile (bars, cf. thesis Fig. 3.14), mean cost vs
     threshold (lines, cf. Fig. 3.15), response and duration per ordered pair (bars)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure
 
     paths = []
     sw = m.sweep.copy()
     sw["graph"] = np.where(sw["method"] == "smg", "SMG", "BPMG " + sw["profile"])
     graphs = list(dict.fromkeys(sw["graph"]))
     th = sorted(sw["threshold"].unique())
-    fig, ax = plt.subplots(figsize=(8, 4))
+    fig = Figure(figsize=(8, 4))
+    ax = fig.subplots()
     width = 0.8 / max(1, len(graphs))
     for n, g in enumerate(graphs):
         s = sw[sw["graph"] == g].set_index("threshold").reindex(th)
@@ -404,9 +402,9 @@ def plot_measurements(m: Measurements, out: Path) -> list[Path]:
         f.savefig(p.with_name("." + name), dpi=120, format="png")
         os.replace(p.with_name("." + name), p)
         paths.append(p)
-    plt.close(fig)
 
-    fig, ax = plt.subplots(figsize=(8, 4))
+    fig = Figure(figsize=(8, 4))
+    ax = fig.subplots()
     for g in graphs:
         s = sw[sw["graph"] == g].sort_values("threshold")
         ax.plot(s["threshold"], s["mean_plan_cost_m"], marker="o", label=g)
@@ -419,12 +417,12 @@ def plot_measurements(m: Measurements, out: Path) -> list[Path]:
     fig.savefig(p.with_name(".cost.png"), dpi=120, format="png")
     os.replace(p.with_name(".cost.png"), p)
     paths.append(p)
-    plt.close(fig)
 
     pr = m.pairs.copy()
     pr["pair"] = pr["from_label"] + " -> " + pr["to_label"]
     pr["graph"] = np.where(pr["method"] == "smg", "SMG", "BPMG " + pr["profile"])
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
+    fig = Figure(figsize=(10, 4))
+    axes = fig.subplots(1, 2, sharey=True)
     pairs_ = list(dict.fromkeys(pr["pair"]))
     gs = list(dict.fromkeys(pr["graph"]))
     width = 0.8 / max(1, len(gs))
@@ -440,5 +438,4 @@ def plot_measurements(m: Measurements, out: Path) -> list[Path]:
     fig.savefig(p.with_name(".response_duration.png"), dpi=120, format="png")
     os.replace(p.with_name(".response_duration.png"), p)
     paths.append(p)
-    plt.close(fig)
     return paths

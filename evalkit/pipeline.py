@@ -351,7 +351,7 @@ def _build_gesture(p: GesturePipeline, study: Path, log) -> BuildResult:
     from evalkit.motion import write_bvh
     from evalkit.synth.gmg import (build_gesture_database, build_gmg, cmu_gesture_database, gmg_statistics,
                                    pooled_objective, save_result, speech_input, synthesize, variant_slug)
-    from evalkit.synth.gmg_db import is_bundled_cmu
+    from evalkit.synth.gmg.db import is_bundled_cmu
 
     res = BuildResult(study, p.kind)
     stim_dir = study / "stimuli"
@@ -362,7 +362,7 @@ def _build_gesture(p: GesturePipeline, study: Path, log) -> BuildResult:
             raise ConfigError(f"{study / PIPELINE_FILE}: gestures: {g} not found")
     rules = None
     if p.rules:
-        from evalkit.sync import load_rules
+        from evalkit.gesture_speech import load_rules
 
         rules = load_rules(resolve_path(p.rules, study))
     if is_bundled_cmu(gesture_paths):

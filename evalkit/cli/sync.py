@@ -183,8 +183,8 @@ def run_sync(args: argparse.Namespace) -> int:
     import numpy as np
 
     from evalkit.speech import analysis_to_textgrid, write_textgrid
-    from evalkit.sync import SYNC_MARGIN_SD, fit_intensity, load_rules, pair_take, plot_offsets, plot_psi_gsi
-    from evalkit.sync import _write_text
+    from evalkit.gesture_speech import SYNC_MARGIN_SD, fit_intensity, load_rules, pair_take, plot_offsets, plot_psi_gsi
+    from evalkit.gesture_speech import _write_text
 
     _check_pairing_options(args)
     motion_path, audio_path = Path(args.motion), Path(args.audio)
@@ -341,7 +341,7 @@ def run_fit(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from evalkit.errors import FileFormatError, InputError
-    from evalkit.sync import PAIR_COLUMNS, fit_rules, pair_take, plot_offsets, plot_psi_gsi, save_rules
+    from evalkit.gesture_speech import PAIR_COLUMNS, fit_rules, pair_take, plot_offsets, plot_psi_gsi, save_rules
     from evalkit.textfile import read_utf8_text
 
     _check_pairing_options(args)
@@ -408,7 +408,7 @@ def _print_rules(rules) -> None:
 
 
 def run_show(args: argparse.Namespace) -> int:
-    from evalkit.sync import load_rules
+    from evalkit.gesture_speech import load_rules
 
     rules = load_rules(args.rules)
     if rules.constructed:

@@ -22,7 +22,7 @@ from evalkit.synth.gmg import (
     statistics_latex,
     write_statistics,
 )
-from evalkit.synth.gmg_graph import boundary_postures, e1_pairs
+from evalkit.synth.gmg.graph import boundary_postures, e1_pairs
 from tests.conftest import shared_data
 
 

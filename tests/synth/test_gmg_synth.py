@@ -11,7 +11,7 @@ import pytest
 
 from evalkit.errors import InputError
 from evalkit.motion import load_motion
-from evalkit.sync import DEFAULT_RULES
+from evalkit.gesture_speech import DEFAULT_RULES
 from evalkit.synth.blend import sample
 from evalkit.synth.gmg import (
     VARIANTS,
@@ -27,9 +27,9 @@ from evalkit.synth.gmg import (
     summarize_objective,
     synthesize,
 )
-from evalkit.synth.gmg_plan import EDGE, START, _context, _dp, chain_cost
-from evalkit.synth.gmg_render import SEAM_RADIUS_S, Rendered, gp_time_warp
-from evalkit.synth.gmg_report import clip_checks, source_kinematics
+from evalkit.synth.gmg.plan import EDGE, START, _context, _dp, chain_cost
+from evalkit.synth.gmg.render import SEAM_RADIUS_S, Rendered, gp_time_warp
+from evalkit.synth.gmg.report import clip_checks, source_kinematics
 from tests.conftest import shared_data
 
 N_SPEECH = 6
@@ -89,7 +89,7 @@ def test_all_variants_give_clean_clips(results, source):
 def test_feet_stay_planted(gmg, results, speeches):
     """Two-bone leg IK keeps the ankles where the rest pose puts them (a standing speaker);
     without it the blends between GPs slide the feet."""
-    from evalkit.synth.gmg_render import standing_capture
+    from evalkit.synth.gmg.render import standing_capture
 
     roles = gmg.database.roles
     assert standing_capture(gmg.database) and not standing_capture(cmu_gesture_database())  # walks and hops
@@ -178,7 +178,7 @@ def test_time_warp_and_rendering_play_the_planned_source_frames(gmg, results):
 
 def _idle_rotations(gmg, r):
     """``(frames, joints, 4)`` the idle rest pose the renderer plays at every frame of ``r``."""
-    from evalkit.synth.gmg_render import _GesturePlanRenderer
+    from evalkit.synth.gmg.render import _GesturePlanRenderer
 
     R = _GesturePlanRenderer(gmg, r.plan, r.motion.fps)
     return R.rest_pose((0.0, 0.0, 0.0), R.t)[0]

@@ -46,7 +46,7 @@ import numpy as np
 import pandas as pd
 
 from evalkit.errors import InputError
-from evalkit.sync import Rules
+from evalkit.gesture_speech import Rules
 
 VARIANTS = ("random", "sync", "sync+intensity")
 
@@ -237,7 +237,7 @@ class SynthConfig:
             ``"auto"`` (when the capture is performed standing: not for walks and hops).
         smooth_hz: cutoff (Hz) of the zero-phase low-pass crossfaded in around every seam of
             the rendered clip (``None``: none), see
-            :func:`evalkit.synth.gmg_render.smooth_seams`.
+            :func:`evalkit.synth.gmg.render.smooth_seams`.
     """
 
     speed_range: tuple[float, float] = (0.67, 1.5)
@@ -693,7 +693,7 @@ def plan_rules(gmg, speech: SpeechInput, rules: Rules, variant: str = "sync+inte
 def plan_random(gmg, speech: SpeechInput, rules: Rules | None = None, config: SynthConfig = SynthConfig(), seed: int = 0) -> Plan:
     """Plan of the ``random`` variant: a seeded random walk, GPs at captured speed (see the
     module docstring). ``rules`` only sets the anchors recorded in the plan."""
-    from evalkit.sync import DEFAULT_RULES
+    from evalkit.gesture_speech import DEFAULT_RULES
 
     rules = rules or DEFAULT_RULES
     ctx = _context(gmg, speech, rules, "random", replace(config, jitter=0.0), seed)

@@ -18,7 +18,7 @@ from evalkit.constructed import ConstructionConfig, construct_take, prepare_pool
 from evalkit.errors import ConfigError, FileFormatError, InputError
 from evalkit.gesture import analyze_gestures
 from evalkit.speech import load_audio, speech_accents
-from evalkit.sync import (
+from evalkit.gesture_speech import (
     DEFAULT_RULES,
     fit_intensity,
     fit_rules,
@@ -341,8 +341,8 @@ def test_cli_rules_fit_ignores_a_sync_json_without_a_motion_path(tmp_path, capsy
 
 def test_one_synchrony_margin_for_sync_and_the_gmg_report():
     """`evalkit sync` and the GMG objective report count an offset "within the rule" alike."""
-    from evalkit.sync import SYNC_MARGIN_SD, SynchronyRule
-    from evalkit.synth.gmg_report import timing_metrics
+    from evalkit.gesture_speech import SYNC_MARGIN_SD, SynchronyRule
+    from evalkit.synth.gmg.report import timing_metrics
 
     rule = DEFAULT_RULES.synchrony
     inside = rule.mean_s + 0.9 * SYNC_MARGIN_SD * rule.sd_s

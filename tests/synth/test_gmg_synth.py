@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from evalkit.errors import InputError
@@ -14,7 +15,9 @@ from evalkit.motion import load_motion
 from evalkit.gesture_speech import DEFAULT_RULES
 from evalkit.synth.blend import sample
 from evalkit.synth.gmg import (
+    BLIND_FIGURES,
     VARIANTS,
+    blind_order,
     SpeechInput,
     SynthConfig,
     build_gesture_database,
@@ -348,3 +351,48 @@ def test_outputs_are_study_stimuli(results, tmp_path):
     assert man["objective"]["realised"]["n_strokes"] == len(r.plan.placements) and man["quality"]["pops"] is False
     assert len(man["plan"]["placements"]) == len(r.plan.placements)
     assert man["graph"]["scc_nodes"] > 0 and man["rules"]["format"] == "evalkit-rules"
+
+
+# -- judged blind ------------------------------------------------------------------------------
+def test_planned_strokes_are_found_blind(results):
+    """The clips re-analysed blind, exactly as capture: at least 80 % of the planned strokes of
+    every variant come out as strokes with their apex within 50 ms of the plan, and no output
+    for speech with accents is a figure standing still."""
+    for v in VARIANTS:
+        planned = found = 0
+        for (name, var), r in results.items():
+            if var != v:
+                continue
+            a = r.objective["analysed"]
+            assert r.objective["n_gestures"] >= 1, (name, v)
+            planned += r.objective["n_gestures"]
+            found += a["planned_found"]
+            assert a["planned_found_share"] == pytest.approx(a["planned_found"] / r.objective["n_gestures"])
+        assert found >= 0.8 * planned, (v, found, planned)
+
+
+def test_blind_order_of_the_variants(results):
+    table = objective_table(results.values())
+    order = blind_order(table)
+    assert set(order["figure"]) == {c for c, _ in BLIND_FIGURES}
+    off = order[order["figure"] == "analysed_offset_mad_rule_s"].set_index(["variant_a", "variant_b"])
+    # random lands its apexes off the accents, the rule variants on them: random loses on offset
+    assert off.loc[("random", "sync"), "mean_a"] > off.loc[("random", "sync"), "mean_b"]
+    assert off.loc[("random", "sync"), "win_rate_a"] <= 0.5
+    assert off.loc[("random", "sync+intensity"), "mean_a"] > off.loc[("random", "sync+intensity"), "mean_b"]
+    gsi = order[order["figure"] == "analysed_gsi_psi_in_margin"].set_index(["variant_a", "variant_b"])
+    assert gsi.loc[("sync", "sync+intensity"), "mean_b"] > gsi.loc[("sync", "sync+intensity"), "mean_a"]
+    assert ((order["win_rate_a"] >= 0) & (order["win_rate_a"] <= 1)).all()
+    assert order["n"].max() == N_SPEECH
+
+
+def test_blind_order_counts_wins_and_tests_pairs():
+    """Win rates and the paired test on a small table with known values."""
+    t = pd.DataFrame({"item": ["u1", "u2", "u3", "u4"] * 2, "variant": ["random"] * 4 + ["sync"] * 4,
+                      "analysed_offset_mad_rule_s": [0.3, 0.2, 0.1, 0.05, 0.1, 0.1, 0.1, 0.1]})
+    o = blind_order(t, figures=(("analysed_offset_mad_rule_s", "lower"),)).iloc[0]
+    assert (o["variant_a"], o["variant_b"], o["n"]) == ("random", "sync", 4)
+    assert o["win_rate_a"] == pytest.approx((0 + 0 + 0.5 + 1) / 4)
+    from scipy.stats import wilcoxon
+
+    assert o["p_value"] == pytest.approx(wilcoxon([0.3, 0.2, 0.1, 0.05], [0.1] * 4).pvalue)

@@ -36,7 +36,7 @@ candidate follows the lower body (``forced`` in the plan; counted in the measure
 from __future__ import annotations
 
 import os
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Iterable, Mapping
 
 import numpy as np
@@ -45,18 +45,19 @@ import pandas as pd
 from evalkit.errors import InputError
 from evalkit.motion.model import Motion
 from evalkit.synth.bodyparts import SPLIT_PROFILES, BodyPart, joint_part_index, split_profile
-from evalkit.synth.clipset import ClipSet, check_norm
-from evalkit.synth.smg import DEFAULT_THRESHOLD, TransitionGraph, find_candidates
+from evalkit.synth.clipset import ClipSet
+from evalkit.synth.smg import DEFAULT_THRESHOLD, GraphConfig, TransitionGraph, find_candidates
 from evalkit.synth.transition import Hop, PartMove, TransitionPlan, fast_joints, validate_request
 
 
 @dataclass(frozen=True)
-class BPMGConfig:
-    """Parameters of body part motion graphs.
+class BPMGConfig(GraphConfig):
+    """Parameters of body part motion graphs: those of the SMG
+    (:class:`evalkit.synth.smg.GraphConfig`: ``threshold`` — the same for every part —
+    ``window_s``, ``fps``, ``weights``, ``minima_radius_s``, ``prune``, ``norm``,
+    ``speed_guard``, ``guard_tolerance``, ``guard_tries``) and:
 
     Attributes:
-        threshold, window_s, fps, weights, minima_radius_s, prune, norm: as for the SMG
-            (:class:`evalkit.synth.smg.GraphConfig`); the same threshold applies to every part.
         profile: split profile name (:data:`evalkit.synth.bodyparts.SPLIT_PROFILES`).
         gait_phase: lower-body candidates must start on the same supporting leg.
         max_time_scale: largest speed-up or slow-down of an upper part's path (>= 1).
@@ -65,12 +66,6 @@ class BPMGConfig:
         max_phase_offset_s: largest difference between an upper part's and the lower body's
             frame offset ``j - i`` (how far out of step with the legs a part may play), seconds.
         parts_lead: upper parts leave the origin motion no later than the lower body.
-        speed_guard: after planning, render the transition and force any upper part whose
-            joints then move faster than ``guard_tolerance`` times their fastest speed in the
-            clips involved to follow the lower body instead (repeated until none does).
-        guard_tolerance: see ``speed_guard``.
-        guard_tries: how many lower-body transitions to try before giving up (the last plan
-            is returned with ``info["guard_ok"] = False``).
         whole_body_candidates: the SMG's whole-body candidates are lower-body candidates too
             (see the module docstring).
         max_lead_s: an upper part leaves the origin at most this long before the lower body
@@ -79,48 +74,31 @@ class BPMGConfig:
             and a transition (first part's departure to the parts' re-synchronisation) lasted
             95 frames against the SMG's 20: the length came from that schedule, not from the
             blends (one window each, as the SMG's).
+
+    With ``speed_guard``, an upper part whose joints move faster than ``guard_tolerance`` times
+    their fastest speed in the clips involved follows the lower body instead (repeated until
+    none does); ``guard_tries`` lower-body transitions are tried before giving up.
     """
 
-    threshold: float = DEFAULT_THRESHOLD
-    window_s: float = 1.0 / 3.0
-    fps: float = 60.0
-    weights: str | Mapping[str, float] = "paths"
-    minima_radius_s: float = 0.1
-    prune: bool = True
-    norm: str = "rms"
     profile: str = "sp4a"
     gait_phase: bool = True
     max_time_scale: float = 1.5
     max_sync_s: float = 0.5
     max_phase_offset_s: float = 0.2
     parts_lead: bool = True
-    speed_guard: bool = True
-    guard_tolerance: float = 1.1
-    guard_tries: int = 8
     whole_body_candidates: bool = True
     max_lead_s: float | None = 1.0 / 3.0
 
     def __post_init__(self) -> None:
-        check_norm(self.norm)
+        super().__post_init__()
         if self.profile not in SPLIT_PROFILES:
             raise InputError(f"unknown split profile {self.profile!r}; profiles are {', '.join(SPLIT_PROFILES)}")
-        if not (self.threshold > 0):
-            raise InputError(f"threshold must be positive (metres), got {self.threshold}")
         if not (self.max_time_scale >= 1.0):
             raise InputError(f"max_time_scale must be at least 1, got {self.max_time_scale}")
         if self.max_sync_s < 0 or self.max_phase_offset_s < 0:
             raise InputError("max_sync_s and max_phase_offset_s must not be negative")
         if not (self.guard_tolerance >= 1.0):
             raise InputError(f"guard_tolerance must be at least 1, got {self.guard_tolerance}")
-
-    def radius(self, fps: float) -> int:
-        return max(1, int(round(self.minima_radius_s * fps)))
-
-    def as_dict(self) -> dict:
-        d = asdict(self)
-        if not isinstance(d["weights"], str):
-            d["weights"] = dict(d["weights"])
-        return d
 
 
 def stance_side(contacts: np.ndarray) -> np.ndarray:
@@ -435,9 +413,11 @@ def build_bpmg(
         A :class:`BodyPartMotionGraphs`; ``.stats()`` and ``.plan(a, b, frame)`` as for the SMG.
     """
     cs = ClipSet.from_clips(clips, fps=fps, window_s=window_s, weights=weights)
-    cfg = BPMGConfig(threshold, cs.window / cs.fps, cs.fps, cs.weights, minima_radius_s, prune, norm, profile,
-                     gait_phase, max_time_scale, max_sync_s, max_phase_offset_s, parts_lead, speed_guard,
-                     guard_tolerance, guard_tries, whole_body_candidates, max_lead_s)
+    cfg = BPMGConfig(threshold=threshold, window_s=cs.window / cs.fps, fps=cs.fps, weights=cs.weights,
+                     minima_radius_s=minima_radius_s, prune=prune, norm=norm, speed_guard=speed_guard,
+                     guard_tolerance=guard_tolerance, guard_tries=guard_tries, profile=profile, gait_phase=gait_phase,
+                     max_time_scale=max_time_scale, max_sync_s=max_sync_s, max_phase_offset_s=max_phase_offset_s,
+                     parts_lead=parts_lead, whole_body_candidates=whole_body_candidates, max_lead_s=max_lead_s)
     parts = tuple(split_profile(cs.skeleton, profile, cs.roles))
     radius = cfg.radius(cs.fps)
     graphs, dists, weights_ = [], [], []

@@ -270,7 +270,7 @@ class ClipSet:
 
     def alignment(self, key: str, a: int, i: int, b: int, j: int) -> tuple[float, float, float]:
         """Kovar alignment ``(theta, tx, tz)`` of clip ``b``'s window at ``j`` onto ``a``'s at ``i``."""
-        from evalkit.synth.distance import align_2d
+        from evalkit.motion.planar import align_2d
 
         pa, w, _ = self._cloud(a, key)
         pb, _, _ = self._cloud(b, key)

@@ -27,7 +27,9 @@ import numpy as np
 
 from evalkit.errors import InputError
 from evalkit.motion.model import Motion
-from evalkit.synth.blend import blend_poses, compose_2d, ease, sample, transform_root
+from evalkit.motion.ops import sample
+from evalkit.motion.planar import compose_2d, transform_root
+from evalkit.synth.blend import blend_poses, ease
 from evalkit.synth.bodyparts import BodyPart
 
 

@@ -13,7 +13,7 @@ import pytest
 from evalkit.errors import InputError
 from evalkit.motion import load_motion
 from evalkit.gesture_speech import DEFAULT_RULES
-from evalkit.synth.blend import sample
+from evalkit.motion.ops import sample
 from evalkit.synth.gmg import (
     BLIND_FIGURES,
     VARIANTS,

@@ -10,7 +10,7 @@ import pytest
 from evalkit.errors import InputError
 from evalkit.motion import load_motion
 from evalkit.synth import ClipSet, build_bpmg, build_smg, bundled_locomotion, synthesize_transition, write_stimulus
-from evalkit.synth.blend import transform_root
+from evalkit.motion.planar import transform_root
 from evalkit.synth.transition import check_clip, plan_clips, render_transition_plan
 from tests.conftest import shared_data
 

@@ -35,7 +35,9 @@ from scipy.interpolate import CubicHermiteSpline
 
 from evalkit.errors import InputError, RolesNotFoundError
 from evalkit.motion import Motion, find_roles, quat
-from evalkit.synth.blend import blend_poses, sample, transform_root
+from evalkit.motion.ops import sample
+from evalkit.motion.planar import transform_root
+from evalkit.synth.blend import blend_poses
 
 #: Heading of the first segment: the body's left->right axis along -X, i.e. facing +Z.
 FACING = np.pi

@@ -350,7 +350,8 @@ GMG_THRESHOLDS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 def _build_gesture(p: GesturePipeline, study: Path, log) -> BuildResult:
     from evalkit.motion import write_bvh
     from evalkit.synth.gmg import (build_gesture_database, build_gmg, cmu_gesture_database, gmg_statistics,
-                                   pooled_objective, save_result, speech_input, synthesize, variant_slug)
+                                   pooled_objective, save_result, speech_input, synthesize, variant_slug,
+                                   blind_order, objective_table)
     from evalkit.synth.gmg.db import is_bundled_cmu
 
     res = BuildResult(study, p.kind)
@@ -405,7 +406,9 @@ def _build_gesture(p: GesturePipeline, study: Path, log) -> BuildResult:
                 "source": rec_name, "frames": [0, n], "fps": rec.fps, "audio": audio.name,
             }, indent=2))
             res.stimuli.append(out)
-    res.tables["gmg_objective"] = pooled_objective(results, rules).reset_index() if results else pd.DataFrame()
+    res.tables["gmg_objective"] = (pd.concat({r: pooled_objective(results, rules, r) for r in ("planned", "realised", "analysed")},
+                                             names=["reading"]).reset_index() if results else pd.DataFrame())
+    res.tables["gmg_blind_order"] = blind_order(objective_table(results)) if results else pd.DataFrame()
     return res
 
 
@@ -506,7 +509,10 @@ REPORT_TABLES = {
     "transition_stats": "Graph statistics: transition points, connectivity, mean transition cost",
     "transition_maneuverability": "Local maneuverability",
     "gmg_stats": "Gesture motion graph statistics per similarity threshold (cf. thesis Table 4.2)",
-    "gmg_objective": "Synchrony and intensity per GMG variant (apex–PAPT offsets, accents covered, GSI–PSI agreement)",
+    "gmg_objective": "Synchrony and intensity per GMG variant (apex–PAPT offsets, accents covered, GSI–PSI agreement): "
+                     "as planned, as rendered (GP by GP) and as analysed blind (the clips re-analysed as capture)",
+    "gmg_blind_order": "GMG variants judged blind, utterance by utterance: win rate of the first variant and Wilcoxon "
+                       "signed-rank test (|offset - rule|, share in the intensity margin, planned strokes found)",
 }
 
 

@@ -197,6 +197,9 @@ class BodyPartMotionGraphs:
         the lower body's graph, which routes the character; ``per_part`` has every part's.
         ``transition_points`` counts distinct ``(clip, frame)`` where at least one part can start
         a transition (lower body: kept after pruning; upper parts: all candidates).
+        ``connected_clip_pairs`` counts the pairs the BPMG can connect, its own lower-body graph's
+        or, with ``whole_body_candidates``, the SMG's it falls back on
+        (``connected_clip_pairs_progressive``: the lower-body graph's alone).
         """
         out: dict = {"profile": self.config.profile, "parts": [p.name for p in self.parts]}
         points = set()
@@ -215,6 +218,10 @@ class BodyPartMotionGraphs:
         for key, value in low.items():
             if key not in ("transition_points", "candidates", "mean_cost_m"):
                 out[key] = value
+        if self.config.whole_body_candidates:
+            # the SMG's transitions are the BPMG's fallback (see plan): pairs it connects count
+            out["connected_clip_pairs_progressive"] = out.get("connected_clip_pairs")
+            out["connected_clip_pairs"] = len(_connected_pairs(self.graphs[0]) | _connected_pairs(self._smg().tg))
         costs = [g.candidates["cost"].to_numpy() for g in self.graphs]
         out["mean_cost_m"] = float(np.mean(np.concatenate(costs))) if sum(len(c) for c in costs) else float("nan")
         return out
@@ -346,10 +353,8 @@ class BodyPartMotionGraphs:
                 return whole
         return plan
 
-    def _whole_body_plan(self, a: int, b: int, request: int) -> TransitionPlan | None:
-        """The SMG's transition on the same clips with every part moving with the lower body
-        (used when no progressive transition passes): what a BPMG can do whatever its parts'
-        candidates, so it serves every request an SMG serves."""
+    def _smg(self):
+        """The SMG on the same clips and parameters (built once)."""
         from evalkit.synth.smg import build_smg
 
         cfg = self.config
@@ -357,7 +362,14 @@ class BodyPartMotionGraphs:
             self._groups["smg"] = build_smg(self.clipset, threshold=cfg.threshold, minima_radius_s=cfg.minima_radius_s,
                                             prune=cfg.prune, norm=cfg.norm, speed_guard=cfg.speed_guard,
                                             guard_tolerance=cfg.guard_tolerance, guard_tries=cfg.guard_tries)
-        smg = self._groups["smg"].plan(a, b, request)
+        return self._groups["smg"]
+
+    def _whole_body_plan(self, a: int, b: int, request: int) -> TransitionPlan | None:
+        """The SMG's transition on the same clips with every part moving with the lower body
+        (used when no progressive transition passes): what a BPMG can do whatever its parts'
+        candidates, so it serves every request an SMG serves."""
+        cfg = self.config
+        smg = self._smg().plan(a, b, request)
         if smg is None:
             return None
         hops = tuple(Hop(h.src, h.dst, h.entry, h.i_lower, h.j_lower, h.sync, h.align,
@@ -365,6 +377,13 @@ class BodyPartMotionGraphs:
                      for h in smg.hops)
         return TransitionPlan("bpmg", a, b, request, smg.window, smg.fps, self.parts, hops, self.part_weights, cfg.norm,
                               info={**smg.info, "profile": cfg.profile, "whole_body": True})
+
+
+def _connected_pairs(tg: TransitionGraph) -> set[tuple[int, int]]:
+    """Ordered pairs of different clips joined by a transition kept in the graph."""
+    c = tg.candidates
+    kept = c[c["in_graph"]] if "in_graph" in c.columns else c
+    return {(int(a), int(b)) for a, b in kept[["src", "dst"]].to_numpy() if a != b}
 
 
 def _with_whole_body(lower: pd.DataFrame, body: pd.DataFrame) -> pd.DataFrame:

@@ -41,7 +41,9 @@ def register(sub) -> None:
             "intensity rule). Writes <speech>_<variant>.bvh and .json (manifest: audio path, plan, "
             "objective report, clip checks) per output, objective.csv (one row per output), "
             "objective_summary.csv (means per variant), objective_pooled.csv (all pairs pooled per "
-            "variant and reading) and gesture_database.csv."),
+            "variant and reading: planned, realised, analysed blind), objective_blind_order.csv (the "
+            "variants judged blind utterance by utterance: win rates, Wilcoxon signed-rank tests) and "
+            "gesture_database.csv."),
         epilog="Example: evalkit synth gmg --gestures ../shared/data/gesture/bandai-namco "
                "--speech utterance.wav --variant all --seed 0 --out stimuli/",
     )

@@ -46,6 +46,8 @@ FACING = np.pi
 DECAY_S = 0.2
 #: Shortest period of the idle rest's slow sweep over the captured rest, seconds.
 IDLE_PERIOD_S = 6.0
+#: Cutoff of the low-pass applied to the idle rest, Hz.
+IDLE_CUTOFF_HZ = 2.0
 #: Seconds either side of a seam within which :func:`smooth_seams` low-passes the clip.
 SEAM_RADIUS_S = 0.25
 
@@ -356,6 +358,7 @@ class _GesturePlanRenderer:
         rest_rec, self.rest_frame = db.rest
         self.rest = self.recs[rest_rec]
         self.idle_centre, self.idle_amp = _idle_frames(db, self.rest, self.rest_frame)
+        self.idle = self._idle_poses()
         self.segs = self._segments()
 
     # -- pose sources --------------------------------------------------------------------------
@@ -391,16 +394,33 @@ class _GesturePlanRenderer:
         frames[after] = seg.src_end + _decayed(tt[after] - seg.end_time, seg.rate_end, d1)
         return rec.pose(frames, seg.T)
 
+    def _idle_poses(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """``(rotations, translations)`` of the idle rest on every output frame (untransformed):
+        the captured rest around the rest frame swept slowly back and forth (a sine over the
+        run, at most half the captured speed), low-passed at :data:`IDLE_CUTOFF_HZ` so that the
+        kinks of sampling between captured frames do not read as acceleration spikes in a body
+        that hardly moves. ``None`` when the captured rest is too short (a still pose then)."""
+        from scipy.signal import butter, filtfilt
+
+        A = self.idle_amp
+        if A < 1.0 or self.n < 16:
+            return None
+        period = max(IDLE_PERIOD_S, 2 * np.pi * A / (0.5 * self.rest.motion.fps))
+        rot, tr = sample(self.rest.motion, self.idle_centre + A * np.sin(2 * np.pi * self.t / period))
+        b, a = butter(2, min(IDLE_CUTOFF_HZ / (self.fps / 2.0), 0.99))
+        pad = min(self.n - 1, 60)
+        rot = filtfilt(b, a, quat.make_continuous(rot, axis=0), axis=0, padlen=pad)
+        tr = filtfilt(b, a, tr, axis=0, padlen=pad)
+        return quat.normalize(rot), tr
+
     def rest_pose(self, T, times: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The idle rest pose at output times: the captured rest around the rest frame, swept
-        slowly back and forth (a sine over the run, at most half the captured speed), so a
+        """The idle rest pose at output times (frames of this rendering), moved by ``T``: a
         resting figure breathes and sways as captured instead of freezing."""
         tt = np.asarray(times, dtype=float)
-        A = self.idle_amp
-        if A < 1.0:
+        if self.idle is None:
             return self.rest.pose(np.full(len(tt), float(self.rest_frame)), T)
-        period = max(IDLE_PERIOD_S, 2 * np.pi * A / (0.5 * self.rest.motion.fps))
-        return self.rest.pose(self.idle_centre + A * np.sin(2 * np.pi * tt / period), T)
+        idx = np.clip(np.rint(tt * self.fps).astype(int), 0, self.n - 1)
+        return transform_root(self.idle[0][idx], self.idle[1][idx], *T)
 
     # -- filling frames ------------------------------------------------------------------------
     def put(self, mask: np.ndarray, r: np.ndarray, x: np.ndarray) -> None:

@@ -269,7 +269,7 @@ class SynthConfig:
     jitter: float = 0.2
     random_lead_s: float = 0.5
     plant_feet: bool | str = "auto"
-    smooth_hz: float | None = 6.0
+    smooth_hz: float | None = 5.0
 
     def __post_init__(self) -> None:
         lo, hi = self.speed_range
@@ -359,7 +359,7 @@ class Plan:
     max_blend_s: float = 0.5
     settle_s: float = 0.15
     plant_feet: bool | str = "auto"
-    smooth_hz: float | None = 6.0
+    smooth_hz: float | None = 5.0
 
     def frame(self) -> pd.DataFrame:
         """One row per placement."""

@@ -384,7 +384,7 @@ def save_take(take: ConstructedTake, folder: str | os.PathLike, name: str | None
     """Write ``<name>.bvh``, ``<name>.wav`` and ``<name>.take.json`` (truth) into ``folder``."""
     from evalkit.motion import write_bvh
     from evalkit.speech.audio import write_wav
-    from evalkit.sync import _write_text
+    from evalkit.gesture_speech import _write_text
 
     d = Path(folder)
     d.mkdir(parents=True, exist_ok=True)

@@ -344,8 +344,9 @@ GMG_THRESHOLDS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 def _build_gesture(p: GesturePipeline, study: Path, log) -> BuildResult:
     from evalkit.motion import write_bvh
     from evalkit.synth.gmg import (build_gesture_database, build_gmg, cmu_gesture_database, gmg_statistics,
-                                   pooled_objective, save_result, speech_input, synthesize, variant_slug)
-    from evalkit.synth.gmg_db import is_bundled_cmu
+                                   pooled_objective, save_result, speech_input, synthesize, variant_slug,
+                                   blind_order, objective_table)
+    from evalkit.synth.gmg.db import is_bundled_cmu
 
     res = BuildResult(study, p.kind)
     stim_dir = study / "stimuli"
@@ -356,7 +357,7 @@ def _build_gesture(p: GesturePipeline, study: Path, log) -> BuildResult:
             raise ConfigError(f"{study / PIPELINE_FILE}: gestures: {g} not found")
     rules = None
     if p.rules:
-        from evalkit.sync import load_rules
+        from evalkit.gesture_speech import load_rules
 
         rules = load_rules(resolve_path(p.rules, study))
     if is_bundled_cmu(gesture_paths):
@@ -399,7 +400,9 @@ def _build_gesture(p: GesturePipeline, study: Path, log) -> BuildResult:
                 "source": rec_name, "frames": [0, n], "fps": rec.fps, "audio": audio.name,
             }, indent=2))
             res.stimuli.append(out)
-    res.tables["gmg_objective"] = pooled_objective(results, rules).reset_index() if results else pd.DataFrame()
+    res.tables["gmg_objective"] = (pd.concat({r: pooled_objective(results, rules, r) for r in ("planned", "realised", "analysed")},
+                                             names=["reading"]).reset_index() if results else pd.DataFrame())
+    res.tables["gmg_blind_order"] = blind_order(objective_table(results)) if results else pd.DataFrame()
     return res
 
 
@@ -500,7 +503,10 @@ REPORT_TABLES = {
     "transition_stats": "Graph statistics: transition points, connectivity, mean transition cost",
     "transition_maneuverability": "Local maneuverability",
     "gmg_stats": "Gesture motion graph statistics per similarity threshold (cf. thesis Table 4.2)",
-    "gmg_objective": "Synchrony and intensity per GMG variant (apex–PAPT offsets, accents covered, GSI–PSI agreement)",
+    "gmg_objective": "Synchrony and intensity per GMG variant (apex–PAPT offsets, accents covered, GSI–PSI agreement): "
+                     "as planned, as rendered (GP by GP) and as analysed blind (the clips re-analysed as capture)",
+    "gmg_blind_order": "GMG variants judged blind, utterance by utterance: win rate of the first variant and Wilcoxon "
+                       "signed-rank test (|offset - rule|, share in the intensity margin, planned strokes found)",
 }
 
 

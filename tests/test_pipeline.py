@@ -84,9 +84,13 @@ def test_demo_numbers_are_computed_in_the_run_and_show_the_expected_order(demo):
     for _, row in requested.iterrows():
         m = json.loads(manifests[f"{row['item']}.{row['method'].lower()}"].read_text())
         assert m["transition"]["response_frames"] == row["response_frames"]
-    obj = pd.read_csv(out / "gesture-speech" / "results" / "gmg_objective.csv").set_index("variant")
+    objective = pd.read_csv(out / "gesture-speech" / "results" / "gmg_objective.csv")
+    assert set(objective["reading"]) == {"planned", "realised", "analysed"}  # the blind reading beside the plan's
+    obj = objective[objective["reading"] == "realised"].set_index("variant")
     assert obj.loc["sync+intensity", "gsi_psi_in_margin"] > obj.loc["random", "gsi_psi_in_margin"]
     assert obj.loc["sync", "offset_mad_rule_s"] < obj.loc["random", "offset_mad_rule_s"]
+    order = pd.read_csv(out / "gesture-speech" / "results" / "gmg_blind_order.csv")
+    assert {"win_rate_a", "p_value"} <= set(order.columns) and len(order)
     html = (out / "locomotion-transitions" / "results" / "report" / "report.html").read_text()
     assert f"{int(stats.loc['bpmg', 'transition_points'])}" in html
 

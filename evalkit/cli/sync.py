@@ -174,8 +174,8 @@ def _check_pairing_options(args: argparse.Namespace) -> None:
 
 def run_sync(args: argparse.Namespace) -> int:
     from evalkit.speech import analysis_to_textgrid, write_textgrid
-    from evalkit.sync import load_rules, pair_take, plot_offsets, plot_psi_gsi
-    from evalkit.sync import _write_text
+    from evalkit.gesture_speech import SYNC_MARGIN_SD, fit_intensity, load_rules, pair_take, plot_offsets, plot_psi_gsi
+    from evalkit.gesture_speech import _write_text
 
     _check_pairing_options(args)
     motion_path, audio_path = Path(args.motion), Path(args.audio)
@@ -241,6 +241,7 @@ def _take_summary(args: argparse.Namespace, motion_path: Path, audio_path: Path,
         "offset_mean_s": float(o.mean()) if len(o) else None,
         "offset_sd_s": float(o.std(ddof=1)) if len(o) > 1 else None,
         "within_synchrony_rule": float(np.mean(rules.synchrony.accepts(o))) if len(o) else None,
+        "synchrony_rule_margin_sd": SYNC_MARGIN_SD,
         "within_intensity_rule": float(np.mean(rules.intensity.accepts(pairs["psi"], pairs["gsi"]))) if len(o) else None,
         "rules": args.rules or "thesis defaults",
     }
@@ -268,7 +269,7 @@ def _print_take(summary: dict, motion_path: Path, audio_path: Path, gestures, sp
               f"(rule: {rules.synchrony.mean_s:+.2f} s, SD {rules.synchrony.sd_s:.2f} s)")
         if "psi_gsi_slope" in summary:
             print(f"PSI-GSI: GSI = {summary['psi_gsi_intercept']:.3f} + {summary['psi_gsi_slope']:.3f} * PSI (r = {summary['psi_gsi_r']:.2f})")
-        print(f"within the synchrony rule (2 SD): {summary['within_synchrony_rule']:.0%}; "
+        print(f"within the synchrony rule (±{SYNC_MARGIN_SD:g} SD): {summary['within_synchrony_rule']:.0%}; "
               f"within the intensity margin: {summary['within_intensity_rule']:.0%}")
     else:
         print("no apex-PAPT pairs within --max-distance")
@@ -348,7 +349,7 @@ def run_fit(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from evalkit.errors import FileFormatError, InputError
-    from evalkit.sync import PAIR_COLUMNS, fit_rules, pair_take, plot_offsets, plot_psi_gsi, save_rules
+    from evalkit.gesture_speech import PAIR_COLUMNS, fit_rules, pair_take, plot_offsets, plot_psi_gsi, save_rules
     from evalkit.textfile import read_utf8_text
 
     _check_pairing_options(args)
@@ -415,7 +416,7 @@ def _print_rules(rules) -> None:
 
 
 def run_show(args: argparse.Namespace) -> int:
-    from evalkit.sync import load_rules
+    from evalkit.gesture_speech import load_rules
 
     rules = load_rules(args.rules)
     if rules.constructed:

@@ -108,6 +108,8 @@ def register(sub) -> None:
     m.add_argument("--sweep-step", type=float, default=0.25, metavar="SECONDS",
                    help="spacing of request times in the sweep (default: 0.25)")
     m.add_argument("--out", "-o", required=True, metavar="DIR", help="output folder")
+    m.add_argument("--profiles", nargs="+", default=None, metavar="PROFILE",
+                   help="BPMG split profiles of the sweep (default: all six)")
     m.add_argument("--quiet", "-q", action="store_true", help="no progress bars")
 
     # extension point: evalkit.cli.synth_<name>.register_synth(ss) (or .register(ss))
@@ -240,6 +242,7 @@ def run_measure(args: argparse.Namespace) -> int:
     threshold = _threshold(args, cs)
     m = measure_transitions(
         cs, threshold=threshold, profile=args.profile, thresholds=args.thresholds,
+        **({"profiles": args.profiles} if args.profiles else {}),
         request_step_s=args.request_step, sweep_step_s=args.sweep_step, progress=not args.quiet,
         norm=args.norm, prune=not args.no_prune,
     )
@@ -249,5 +252,11 @@ def run_measure(args: argparse.Namespace) -> int:
         print(f"{r['method']:5s} {r['profile']:5s} response {r['response_mean_frames_60fps']:.1f} / duration "
               f"{r['duration_mean_frames_60fps']:.1f} frames at 60 fps, local maneuverability "
               f"{r['local_maneuverability_s']:.2f} s, served {100 * r['served_share']:.0f}%")
+    sw = m.sweep[(m.sweep["method"] == "smg") | (m.sweep["profile"] == args.profile)]
+    print("threshold sweep (served: share of transition requests served; pairs: connected clip pairs; "
+          "arrival: request to arrival, frames at 60 fps):")
+    for _, r in sw.sort_values(["threshold", "method"], ascending=[True, False]).iterrows():
+        print(f"  {r['threshold']:.3g} {r['method']:5s} points {r['transition_points']:5d}  served {100 * r['served_share']:3.0f}%  "
+              f"pairs {r['connected_clip_pairs']:2d}  arrival {r['arrival_mean_frames_60fps']:.1f}")
     print(f"wrote {len(paths)} files to {args.out}")
     return 0

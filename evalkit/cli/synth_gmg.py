@@ -41,7 +41,9 @@ def register(sub) -> None:
             "intensity rule). Writes <speech>_<variant>.bvh and .json (manifest: audio path, plan, "
             "objective report, clip checks) per output, objective.csv (one row per output), "
             "objective_summary.csv (means per variant), objective_pooled.csv (all pairs pooled per "
-            "variant and reading) and gesture_database.csv."),
+            "variant and reading: planned, realised, analysed blind), objective_blind_order.csv (the "
+            "variants judged blind utterance by utterance: win rates, Wilcoxon signed-rank tests) and "
+            "gesture_database.csv."),
         epilog="Example: evalkit synth gmg --gestures ../shared/data/gesture/bandai-namco "
                "--speech utterance.wav --variant all --seed 0 --out stimuli/",
     )
@@ -95,7 +97,7 @@ def _weights(spec: str):
 
 
 def _database(args):
-    from evalkit.synth.gmg_db import CMU_NOTE, DatabaseConfig, build_gesture_database, cmu_gesture_database, is_bundled_cmu
+    from evalkit.synth.gmg.db import CMU_NOTE, DatabaseConfig, build_gesture_database, cmu_gesture_database, is_bundled_cmu
 
     cfg = DatabaseConfig(split=args.split)
     if not args.gestures:
@@ -123,7 +125,7 @@ def _thresholds(text: str) -> list[float]:
 
 
 def run_stats(args: argparse.Namespace) -> int:
-    from evalkit.synth.gmg_graph import gmg_statistics, write_statistics
+    from evalkit.synth.gmg.graph import gmg_statistics, write_statistics
 
     thresholds, weights = _thresholds(args.thresholds), _weights(args.weights)
     db = _database(args)
@@ -145,7 +147,7 @@ def run_stats(args: argparse.Namespace) -> int:
 def _speech_inputs(args):
     from evalkit.data import speech_files
     from evalkit.errors import InputError
-    from evalkit.synth.gmg_plan import speech_input
+    from evalkit.synth.gmg.plan import speech_input
 
     files = [Path(p) for p in args.speech] if args.speech else speech_files()
     if args.textgrid and len(files) != 1:
@@ -174,9 +176,10 @@ def run(args: argparse.Namespace) -> int:
     import pandas as pd
     from tqdm import tqdm
 
-    from evalkit.sync import load_rules
+    from evalkit.gesture_speech import load_rules
     from evalkit.synth.gmg import (
         VARIANTS,
+        blind_order,
         build_gmg,
         objective_table,
         pooled_objective,
@@ -184,8 +187,8 @@ def run(args: argparse.Namespace) -> int:
         summarize_objective,
         synthesize,
     )
-    from evalkit.synth.gmg_graph import DEFAULT_THRESHOLD
-    from evalkit.synth.gmg_report import source_kinematics, write_text
+    from evalkit.synth.gmg.graph import DEFAULT_THRESHOLD
+    from evalkit.synth.gmg.report import source_kinematics, write_text
 
     variants = list(VARIANTS) if not args.variant or "all" in args.variant else list(dict.fromkeys(args.variant))
     rules = load_rules(args.rules)
@@ -213,6 +216,8 @@ def run(args: argparse.Namespace) -> int:
     write_text(out / "objective_summary.csv", summary.to_csv(float_format="%.5g"))
     pooled = pd.concat({r: pooled_objective(results, rules, r) for r in ("planned", "realised", "analysed")}, names=["reading"])
     write_text(out / "objective_pooled.csv", pooled.to_csv(float_format="%.5g"))
+    order = blind_order(table)
+    write_text(out / "objective_blind_order.csv", order.to_csv(index=False, float_format="%.5g"))
     if args.json:
         json.dump(json.loads(table.to_json(orient="records")), sys.stdout, indent=2)
         print()
@@ -227,8 +232,12 @@ def run(args: argparse.Namespace) -> int:
     keep = ["pairs", "accents_covered", "offset_mean_s", "offset_sd_s", "offset_mad_rule_s", "offset_within_rule",
             "gsi_psi_mae", "gsi_psi_in_margin", "gsi_psi_r"]
     print(pooled.loc["realised", keep].to_string(float_format=lambda v: f"{v:.3f}"))
+    if len(order):
+        print("\nblind analysis of the clips (evalkit's gesture analysis, as on capture), variant against variant "
+              "per utterance (win rate of the first; Wilcoxon signed-rank p):")
+        print(order.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
     for note in results[0].manifest["notes"] if results else []:
         print(f"note: {note}")
-    print(f"wrote {len(results)} clip(s) with manifests, objective.csv, objective_summary.csv, objective_pooled.csv "
-          f"and gesture_database.csv to {out}")
+    print(f"wrote {len(results)} clip(s) with manifests, objective.csv, objective_summary.csv, objective_pooled.csv, "
+          f"objective_blind_order.csv and gesture_database.csv to {out}")
     return 0

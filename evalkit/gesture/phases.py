@@ -12,7 +12,11 @@ Method (Kendon's and McNeill's phases, found kinematically):
 3. **Roles**: the first unit is the preparation when the GP starts at rest and the last is the
    retraction when it ends at rest (a GP of two units between rests keeps the first as its
    stroke unless the second is ``return_ratio`` times faster); the **main stroke** is the fastest remaining unit, and other remaining units at
-   least ``stroke_ratio`` as fast are strokes too; the rest are preparations (before a stroke)
+   least ``stroke_ratio`` as fast as the fastest remaining unit within ``stroke_window_s`` of
+   them (peak to peak) are strokes too — a local comparison, so that in a long phrase of many
+   gestures (a speaker gesturing without returning to rest) a soft beat is judged against its
+   neighbours, not against the strongest movement seconds away (``stroke_window_s=None``: against
+   the main stroke of the whole phrase, as in a short phrase); the rest are preparations (before a stroke)
    or retractions (after the last one). Slow frames
    (< ``hold_speed``) inside a GP, away from rest, are **holds**.
 4. **Apex** of a stroke (``apex="stop"``, default): the moment the stroke ends, when the speed
@@ -28,7 +32,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.signal import find_peaks
+from scipy.signal import find_peaks, peak_prominences
 
 from evalkit.errors import InputError
 from evalkit.gesture.trajectory import HandTrajectories
@@ -53,6 +57,9 @@ class PhaseConfig:
         apex: ``"stop"`` (end of the stroke) or ``"peak"`` (peak speed).
         apex_fraction: the ``"stop"`` apex is where speed falls below this fraction of the peak.
         min_phrase_s: shorter phrases are ignored (twitches).
+        stroke_window_s: a unit is a stroke when at least ``stroke_ratio`` as fast as the fastest
+            candidate unit whose peak lies within this many seconds of its own (``None``: the
+            phrase's main stroke).
     """
 
     move_speed: float = 0.25
@@ -66,12 +73,15 @@ class PhaseConfig:
     apex: str = "stop"
     apex_fraction: float = 0.25
     min_phrase_s: float = 0.3
+    stroke_window_s: float | None = 1.0
 
     def __post_init__(self) -> None:
         if self.apex not in ("stop", "peak"):
             raise InputError(f"apex must be 'stop' or 'peak', got {self.apex!r}")
         if not 0 < self.apex_fraction < 1:
             raise InputError(f"apex_fraction must be between 0 and 1, got {self.apex_fraction}")
+        if self.stroke_window_s is not None and not self.stroke_window_s > 0:
+            raise InputError(f"stroke_window_s must be > 0 seconds or None, got {self.stroke_window_s}")
 
 
 @dataclass(frozen=True)
@@ -105,10 +115,6 @@ class PhraseSegment:
     strokes: tuple[Stroke, ...]
     starts_at_rest: bool
     ends_at_rest: bool
-
-    @property
-    def main_stroke(self) -> Stroke:
-        return next(s for s in self.strokes if s.main)
 
 
 @dataclass(frozen=True, eq=False)
@@ -191,75 +197,104 @@ def _apex(speed: np.ndarray, start: int, end: int, peak: int, cfg: PhaseConfig) 
     return float(j - 1 + (s0 - level) / (s0 - s1)) if s0 != s1 else float(j)
 
 
-def segment_gestures(traj: HandTrajectories, config: PhaseConfig = PhaseConfig()) -> Segmentation:
-    """Phase labels, gesture phrases, strokes and apexes of a clip (see the module docstring)."""
-    cfg = config
+def _resting(traj: HandTrajectories, cfg: PhaseConfig) -> np.ndarray:
+    """``(frames,)`` bool: both hands near their rest position and slow; rests shorter than
+    ``min_rest_s`` inside the clip do not count."""
     n = traj.n_frames
-    fps = traj.fps
     resting = np.ones(n, dtype=bool)
     for pos, sp in ((traj.left, traj.left_speed), (traj.right, traj.right_speed)):
         rest = _rest_position(pos, sp, cfg)
         near = np.linalg.norm(pos - rest, axis=1) < cfg.rest_radius
         resting &= near & (sp < cfg.move_speed)
-    # short rests do not split phrases
-    min_rest = max(1, int(round(cfg.min_rest_s * fps)))
+    min_rest = max(1, int(round(cfg.min_rest_s * traj.fps)))
     for a, b in _runs(resting):
         if b - a < min_rest and a > 0 and b < n:
             resting[a:b] = False
-    labels = np.full(n, "rest", dtype=object)
+    return resting
+
+
+def _movement_units(seg: np.ndarray, cfg: PhaseConfig) -> list[tuple[int, int, int]]:
+    """Movement units of a phrase's speed ``seg`` as ``(start, end_exclusive, peak)`` offsets:
+    prominent speed peaks, split at the slowest frame between neighbours."""
+    padded = np.concatenate([[0.0], seg, [0.0]])
+    peaks, _ = find_peaks(padded, height=cfg.min_peak_speed)
+    if len(peaks):
+        prom = peak_prominences(padded, peaks)[0]
+        peaks = peaks[prom >= cfg.min_prominence * padded[peaks]]
+    peaks = peaks - 1
+    if len(peaks) == 0:
+        return []
+    bounds = [0] + [p0 + int(np.argmin(seg[p0:p1 + 1])) for p0, p1 in zip(peaks[:-1], peaks[1:])] + [len(seg)]
+    return [(bounds[k], bounds[k + 1], int(peaks[k])) for k in range(len(peaks))]
+
+
+def _stroke_units(peak_speeds: list[float], peak_times: list[float], opens: bool, closes: bool,
+                  cfg: PhaseConfig) -> tuple[list[int], int]:
+    """Which movement units of a phrase are strokes (indices), and the main one, from the units'
+    peak speeds (m/s) and peak times (s). ``opens``: the phrase starts at rest or at the clip's
+    start (its first unit prepares); ``closes``: it ends at rest or at the clip's end (its last
+    unit retracts)."""
+    k_units = len(peak_speeds)
+    pool = list(range(k_units))
+    if k_units >= 2 and opens:
+        pool = pool[1:]
+    if len(pool) >= 1 and k_units >= 2 and closes:
+        pool = pool[:-1]
+    if not pool:  # two units from rest to rest: the first (out of rest) is the stroke,
+        # unless the return is clearly faster (a beat that ends at rest)
+        pool = [1 if peak_speeds[1] > cfg.return_ratio * peak_speeds[0] else 0]
+    main = max(pool, key=lambda k: peak_speeds[k])
+    W = np.inf if cfg.stroke_window_s is None else cfg.stroke_window_s
+
+    def strongest_near(k: int) -> float:
+        return max(peak_speeds[j] for j in pool if abs(peak_times[j] - peak_times[k]) <= W)
+
+    return [k for k in pool if peak_speeds[k] >= cfg.stroke_ratio * strongest_near(k)], main
+
+
+def _segment_phrase(traj: HandTrajectories, labels: np.ndarray, a: int, b: int, starts_rest: bool, ends_rest: bool,
+                    cfg: PhaseConfig) -> PhraseSegment | None:
+    """Label frames ``a..b`` (exclusive) of one gesture phrase and find its strokes (``None``:
+    no movement unit, the phrase is a hold)."""
     speed = traj.speed
+    units = [(a + u0, a + u1, a + pk) for u0, u1, pk in _movement_units(speed[a:b], cfg)]
+    if not units:
+        labels[a:b] = "hold"
+        return None
+    n = traj.n_frames
+    stroke_ids, main = _stroke_units([float(speed[pk]) for _, _, pk in units], [pk / traj.fps for _, _, pk in units],
+                                     starts_rest or a == 0, ends_rest or b == n, cfg)
+    strokes = []
+    for k, (u0, u1, pk) in enumerate(units):
+        if k in stroke_ids:
+            role = "stroke"
+        elif k < min(stroke_ids):
+            role = "preparation"
+        elif k > max(stroke_ids):
+            role = "retraction"
+        else:
+            role = "preparation"  # a movement between two strokes prepares the next one
+        labels[u0:u1] = role
+        if role == "stroke":
+            apex = _apex(speed, u0, u1, pk, cfg)
+            lp, rp = traj.left_speed[pk], traj.right_speed[pk]
+            hand = "both" if min(lp, rp) >= 0.7 * max(lp, rp) else ("left" if lp > rp else "right")
+            strokes.append(Stroke(int(u0), int(u1), int(pk), float(speed[pk]), float(apex), float(apex / traj.fps), hand, k == main))
+    labels[a:b][speed[a:b] < cfg.hold_speed] = "hold"
+    return PhraseSegment(int(a), int(b), tuple(strokes), starts_rest, ends_rest)
+
+
+def segment_gestures(traj: HandTrajectories, config: PhaseConfig = PhaseConfig()) -> Segmentation:
+    """Phase labels, gesture phrases, strokes and apexes of a clip (see the module docstring)."""
+    cfg = config
+    n = traj.n_frames
+    resting = _resting(traj, cfg)
+    labels = np.full(n, "rest", dtype=object)
     phrases: list[PhraseSegment] = []
     for a, b in _runs(~resting):
-        if (b - a) < cfg.min_phrase_s * fps:
+        if (b - a) < cfg.min_phrase_s * traj.fps:
             continue
-        seg = speed[a:b]
-        peaks, props = find_peaks(np.concatenate([[0.0], seg, [0.0]]), height=cfg.min_peak_speed)
-        peaks = peaks - 1
-        # prominence relative to each peak's own height
-        if len(peaks):
-            from scipy.signal import peak_prominences
-
-            prom = peak_prominences(np.concatenate([[0.0], seg, [0.0]]), peaks + 1)[0]
-            keep = prom >= cfg.min_prominence * seg[peaks]
-            peaks = peaks[keep]
-        if len(peaks) == 0:
-            labels[a:b] = "hold"
-            continue
-        bounds = [0]
-        for p0, p1 in zip(peaks[:-1], peaks[1:]):
-            bounds.append(p0 + int(np.argmin(seg[p0:p1 + 1])))
-        bounds.append(b - a)
-        units = [(a + bounds[k], a + bounds[k + 1], a + int(peaks[k])) for k in range(len(peaks))]
-        starts_rest = bool(a > 0 and resting[a - 1])
-        ends_rest = bool(b < n and resting[b])
-        k_units = len(units)
-        pool = list(range(k_units))
-        if k_units >= 2 and (starts_rest or a == 0):
-            pool = pool[1:]
-        if len(pool) >= 1 and k_units >= 2 and (ends_rest or b == n):
-            pool = pool[:-1]
-        if not pool:  # two units from rest to rest: the first (out of rest) is the stroke,
-            # unless the return is clearly faster (a beat that ends at rest)
-            pool = [1 if speed[units[1][2]] > cfg.return_ratio * speed[units[0][2]] else 0]
-        main = max(pool, key=lambda k: speed[units[k][2]])
-        stroke_ids = [k for k in pool if speed[units[k][2]] >= cfg.stroke_ratio * speed[units[main][2]]]
-        strokes = []
-        for k, (u0, u1, pk) in enumerate(units):
-            if k in stroke_ids:
-                role = "stroke"
-            elif k < min(stroke_ids):
-                role = "preparation"
-            elif k > max(stroke_ids):
-                role = "retraction"
-            else:
-                role = "preparation"  # a movement between two strokes prepares the next one
-            labels[u0:u1] = role
-            if role == "stroke":
-                apex = _apex(speed, u0, u1, pk, cfg)
-                lp, rp = traj.left_speed[pk], traj.right_speed[pk]
-                hand = "both" if min(lp, rp) >= 0.7 * max(lp, rp) else ("left" if lp > rp else "right")
-                strokes.append(Stroke(int(u0), int(u1), int(pk), float(speed[pk]), float(apex), float(apex / fps), hand, k == main))
-        quiet = speed[a:b] < cfg.hold_speed
-        labels[a:b][quiet] = "hold"
-        phrases.append(PhraseSegment(int(a), int(b), tuple(strokes), starts_rest, ends_rest))
-    return Segmentation(fps=float(fps), labels=labels.astype(str), phrases=tuple(phrases))
+        ph = _segment_phrase(traj, labels, a, b, bool(a > 0 and resting[a - 1]), bool(b < n and resting[b]), cfg)
+        if ph is not None:
+            phrases.append(ph)
+    return Segmentation(fps=float(traj.fps), labels=labels.astype(str), phrases=tuple(phrases))

@@ -86,10 +86,10 @@ _DEFAULT_GSI = {
     "features": ["fm_distance", "velocity_range", "max_velocity"],
     "log": ["fm_distance", "velocity_range", "max_velocity"],
     "weights": None,
-    "mean": [3.2828, 0.061, 0.2171],
-    "scale": [0.1659, 0.3987, 0.3486],
-    "spread": 0.8151,
-    "n_reference": 97,
+    "mean": [3.2822, 0.0424, 0.2047],
+    "scale": [0.1634, 0.4069, 0.3508],
+    "spread": 0.8140,
+    "n_reference": 100,
 }
 
 

@@ -492,6 +492,9 @@ def _transplant(m: Motion, s: float, rng: np.random.Generator, donor: Motion | N
     cand = np.arange(0, d_m.n_frames - length + 1)
     if same:
         cand = cand[np.abs(cand - a) >= max(2, int(round(0.25 * fps)))]
+    if len(cand) == 0 and not same:
+        raise InputError(f"{donor.name}: donor clip of {d_m.n_frames / fps:.2f} s is too short to give "
+                         f"{m.name} a limb transplant of {length / fps:.2f} s")
     if len(cand) == 0:
         raise InputError(f"{m.name}: clip of {n / fps:.2f} s is too short for a limb transplant")
     stride = max(1, len(cand) // 200)

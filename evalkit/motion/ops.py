@@ -1,4 +1,4 @@
-"""Operations on motions: resampling, mirroring, size."""
+"""Operations on motions: resampling, sampling at fractional frames, mirroring, size."""
 
 from __future__ import annotations
 
@@ -171,3 +171,33 @@ def skeleton_height(motion: Motion) -> float:
         pass
     pos = motion.positions
     return float(np.median(np.ptp(pos[..., 1], axis=1)))
+
+
+def sample(motion: Motion, frames: np.ndarray, joints: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Pose arrays of ``motion`` at fractional frame indices.
+
+    Args:
+        motion: the clip.
+        frames: ``(n,)`` frame indices (floats allowed), clipped to ``[0, frames - 1]``.
+        joints: optional ``(m,)`` joint indices to sample (default all).
+
+    Returns:
+        ``(rotations (n, m, 4), translations (n, m, 3))`` local values; rotations interpolated
+        by slerp, translations linearly (metres).
+    """
+    f = np.clip(np.asarray(frames, dtype=np.float64), 0.0, motion.n_frames - 1)
+    i0 = np.floor(f).astype(np.int64)
+    i1 = np.minimum(i0 + 1, motion.n_frames - 1)
+    w = f - i0
+    jsel = slice(None) if joints is None else np.asarray(joints, dtype=np.int64)
+    r0 = motion.rotations[i0][:, jsel]
+    r1 = motion.rotations[i1][:, jsel]
+    t0 = motion.translations[i0][:, jsel]
+    t1 = motion.translations[i1][:, jsel]
+    exact = w == 0.0
+    rot = r0.copy()
+    if not exact.all():
+        m = ~exact
+        rot[m] = quat.slerp(r0[m], r1[m], np.broadcast_to(w[m, None], r0[m].shape[:2]))
+    tr = t0 + (t1 - t0) * w[:, None, None]
+    return rot, tr

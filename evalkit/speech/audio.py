@@ -53,14 +53,6 @@ class Audio:
 
         return parselmouth.Sound(self.samples, sampling_frequency=self.sample_rate)
 
-    def slice_seconds(self, start: float, stop: float) -> "Audio":
-        """Samples between ``start`` and ``stop`` seconds as a new recording."""
-        a = max(0, int(round(start * self.sample_rate)))
-        b = min(len(self.samples), int(round(stop * self.sample_rate)))
-        if b <= a:
-            raise InputError(f"empty audio slice {start:.3f}-{stop:.3f} s of a {self.duration:.3f} s recording")
-        return Audio(self.samples[a:b], self.sample_rate, self.name, dict(self.meta))
-
     def __repr__(self) -> str:
         return f"Audio({self.name!r}, {self.duration:.2f} s @ {self.sample_rate:g} Hz)"
 

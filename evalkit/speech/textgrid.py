@@ -13,7 +13,7 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence, Union
+from typing import Union
 
 from evalkit.errors import FileFormatError, InputError
 
@@ -261,8 +261,3 @@ def tier_times(tg: TextGrid, tier: str) -> tuple[list[float], list[str], list[tu
         return [p.time for p in t.points], [p.text for p in t.points], [None] * len(t.points)
     ivs = t.labelled()
     return [0.5 * (i.start + i.end) for i in ivs], [i.text for i in ivs], [(i.start, i.end) for i in ivs]
-
-
-def make_textgrid(end: float, tiers: Sequence[Tier], start: float = 0.0) -> TextGrid:
-    """A TextGrid over ``start``..``end`` seconds with ``tiers``."""
-    return TextGrid(float(start), float(end), tuple(tiers))

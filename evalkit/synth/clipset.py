@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping, Sequence
+from typing import Iterable, Mapping
 
 import numpy as np
 
@@ -270,7 +270,7 @@ class ClipSet:
 
     def alignment(self, key: str, a: int, i: int, b: int, j: int) -> tuple[float, float, float]:
         """Kovar alignment ``(theta, tx, tz)`` of clip ``b``'s window at ``j`` onto ``a``'s at ``i``."""
-        from evalkit.synth.distance import align_2d
+        from evalkit.motion.planar import align_2d
 
         pa, w, _ = self._cloud(a, key)
         pb, _, _ = self._cloud(b, key)
@@ -297,8 +297,3 @@ def combine_costs(costs: np.ndarray, weights: np.ndarray, norm: str) -> float:
     if norm == "rms":
         return float(np.sqrt(np.sum(w * c * c) / w.sum()))
     return float(np.sqrt(np.sum(c * c)))
-
-
-def clip_pairs(n: int, include_self: bool = True) -> Sequence[tuple[int, int]]:
-    """Ordered clip index pairs."""
-    return [(a, b) for a in range(n) for b in range(n) if include_self or a != b]

@@ -35,6 +35,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from evalkit.errors import InputError
+from evalkit.motion.planar import align_2d, apply_2d
 
 
 @dataclass(frozen=True)
@@ -51,11 +52,6 @@ class Alignment:
     tz: np.ndarray
 
 
-def n_windows(n_frames: int, window: int) -> int:
-    """Number of complete ``window``-frame windows in a clip of ``n_frames`` frames."""
-    return max(0, n_frames - window + 1)
-
-
 def _window_matrix(positions: np.ndarray, window: int) -> np.ndarray:
     """``(frames, joints, 3)`` -> ``(windows, 3, window * joints)`` (a copy, C-contiguous)."""
     pos = np.asarray(positions, dtype=np.float64)
@@ -68,6 +64,8 @@ def _window_matrix(positions: np.ndarray, window: int) -> np.ndarray:
     return np.ascontiguousarray(win.reshape(win.shape[0], 3, window * pos.shape[1]))
 
 
+# One vectorised computation (about 600x a per-pair loop, bench/bench_synth_distance.py): its
+# length is the docstring and the blocked loop over large window arrays that it keeps in place.
 def point_cloud_distance(
     positions_a: np.ndarray,
     positions_b: np.ndarray,
@@ -157,44 +155,6 @@ def point_cloud_distance(
             tz[s:e] = mean_a[s:e, None, 2] - (-sn * bx + c * bz)
     if return_alignment:
         return out, Alignment(theta, tx, tz)
-    return out
-
-
-def align_2d(p: np.ndarray, q: np.ndarray, weights: np.ndarray | None = None) -> tuple[float, float, float]:
-    """Optimal rigid 2-D transform of cloud ``q`` onto cloud ``p`` (one pair, closed form).
-
-    Args:
-        p, q: ``(points, 3)`` positions in metres (Y-up).
-        weights: ``(points,)`` non-negative weights (default: all 1).
-
-    Returns:
-        ``(theta, tx, tz)``: rotate ``q`` by ``theta`` radians about +Y, then translate by
-        ``(tx, 0, tz)`` metres (see :func:`apply_2d`).
-    """
-    p = np.asarray(p, dtype=np.float64)
-    q = np.asarray(q, dtype=np.float64)
-    w = np.ones(len(p)) if weights is None else np.asarray(weights, dtype=np.float64)
-    total = w.sum()
-    mp = (w @ p) / total
-    mq = (w @ q) / total
-    pc = p - mp
-    qc = q - mq
-    a = np.sum(w * (pc[:, 0] * qc[:, 0] + pc[:, 2] * qc[:, 2]))
-    b = np.sum(w * (pc[:, 0] * qc[:, 2] - pc[:, 2] * qc[:, 0]))
-    th = float(np.arctan2(b, a))
-    c, s = np.cos(th), np.sin(th)
-    tx = mp[0] - (c * mq[0] + s * mq[2])
-    tz = mp[2] - (-s * mq[0] + c * mq[2])
-    return th, float(tx), float(tz)
-
-
-def apply_2d(points: np.ndarray, theta: float, tx: float, tz: float) -> np.ndarray:
-    """Rotate ``(..., 3)`` points by ``theta`` radians about +Y, then shift by ``(tx, 0, tz)``."""
-    pts = np.asarray(points, dtype=np.float64)
-    c, s = np.cos(theta), np.sin(theta)
-    out = pts.copy()
-    out[..., 0] = c * pts[..., 0] + s * pts[..., 2] + tx
-    out[..., 2] = -s * pts[..., 0] + c * pts[..., 2] + tz
     return out
 
 

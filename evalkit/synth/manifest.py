@@ -19,7 +19,7 @@ import numpy as np
 
 from evalkit.errors import InputError
 from evalkit.motion.model import Motion
-from evalkit.synth.transition import TransitionPlan, check_clip, plan_clips, render_plan
+from evalkit.synth.transition import TransitionPlan, check_clip, plan_clips, render_transition_plan
 
 SCHEMA = "evalkit.synth.stimulus/1"
 CMU_ACK = (
@@ -85,42 +85,10 @@ def _clip_source(m: Motion) -> dict:
     }
 
 
-def synthesize_transition(
-    graph,
-    from_clip: str | int,
-    to_clip: str | int,
-    request_time_s: float,
-    lead_s: float = 1.0,
-    tail_s: float = 2.0,
-    name: str | None = None,
-    skate: bool = True,
-) -> tuple[Motion, dict]:
-    """Synthesize the transition requested at ``request_time_s`` of ``from_clip`` into ``to_clip``.
-
-    Args:
-        graph: a :class:`~evalkit.synth.smg.MotionGraph` (``build_smg``) or
-            :class:`~evalkit.synth.bpmg.BodyPartMotionGraphs` (``build_bpmg``).
-        from_clip, to_clip: clip names (file stems, e.g. ``"16_15"``) or indices.
-        request_time_s: when the transition is requested, seconds from the start of
-            ``from_clip``.
-        lead_s: seconds of ``from_clip`` shown before the request (fewer if the clip is short).
-        tail_s: seconds of ``to_clip`` shown after all parts are in sync (fewer if it ends).
-        name: name of the output clip (default ``<method>_<from>_to_<to>``).
-        skate: compute foot-skate figures of the clip and its sources for the manifest.
-
-    Returns:
-        ``(motion, manifest)``: the clip on the graph's skeleton at the graph's frame rate, and
-        a JSON-ready manifest (see the module docstring).
-
-    Raises:
-        InputError: unknown clips, a request outside the clip, or no transition reachable from
-            there (past the last transition point of the clip, or every reachable transition
-            failed the speed guard).
-    """
+def _servable_plan(graph, a: int, b: int, r: int, request_time_s: float):
+    """The graph's plan for the request, or an :class:`InputError` saying why there is none."""
     cs = graph.clipset
-    a, b = cs.index(from_clip), cs.index(to_clip)
     fps = cs.fps
-    r = int(round(request_time_s * fps))
     plan = graph.plan(a, b, r)
     src, dst = cs.clips[a], cs.clips[b]
     if plan is None:
@@ -134,14 +102,16 @@ def synthesize_transition(
             f"{graph.method}: every transition reachable from {src.name} at {request_time_s:.2f} s into "
             f"{dst.name} moves some joint faster than the source clips (speed guard); request earlier"
         )
-    lead = int(round(lead_s * fps))
-    tail = int(round(tail_s * fps))
-    motion, timing = render_plan(cs.clips, plan, lead, tail, name=name)
-    involved = plan_clips(plan)
-    source_max = np.max([cs.max_joint_speed(c) for c in involved], axis=0)
-    checks = check_clip(motion, source_max, timing["seams"], rigid=cs.rigid_bones())
+    return plan
+
+
+def _manifest(graph, plan, motion: Motion, timing: dict, a: int, b: int, r: int, involved, checks) -> dict[str, Any]:
+    """The manifest of a synthesized transition (see the module docstring), before skate."""
+    cs = graph.clipset
+    fps = cs.fps
+    src = cs.clips[a]
     summary = plan.summary()
-    manifest: dict[str, Any] = {
+    return {
         "schema": SCHEMA,
         "method": graph.method,
         "name": motion.name,
@@ -180,6 +150,52 @@ def synthesize_transition(
         ),
         "acknowledgement": CMU_ACK,
     }
+
+
+def synthesize_transition(
+    graph,
+    from_clip: str | int,
+    to_clip: str | int,
+    request_time_s: float,
+    lead_s: float = 1.0,
+    tail_s: float = 2.0,
+    name: str | None = None,
+    skate: bool = True,
+) -> tuple[Motion, dict]:
+    """Synthesize the transition requested at ``request_time_s`` of ``from_clip`` into ``to_clip``.
+
+    Args:
+        graph: a :class:`~evalkit.synth.smg.MotionGraph` (``build_smg``) or
+            :class:`~evalkit.synth.bpmg.BodyPartMotionGraphs` (``build_bpmg``).
+        from_clip, to_clip: clip names (file stems, e.g. ``"16_15"``) or indices.
+        request_time_s: when the transition is requested, seconds from the start of
+            ``from_clip``.
+        lead_s: seconds of ``from_clip`` shown before the request (fewer if the clip is short).
+        tail_s: seconds of ``to_clip`` shown after all parts are in sync (fewer if it ends).
+        name: name of the output clip (default ``<method>_<from>_to_<to>``).
+        skate: compute foot-skate figures of the clip and its sources for the manifest.
+
+    Returns:
+        ``(motion, manifest)``: the clip on the graph's skeleton at the graph's frame rate, and
+        a JSON-ready manifest (see the module docstring).
+
+    Raises:
+        InputError: unknown clips, a request outside the clip, or no transition reachable from
+            there (past the last transition point of the clip, or every reachable transition
+            failed the speed guard).
+    """
+    cs = graph.clipset
+    a, b = cs.index(from_clip), cs.index(to_clip)
+    fps = cs.fps
+    r = int(round(request_time_s * fps))
+    plan = _servable_plan(graph, a, b, r, request_time_s)
+    lead = int(round(lead_s * fps))
+    tail = int(round(tail_s * fps))
+    motion, timing = render_transition_plan(cs.clips, plan, lead, tail, name=name)
+    involved = plan_clips(plan)
+    source_max = np.max([cs.max_joint_speed(c) for c in involved], axis=0)
+    checks = check_clip(motion, source_max, timing["seams"], rigid=cs.rigid_bones())
+    manifest = _manifest(graph, plan, motion, timing, a, b, r, involved, checks)
     if skate:
         from evalkit.synth.gait import skate as skate_fn
 

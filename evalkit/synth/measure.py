@@ -16,8 +16,10 @@
   transition frames: the mean gap in frames at 60 fps between consecutive frames of a clip
   where a transition can start);
 * **sweep** — per method and split profile against the similarity threshold: connectivity
-  (transition points: distinct frames where a transition can start; BPMG: where any part can),
-  candidates, mean candidate cost, connected clip pairs, and mean response / cost of plans made
+  (transition points: distinct frames where a transition can start; BPMG: where any part can —
+  which alone says little: read it beside the share of requests served, the connected clip
+  pairs and the time to arrival), candidates, mean candidate cost, connected clip pairs, the
+  share of transition requests served, and mean response / duration / arrival / cost of plans made
   at a coarser request step **without** the speed guard (the guard renders every plan; see
   ``sweep_guard``);
 * **skate** — foot-skate of rendered transitions vs the source clips
@@ -44,7 +46,7 @@ from evalkit.synth.bodyparts import SPLIT_PROFILES
 from evalkit.synth.clips import clip_label
 from evalkit.synth.clipset import ClipSet
 from evalkit.synth.smg import DEFAULT_THRESHOLD
-from evalkit.synth.transition import render_plan
+from evalkit.synth.transition import render_transition_plan
 
 THESIS_FPS = 60.0
 DEFAULT_THRESHOLDS_RMS = (0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35)
@@ -172,6 +174,82 @@ def _tbf(cs: ClipSet, graph) -> float:
     return float(np.mean(gaps) * to60) if gaps else float("nan")
 
 
+def _maneuverability(cs: ClipSet, main, requests: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Per graph of the main tables: local maneuverability, means, served share, TBF; and graph
+    statistics."""
+    man_rows, stat_rows = [], []
+    for method, prof, g in main:
+        sel = requests[(requests["method"] == method) & (requests["profile"] == prof)]
+        ok = sel[sel["reachable"]]
+        man_rows.append({
+            "method": method, "profile": prof,
+            "local_maneuverability_s": float(((ok["response_frames_60fps"] + ok["duration_frames_60fps"]) / THESIS_FPS).mean()) if len(ok) else np.nan,
+            "response_mean_frames_60fps": float(ok["response_frames_60fps"].mean()) if len(ok) else np.nan,
+            "duration_mean_frames_60fps": float(ok["duration_frames_60fps"].mean()) if len(ok) else np.nan,
+            "arrival_mean_frames_60fps": float(ok["arrival_frames_60fps"].mean()) if len(ok) else np.nan,
+            "served_share": float(sel["reachable"].mean()) if len(sel) else np.nan,
+            "tbf_frames_60fps": _tbf(cs, g),
+        })
+        st = g.stats()
+        stat_rows.append({"method": method, "profile": prof, **{k: v for k, v in st.items() if not isinstance(v, (dict, list))}})
+    return pd.DataFrame(man_rows), pd.DataFrame(stat_rows)
+
+
+
+def _skate_table(cs: ClipSet, main, skate_step_s: float) -> pd.DataFrame:
+    """Foot-skate of the source clips and of transitions rendered every ``skate_step_s``."""
+    from evalkit.synth.gait import skate
+
+    skate_rows = []
+    for c in range(len(cs.clips)):
+        skate_rows.append({"kind": "source", "method": "-", "clip": cs.clips[c].name, **skate(cs.clips[c])})
+    sk_step = max(1, int(round(skate_step_s * cs.fps)))
+    lead = tail = int(round(0.5 * cs.fps))
+    for method, prof, g in main:
+        for a in range(len(cs.clips)):
+            for b in range(len(cs.clips)):
+                if a == b:
+                    continue
+                for r in range(0, cs.clips[a].n_frames, sk_step):
+                    plan = g.plan(a, b, r)
+                    if plan is None or plan.info.get("guard_ok") is False:
+                        continue
+                    m, _ = render_transition_plan(cs.clips, plan, lead, tail)
+                    skate_rows.append({"kind": "synthesized", "method": method, "clip": f"{cs.clips[a].name}->{cs.clips[b].name}@{r}", **skate(m)})
+    return pd.DataFrame(skate_rows)
+
+
+
+def _sweep(cs: ClipSet, thresholds, profiles, graph_kwargs, sweep_guard: bool, sweep_step: int, norm: str,
+           progress: bool) -> pd.DataFrame:
+    """Per threshold, method and profile: connectivity, served share, connected pairs, plan means."""
+    from tqdm import tqdm
+
+    sweep_rows = []
+    bar = tqdm(total=len(thresholds) * (1 + len(profiles)), desc="threshold sweep", unit="graph", disable=not progress)
+    for t in thresholds:
+        for method, prof, g in _graphs(cs, t, list(profiles), graph_kwargs, guard=sweep_guard):
+            st = g.stats()
+            rows_t = pd.DataFrame(_request_rows(cs, method, prof, g, sweep_step))
+            ok = rows_t[rows_t["reachable"]] if len(rows_t) else rows_t
+            cand_cost = st["mean_cost_m"]
+            sweep_rows.append({
+                "method": method, "profile": prof, "threshold": t, "norm": norm,
+                "transition_points": st["transition_points"], "candidates": st["candidates"],
+                "connected_clip_pairs": st["connected_clip_pairs"], "scc_nodes": st["scc_nodes"],
+                "mean_candidate_cost_m": cand_cost,
+                "served_share": float(rows_t["reachable"].mean()) if len(rows_t) else np.nan,
+                "mean_plan_cost_m": float(ok["cost_m"].mean()) if len(ok) else np.nan,
+                "response_mean_frames_60fps": float(ok["response_frames_60fps"].mean()) if len(ok) else np.nan,
+                "duration_mean_frames_60fps": float(ok["duration_frames_60fps"].mean()) if len(ok) else np.nan,
+                "arrival_mean_frames_60fps": float(ok["arrival_frames_60fps"].mean()) if len(ok) else np.nan,
+                "speed_guard": sweep_guard,
+            })
+            bar.update(1)
+    bar.close()
+    return pd.DataFrame(sweep_rows)
+
+
 def measure_transitions(
     clips: Iterable[str | os.PathLike | Motion] | ClipSet,
     threshold: float = DEFAULT_THRESHOLD,
@@ -211,8 +289,6 @@ def measure_transitions(
     """
     from tqdm import tqdm
 
-    from evalkit.synth.gait import skate
-
     cs = ClipSet.from_clips(clips, fps=fps, window_s=window_s)
     if len(cs.clips) < 2:
         raise InputError("measuring transitions needs at least two clips")
@@ -237,65 +313,13 @@ def measure_transitions(
     requests = pd.DataFrame(rows)
     pairs = _summarise_pairs(requests)
 
-    man_rows, stat_rows = [], []
-    for method, prof, g in main:
-        sel = requests[(requests["method"] == method) & (requests["profile"] == prof)]
-        ok = sel[sel["reachable"]]
-        man_rows.append({
-            "method": method, "profile": prof,
-            "local_maneuverability_s": float(((ok["response_frames_60fps"] + ok["duration_frames_60fps"]) / THESIS_FPS).mean()) if len(ok) else np.nan,
-            "response_mean_frames_60fps": float(ok["response_frames_60fps"].mean()) if len(ok) else np.nan,
-            "duration_mean_frames_60fps": float(ok["duration_frames_60fps"].mean()) if len(ok) else np.nan,
-            "served_share": float(sel["reachable"].mean()) if len(sel) else np.nan,
-            "tbf_frames_60fps": _tbf(cs, g),
-        })
-        st = g.stats()
-        stat_rows.append({"method": method, "profile": prof, **{k: v for k, v in st.items() if not isinstance(v, (dict, list))}})
-    maneuverability = pd.DataFrame(man_rows)
-    stats = pd.DataFrame(stat_rows)
+    maneuverability, stats = _maneuverability(cs, main, requests)
 
     # -- skate of rendered transitions vs sources -----------------------------------------
-    skate_rows = []
-    for c in range(len(cs.clips)):
-        skate_rows.append({"kind": "source", "method": "-", "clip": cs.clips[c].name, **skate(cs.clips[c])})
-    sk_step = max(1, int(round(skate_step_s * cs.fps)))
-    lead = tail = int(round(0.5 * cs.fps))
-    for method, prof, g in main:
-        for a in range(len(cs.clips)):
-            for b in range(len(cs.clips)):
-                if a == b:
-                    continue
-                for r in range(0, cs.clips[a].n_frames, sk_step):
-                    plan = g.plan(a, b, r)
-                    if plan is None or plan.info.get("guard_ok") is False:
-                        continue
-                    m, _ = render_plan(cs.clips, plan, lead, tail)
-                    skate_rows.append({"kind": "synthesized", "method": method, "clip": f"{cs.clips[a].name}->{cs.clips[b].name}@{r}", **skate(m)})
-    skate_df = pd.DataFrame(skate_rows)
+    skate_df = _skate_table(cs, main, skate_step_s)
 
     # -- sweep over thresholds and profiles -------------------------------------------------
-    sweep_rows = []
-    bar = tqdm(total=len(thresholds) * (1 + len(profiles)), desc="threshold sweep", unit="graph", disable=not progress)
-    for t in thresholds:
-        for method, prof, g in _graphs(cs, t, list(profiles), graph_kwargs, guard=sweep_guard):
-            st = g.stats()
-            rows_t = pd.DataFrame(_request_rows(cs, method, prof, g, sweep_step))
-            ok = rows_t[rows_t["reachable"]] if len(rows_t) else rows_t
-            cand_cost = st["mean_cost_m"]
-            sweep_rows.append({
-                "method": method, "profile": prof, "threshold": t, "norm": norm,
-                "transition_points": st["transition_points"], "candidates": st["candidates"],
-                "connected_clip_pairs": st["connected_clip_pairs"], "scc_nodes": st["scc_nodes"],
-                "mean_candidate_cost_m": cand_cost,
-                "served_share": float(rows_t["reachable"].mean()) if len(rows_t) else np.nan,
-                "mean_plan_cost_m": float(ok["cost_m"].mean()) if len(ok) else np.nan,
-                "response_mean_frames_60fps": float(ok["response_frames_60fps"].mean()) if len(ok) else np.nan,
-                "duration_mean_frames_60fps": float(ok["duration_frames_60fps"].mean()) if len(ok) else np.nan,
-                "speed_guard": sweep_guard,
-            })
-            bar.update(1)
-    bar.close()
-    sweep = pd.DataFrame(sweep_rows)
+    sweep = _sweep(cs, thresholds, profiles, graph_kwargs, sweep_guard, sweep_step, norm, progress)
     params = {
         "clips": [{"name": c.name, "label": clip_label(c.name), "frames": c.n_frames, "source": c.meta.get("source")} for c in cs.clips],
         "fps": cs.fps, "window_frames": cs.window, "threshold": threshold, "profile": profile,
@@ -374,17 +398,15 @@ def write_measurements(m: Measurements, out_dir: str | os.PathLike, figures: boo
 def plot_measurements(m: Measurements, out: Path) -> list[Path]:
     """Figures: connectivity vs threshold per profile (bars, cf. thesis Fig. 3.14), mean cost vs
     threshold (lines, cf. Fig. 3.15), response and duration per ordered pair (bars)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure
 
     paths = []
     sw = m.sweep.copy()
     sw["graph"] = np.where(sw["method"] == "smg", "SMG", "BPMG " + sw["profile"])
     graphs = list(dict.fromkeys(sw["graph"]))
     th = sorted(sw["threshold"].unique())
-    fig, ax = plt.subplots(figsize=(8, 4))
+    fig = Figure(figsize=(8, 4))
+    ax = fig.subplots()
     width = 0.8 / max(1, len(graphs))
     for n, g in enumerate(graphs):
         s = sw[sw["graph"] == g].set_index("threshold").reindex(th)
@@ -400,9 +422,9 @@ def plot_measurements(m: Measurements, out: Path) -> list[Path]:
         f.savefig(p.with_name("." + name), dpi=120, format="png")
         os.replace(p.with_name("." + name), p)
         paths.append(p)
-    plt.close(fig)
 
-    fig, ax = plt.subplots(figsize=(8, 4))
+    fig = Figure(figsize=(8, 4))
+    ax = fig.subplots()
     for g in graphs:
         s = sw[sw["graph"] == g].sort_values("threshold")
         ax.plot(s["threshold"], s["mean_plan_cost_m"], marker="o", label=g)
@@ -415,12 +437,12 @@ def plot_measurements(m: Measurements, out: Path) -> list[Path]:
     fig.savefig(p.with_name(".cost.png"), dpi=120, format="png")
     os.replace(p.with_name(".cost.png"), p)
     paths.append(p)
-    plt.close(fig)
 
     pr = m.pairs.copy()
     pr["pair"] = pr["from_label"] + " -> " + pr["to_label"]
     pr["graph"] = np.where(pr["method"] == "smg", "SMG", "BPMG " + pr["profile"])
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
+    fig = Figure(figsize=(10, 4))
+    axes = fig.subplots(1, 2, sharey=True)
     pairs_ = list(dict.fromkeys(pr["pair"]))
     gs = list(dict.fromkeys(pr["graph"]))
     width = 0.8 / max(1, len(gs))
@@ -436,5 +458,4 @@ def plot_measurements(m: Measurements, out: Path) -> list[Path]:
     fig.savefig(p.with_name(".response_duration.png"), dpi=120, format="png")
     os.replace(p.with_name(".response_duration.png"), p)
     paths.append(p)
-    plt.close(fig)
     return paths

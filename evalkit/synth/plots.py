@@ -16,10 +16,7 @@ def plot_distance_maps(graph, path: str | os.PathLike, max_pairs: int = 6) -> Pa
             per body part).
         path: output PNG (written to a temporary file, then renamed).
     """
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure
 
     cs = graph.clipset
     n = len(cs.clips)
@@ -32,7 +29,8 @@ def plot_distance_maps(graph, path: str | os.PathLike, max_pairs: int = 6) -> Pa
             (p.name, d, g.candidates)
             for p, d, g in zip(graph.parts, graph.distances, graph.graphs)
         ]
-    fig, axes = plt.subplots(len(rows), len(pairs), figsize=(2.4 * len(pairs), 2.3 * len(rows)), squeeze=False)
+    fig = Figure(figsize=(2.4 * len(pairs), 2.3 * len(rows)))
+    axes = fig.subplots(len(rows), len(pairs), squeeze=False)
     for r, (name, dists, cand) in enumerate(rows):
         for c, (a, b) in enumerate(pairs):
             ax = axes[r, c]
@@ -54,6 +52,5 @@ def plot_distance_maps(graph, path: str | os.PathLike, max_pairs: int = 6) -> Pa
     p = Path(path)
     tmp = p.with_name(f".{p.stem}.tmp.png")
     fig.savefig(tmp, dpi=110, format="png")
-    plt.close(fig)
     os.replace(tmp, p)
     return p

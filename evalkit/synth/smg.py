@@ -243,16 +243,6 @@ class TransitionGraph:
             self._dist_cache["cand"] = tuple(c[k].to_numpy() for k in ("src", "i", "dst", "j"))
         return self._dist_cache["cand"]
 
-    def earliest_arrival(self, src: int, request: int, dst: int) -> float:
-        """Frames from ``request`` in ``src`` until arriving in ``dst`` (``inf`` if unreachable)."""
-        clip, frames = self._node_arrays()
-        sel = np.flatnonzero((clip == src) & (frames >= request))
-        if sel.size == 0:
-            return float("inf")
-        n0 = int(sel[np.argmin(frames[sel])])
-        dist, _ = self._to_clip(dst)
-        return float(frames[n0] - request + dist[n0])
-
 
 def whole_body(skeleton) -> BodyPart:
     """The single "part" of an SMG: every joint."""

@@ -27,7 +27,9 @@ import numpy as np
 
 from evalkit.errors import InputError
 from evalkit.motion.model import Motion
-from evalkit.synth.blend import blend_poses, compose_2d, ease, sample, transform_root
+from evalkit.motion.ops import sample
+from evalkit.motion.planar import compose_2d, transform_root
+from evalkit.synth.blend import blend_poses, ease
 from evalkit.synth.bodyparts import BodyPart
 
 
@@ -159,7 +161,73 @@ class TransitionPlan:
         }
 
 
-def render_plan(
+def _part_schedule(plan: TransitionPlan, p: int, n_out: int, start: int, offsets: list[int],
+                   seams: list[list[float]]) -> tuple[np.ndarray, ...]:
+    """Per output frame, what body part ``p`` plays: ``(seg_a, f_a, seg_b, f_b, w_a)`` — the
+    segment (0 = origin, ``h + 1`` = target of hop ``h``) and fractional source frame of the pose
+    it plays, the segment and frame it blends towards (``seg_b = -1``: none) and the weight of the
+    first. The output frame ranges of its blends are appended to ``seams``."""
+    k = plan.window
+    seg_a = np.zeros(n_out, dtype=np.int64)
+    seg_b = np.full(n_out, -1, dtype=np.int64)
+    f_b = np.zeros(n_out)
+    w_a = np.ones(n_out)
+    t = np.arange(n_out)
+    f_a = (start + t).astype(float)  # before the first hop: the origin clip plays from `start`
+    for hi, h in enumerate(plan.hops):
+        tau, e, m = offsets[hi], h.entry, h.moves[p]
+        dep = tau + (m.i - e)
+        end = tau + (h.T - e)
+        nominal = h.sync - m.j
+        sel = t >= tau
+        seg_a[sel] = hi
+        f_a[sel] = e + (t[sel] - tau)
+        span = (t >= dep) & (t < end)
+        s = (t[span] - dep) * nominal / max(end - dep, 1)
+        blend = s < k
+        idx = np.flatnonzero(span)
+        bi = idx[blend]
+        seg_a[bi] = hi
+        f_a[bi] = m.i + s[blend]
+        seg_b[bi] = hi + 1
+        f_b[bi] = m.j + s[blend]
+        w_a[bi] = ease((s[blend] + 1.0) / (k + 1.0))
+        pi = idx[~blend]
+        seg_a[pi] = hi + 1
+        f_a[pi] = m.j + s[~blend]
+        after = t >= end
+        seg_a[after] = hi + 1
+        f_a[after] = h.sync + (t[after] - end)
+        seg_b[after] = -1
+        w_a[after] = 1.0
+        if bi.size:
+            seams.append([float(bi[0]), float(bi[-1] + 1)])
+    return seg_a, f_a, seg_b, f_b, w_a
+
+
+def _part_poses(clips, seg_clip, transforms, joints, seg_a, f_a, seg_b, f_b, w_a) -> tuple[np.ndarray, np.ndarray]:
+    """``(rotations, translations)`` of ``joints`` on every output frame of a schedule from
+    :func:`_part_schedule` (root moved by each segment's transform when the part holds it)."""
+    has_root = bool(joints[0] == 0)
+    n_out = len(seg_a)
+    r_a = np.empty((n_out, len(joints), 4))
+    t_a = np.empty((n_out, len(joints), 3))
+    for s_id in np.unique(seg_a):
+        sel = seg_a == s_id
+        r, tt = sample(clips[seg_clip[s_id]], f_a[sel], joints)
+        if has_root:
+            r, tt = transform_root(r, tt, *transforms[s_id])
+        r_a[sel], t_a[sel] = r, tt
+    for s_id in np.unique(seg_b[seg_b >= 0]):
+        sel = seg_b == s_id
+        r, tt = sample(clips[seg_clip[s_id]], f_b[sel], joints)
+        if has_root:
+            r, tt = transform_root(r, tt, *transforms[s_id])
+        r_a[sel], t_a[sel] = blend_poses(r_a[sel], t_a[sel], r, tt, w_a[sel])
+    return r_a, t_a
+
+
+def render_transition_plan(
     clips: Sequence[Motion],
     plan: TransitionPlan,
     lead: int,
@@ -180,7 +248,6 @@ def render_plan(
         ``request_frame`` (index of the request in the output), ``seams`` (output frame ranges
         of every blend, ``[[start, end], ...]``) and ``start_frame`` (origin frame of output 0).
     """
-    k = plan.window
     h0 = plan.hops[0]
     start = max(0, plan.request - lead)
     pre = plan.request - start
@@ -198,64 +265,10 @@ def render_plan(
     tr = np.empty((n_out, skeleton.n_joints, 3))
     seams: list[list[float]] = []
     for p in range(n_parts):
-        seg_a = np.zeros(n_out, dtype=np.int64)
-        f_a = np.zeros(n_out)
-        seg_b = np.full(n_out, -1, dtype=np.int64)
-        f_b = np.zeros(n_out)
-        w_a = np.ones(n_out)
-        t = np.arange(n_out)
-        # before the first hop: origin clip plays from `start`
-        seg_a[:] = 0
-        f_a[:] = start + t
-        for hi, h in enumerate(plan.hops):
-            tau = offsets[hi]
-            e = h.entry
-            m = h.moves[p]
-            dep = tau + (m.i - e)
-            end = tau + (h.T - e)
-            nominal = h.sync - m.j
-            sel = (t >= tau)
-            seg_a[sel] = hi
-            f_a[sel] = e + (t[sel] - tau)
-            span = (t >= dep) & (t < end)
-            s = (t[span] - dep) * nominal / max(end - dep, 1)
-            blend = s < k
-            idx = np.flatnonzero(span)
-            bi = idx[blend]
-            seg_a[bi] = hi
-            f_a[bi] = m.i + s[blend]
-            seg_b[bi] = hi + 1
-            f_b[bi] = m.j + s[blend]
-            w_a[bi] = ease((s[blend] + 1.0) / (k + 1.0))
-            pi = idx[~blend]
-            seg_a[pi] = hi + 1
-            f_a[pi] = m.j + s[~blend]
-            after = t >= end
-            seg_a[after] = hi + 1
-            f_a[after] = h.sync + (t[after] - end)
-            seg_b[after] = -1
-            w_a[after] = 1.0
-            if bi.size:
-                seams.append([float(bi[0]), float(bi[-1] + 1)])
+        seg_a, f_a, seg_b, f_b, w_a = _part_schedule(plan, p, n_out, start, offsets, seams)
         joints = plan.parts[p].joints
         has_root = bool(joints[0] == 0)
-        r_a = np.empty((n_out, len(joints), 4))
-        t_a = np.empty((n_out, len(joints), 3))
-        for s_id in np.unique(seg_a):
-            sel = seg_a == s_id
-            r, tt = sample(clips[seg_clip[s_id]], f_a[sel], joints)
-            if has_root:
-                r, tt = transform_root(r, tt, *transforms[s_id])
-            r_a[sel], t_a[sel] = r, tt
-        blend_sel = seg_b >= 0
-        for s_id in np.unique(seg_b[blend_sel]):
-            sel = seg_b == s_id
-            r, tt = sample(clips[seg_clip[s_id]], f_b[sel], joints)
-            if has_root:
-                r, tt = transform_root(r, tt, *transforms[s_id])
-            r_a[sel], t_a[sel] = blend_poses(r_a[sel], t_a[sel], r, tt, w_a[sel])
-        rot[:, joints] = r_a
-        tr[:, joints] = t_a
+        rot[:, joints], tr[:, joints] = _part_poses(clips, seg_clip, transforms, joints, seg_a, f_a, seg_b, f_b, w_a)
         if has_root:
             tr[:, 0, [0, 2]] = _integrated_root(clips, seg_clip, transforms, seg_a, f_a, seg_b, f_b, w_a, tr[0, 0, [0, 2]])
     src_clip = clips[h0.src]
@@ -348,7 +361,7 @@ def plan_clips(plan: TransitionPlan) -> list[int]:
 def fast_joints(clipset, plan: TransitionPlan, tolerance: float) -> np.ndarray:
     """Joints whose speed around the plan's seams exceeds ``tolerance`` times their fastest
     speed in the clips the plan plays (renders the plan without lead-in or tail)."""
-    motion, timing = render_plan(clipset.clips, plan, lead=2, tail=2)
+    motion, timing = render_transition_plan(clipset.clips, plan, lead=2, tail=2)
     source_max = np.max([clipset.max_joint_speed(c) for c in plan_clips(plan)], axis=0)
     return np.flatnonzero(seam_speed_ratio(motion, source_max, timing["seams"]) > tolerance)
 
@@ -360,7 +373,7 @@ def check_clip(motion: Motion, source_max: np.ndarray, seams: Sequence[Sequence[
     Args:
         motion: the synthesized clip.
         source_max: ``(joints,)`` fastest speed of each joint in the source clips, m/s.
-        seams: blend ranges in output frames (from :func:`render_plan`).
+        seams: blend ranges in output frames (from :func:`render_transition_plan`).
         tolerance: a joint "pops" when its seam speed exceeds this times its source maximum.
         rigid: ``(joints,)`` bool, joints whose bone to the parent must keep its length (default:
             every non-root joint; pass :meth:`ClipSet.rigid_bones` for rigs with moving

@@ -139,6 +139,13 @@ def test_transplant_copies_donor_time(walk):
     assert p["mean_limb_angle_change_deg"] > 5
 
 
+def test_transplant_from_a_too_short_donor_blames_the_donor(walk):
+    donor = walk.with_(rotations=walk.rotations[:5], translations=walk.translations[:5], name="short-donor")
+    with pytest.raises(InputError, match=r"^short-donor: donor clip of .* too short") as e:
+        corrupt(walk, "transplant", 0.5, seed=7, donor=donor)
+    assert walk.name in str(e.value)  # and says which clip it was for
+
+
 def test_transition_keeps_the_past_and_jumps(walk):
     c = corrupt(walk, "transition", 1.0, seed=8)
     p = c.provenance.params

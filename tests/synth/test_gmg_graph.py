@@ -22,7 +22,7 @@ from evalkit.synth.gmg import (
     statistics_latex,
     write_statistics,
 )
-from evalkit.synth.gmg_graph import boundary_postures, e1_pairs
+from evalkit.synth.gmg.graph import boundary_postures, e1_pairs
 from tests.conftest import shared_data
 
 
@@ -88,7 +88,8 @@ def test_gsi_at_speed_matches_analysis_of_the_time_scaled_clip(bandai_db, bandai
 
 
 def test_phrase_split_matches_gesture_database(bandai_db, bandai_dir):
-    db = build_gesture_database([bandai_dir], DatabaseConfig(split="phrases", max_pre_s=100, max_post_s=100))
+    db = build_gesture_database([bandai_dir], DatabaseConfig(split="phrases", max_pre_s=100, max_post_s=100,
+                                                             max_other_speed=None))
     ref = gesture_database([bandai_dir])
     assert len(db) == len(ref) < len(bandai_db)
     assert [(p.start_frame, p.end_frame, p.apex_frame, p.gsi) for p in db.phrases] == \
@@ -163,8 +164,9 @@ def test_edges_are_e1_chains_plus_e2_under_threshold(bandai_db):
     assert (contiguous.kind == "E1").all() and (contiguous.distance == 0).all() and len(contiguous) > 20
     # the core is strongly connected: every node reaches every other
     core = gmg.core
-    assert core.n_nodes >= len(db) // 2
+    assert core.n_nodes >= len(db) // 4
     assert len(set(core.strongly_connected())) == 1
+    assert build_gmg(db).core.n_nodes >= 0.8 * len(db)  # at the default threshold
 
 
 def test_statistics_table_like_thesis_table_4_2(bandai_db, tmp_path):
@@ -173,7 +175,9 @@ def test_statistics_table_like_thesis_table_4_2(bandai_db, tmp_path):
     assert (table.nodes == len(bandai_db)).all()
     assert table.branching_factor.to_numpy() == pytest.approx(table.edges / table.nodes)
     assert table.scc_branching_factor.to_numpy() == pytest.approx(table.scc_edges / table.scc_nodes.clip(lower=1))
-    for col in ("edges", "e2_edges", "scc_nodes", "scc_edges"):
+    # more edges at a higher threshold; the largest SCC never shrinks (it contains the old one's
+    # component), though it may be another component of equal size with fewer edges
+    for col in ("edges", "e2_edges", "scc_nodes"):
         assert table[col].is_monotonic_increasing, col
     assert (table.e1_edges == table.e1_edges.iloc[0]).all()
     assert table.scc_nodes.iloc[0] < table.scc_nodes.iloc[-1] == len(bandai_db)

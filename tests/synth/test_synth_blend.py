@@ -7,8 +7,9 @@ import pytest
 
 from evalkit.errors import InputError
 from evalkit.motion import load_motion, quat, resample
-from evalkit.synth.blend import blend_clips, compose_2d, ease, sample, transform_root, window_weights
-from evalkit.synth.distance import apply_2d
+from evalkit.motion.ops import sample
+from evalkit.motion.planar import apply_2d, compose_2d, transform_root
+from evalkit.synth.blend import blend_clips, ease, window_weights
 
 
 @pytest.fixture(scope="module")

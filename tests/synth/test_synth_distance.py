@@ -7,9 +7,8 @@ import pytest
 
 from evalkit.errors import InputError
 from evalkit.motion import load_motion, resample
+from evalkit.motion.planar import align_2d, apply_2d
 from evalkit.synth.distance import (
-    align_2d,
-    apply_2d,
     joint_weights,
     pair_distance,
     point_cloud_distance,

@@ -34,6 +34,10 @@ from evalkit.textfile import read_utf8_text
 RULES_FORMAT = "evalkit-rules"
 RULES_VERSION = 1
 OFFSET_DEFINITION = "PAPT minus apex time, seconds; positive = the stroke apex comes before the pitch-accent peak"
+#: The one definition of "within the synchrony rule", used by ``evalkit sync`` and the GMG
+#: objective report alike: an offset within this many rule standard deviations of the rule's
+#: mean (``|offset - mean_s| <= SYNC_MARGIN_SD * sd_s``; with the thesis' rule, 0.1 ± 0.2 s).
+SYNC_MARGIN_SD = 1.0
 
 
 @dataclass(frozen=True)
@@ -56,9 +60,10 @@ class SynchronyRule:
         """Where to put an apex for an accent peaking at ``papt`` (s): ``papt - mean_s``."""
         return np.asarray(papt) - self.mean_s
 
-    def accepts(self, offset: float | np.ndarray, k_sd: float = 2.0) -> np.ndarray:
-        """Whether offsets (s) lie within ``k_sd`` standard deviations of the mean."""
-        return np.abs(np.asarray(offset) - self.mean_s) <= k_sd * self.sd_s
+    def accepts(self, offset: float | np.ndarray, k_sd: float = SYNC_MARGIN_SD) -> np.ndarray:
+        """Whether offsets (s) lie within ``k_sd`` standard deviations of the mean (default: the
+        project's one definition, :data:`SYNC_MARGIN_SD`)."""
+        return np.abs(np.asarray(offset, dtype=float) - self.mean_s) <= k_sd * self.sd_s + 1e-12
 
 
 @dataclass(frozen=True)
@@ -328,15 +333,13 @@ def _save_figure(fig, path: Path) -> Path:
 
 def plot_offsets(pairs: pd.DataFrame, path: str | os.PathLike, rule: SynchronyRule | None = None, constructed: bool | None = None, bin_s: float = 0.05) -> Path:
     """Histogram of apex–PAPT offsets with mean and ±SD marked (like the thesis' Fig. 4.7)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure
 
     o = pairs["offset_s"].to_numpy(dtype=float)
     rule = rule or (fit_synchrony(o) if len(o) >= 2 else None)
     constructed = bool(pairs.get("constructed", pd.Series([False])).astype(bool).any()) if constructed is None else constructed
-    fig, ax = plt.subplots(figsize=(6, 3.6))
+    fig = Figure(figsize=(6, 3.6))
+    ax = fig.subplots()
     lo = min(-0.5, np.floor(o.min() / bin_s) * bin_s) if len(o) else -0.5
     hi = max(0.5, np.ceil(o.max() / bin_s) * bin_s) if len(o) else 0.5
     ax.hist(o, bins=np.arange(lo, hi + bin_s, bin_s), color="#7a9cc6", edgecolor="white")
@@ -352,10 +355,7 @@ def plot_offsets(pairs: pd.DataFrame, path: str | os.PathLike, rule: SynchronyRu
         title += " — CONSTRUCTED takes"
     ax.set_title(title, fontsize=10)
     ax.legend(fontsize=8)
-    try:
-        return _save_figure(fig, Path(path))
-    finally:
-        plt.close(fig)
+    return _save_figure(fig, Path(path))
 
 
 def plot_psi_gsi(pairs: pd.DataFrame, path: str | os.PathLike, rule: IntensityRule | None = None, group: str | None = None, constructed: bool | None = None) -> Path:
@@ -363,16 +363,14 @@ def plot_psi_gsi(pairs: pd.DataFrame, path: str | os.PathLike, rule: IntensityRu
 
     ``group`` names a column (e.g. style) that sets the marker of each point.
     """
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure
 
     x = pairs["psi"].to_numpy(dtype=float)
     y = pairs["gsi"].to_numpy(dtype=float)
     rule = rule or (fit_intensity(x, y) if len(x) >= 3 and np.ptp(x) > 0 else None)
     constructed = bool(pairs.get("constructed", pd.Series([False])).astype(bool).any()) if constructed is None else constructed
-    fig, ax = plt.subplots(figsize=(5, 4.2))
+    fig = Figure(figsize=(5, 4.2))
+    ax = fig.subplots()
     markers = ["o", "s", "^", "D", "v", "P", "X"]
     if group and group in pairs.columns:
         for k, (name, d) in enumerate(pairs.groupby(group)):
@@ -393,7 +391,4 @@ def plot_psi_gsi(pairs: pd.DataFrame, path: str | os.PathLike, rule: IntensityRu
         title += " — CONSTRUCTED takes"
     ax.set_title(title, fontsize=10)
     ax.legend(fontsize=7, loc="upper left")
-    try:
-        return _save_figure(fig, Path(path))
-    finally:
-        plt.close(fig)
+    return _save_figure(fig, Path(path))

@@ -46,7 +46,7 @@ import numpy as np
 import pandas as pd
 
 from evalkit.errors import InputError
-from evalkit.sync import Rules
+from evalkit.gesture_speech import Rules
 
 VARIANTS = ("random", "sync", "sync+intensity")
 
@@ -206,6 +206,22 @@ class SynthConfig:
         hand_speed: blends last at least (wrist travel / this), metres per second; the default
             is about the median average speed of preparations in the Bandai Namco gesture
             capture (0.64 m/s).
+        prep_ratio: a blend (the preparation into a GP, a movement between GPs, the retraction
+            to rest) lasts long enough that the wrist's peak speed in it (``BLEND_PEAK`` times
+            its travel over its duration) stays below this fraction of the peak stroke speed of
+            the GPs it joins (the incoming one at the speed it is played), so that every stroke
+            stays the fastest movement around it — the velocity profile of preparation, stroke,
+            hold, retraction that a blind gesture analysis finds. ``None``: no such bound.
+        min_stroke_speed: a GP is played only at speeds at which its stroke's peak wrist speed
+            reaches this (m/s of a 1.70 m body): a stroke barely above the gesture analysis'
+            ``min_peak_speed`` (0.5) is lost in any blend, so it would be planned but never seen.
+        max_prep_s: the ``prep_ratio`` bound never asks for more than this many seconds (a
+            very soft stroke far from the rest pose would otherwise need seconds).
+        min_rate: fewest gestures per second of speech a rule plan places when the speech has
+            usable accents (a plan below it is solved again with a doubled skip cost, up to
+            ``min_rate_rounds`` times, then without the ``prep_ratio`` bound), so that no
+            utterance with accents gets a still figure; the random variant, when it finds no
+            room at all, likewise walks again without the bound.
         long_gap_s: a gap between two anchors at least this long may go through rest even
             without a pause.
         tail_s: the clip lasts this long after the speech ends (time to return to rest).
@@ -219,6 +235,9 @@ class SynthConfig:
         plant_feet: keep the feet planted where the rest pose puts them (two-bone leg IK when
             rendering), so that blends between GPs never slide the feet: ``True``, ``False`` or
             ``"auto"`` (when the capture is performed standing: not for walks and hops).
+        smooth_hz: cutoff (Hz) of the zero-phase low-pass crossfaded in around every seam of
+            the rendered clip (``None``: none), see
+            :func:`evalkit.synth.gmg.render.smooth_seams`.
     """
 
     speed_range: tuple[float, float] = (0.67, 1.5)
@@ -230,6 +249,11 @@ class SynthConfig:
     settle_s: float = 0.15
     transition_speed: float = 1.5
     hand_speed: float = 0.7
+    prep_ratio: float | None = 0.5
+    min_stroke_speed: float = 0.8
+    max_prep_s: float = 1.0
+    min_rate: float = 0.2
+    min_rate_rounds: int = 6
     long_gap_s: float = 2.5
     tail_s: float = 0.5
     end_rest_s: float = 0.1
@@ -245,6 +269,7 @@ class SynthConfig:
     jitter: float = 0.2
     random_lead_s: float = 0.5
     plant_feet: bool | str = "auto"
+    smooth_hz: float | None = 5.0
 
     def __post_init__(self) -> None:
         lo, hi = self.speed_range
@@ -256,6 +281,10 @@ class SynthConfig:
             raise InputError(f"plant_feet must be true, false or 'auto', got {self.plant_feet!r}")
         if not (self.transition_speed > 0 and self.hand_speed > 0):
             raise InputError("transition_speed and hand_speed must be > 0")
+        if self.prep_ratio is not None and not self.prep_ratio > 0:
+            raise InputError(f"prep_ratio must be > 0 or None, got {self.prep_ratio}")
+        if self.min_rate < 0 or self.min_rate_rounds < 0:
+            raise InputError("min_rate and min_rate_rounds must be >= 0")
         if min(self.rest_in_s, self.rest_out_s, self.settle_s, self.tail_s, self.end_rest_s, self.pause_margin_s) < 0 or self.max_skip < 0 or self.speed_steps < 1:
             raise InputError("rest_in_s, rest_out_s, tail_s, end_rest_s, pause_margin_s and max_skip must be >= 0, speed_steps >= 1")
 
@@ -317,7 +346,7 @@ class Plan:
         rest_intervals: ``(start, end)`` times the body is at rest, seconds.
         anchors: ``(accents,)`` anchor times (PAPT minus anticipation), seconds.
         cost: total cost of the plan (NaN for the random variant).
-        max_blend_s, settle_s, plant_feet: rendering settings (from the config).
+        max_blend_s, settle_s, plant_feet, smooth_hz: rendering settings (from the config).
     """
 
     variant: str
@@ -330,6 +359,7 @@ class Plan:
     max_blend_s: float = 0.5
     settle_s: float = 0.15
     plant_feet: bool | str = "auto"
+    smooth_hz: float | None = 5.0
 
     def frame(self) -> pd.DataFrame:
         """One row per placement."""
@@ -352,17 +382,17 @@ class _Context:
     pre: np.ndarray         # (M,) seconds start -> apex
     post: np.ndarray        # (M,) seconds apex -> end
     K: np.ndarray           # (S,) speeds for the part before the apex
-    sc_k: np.ndarray        # (S,) their cost
+    sc_k: np.ndarray        # (S, M) cost of playing GP h's pre part at speed K[s] (inf: stroke too weak to see)
     gsi: np.ndarray         # (M, S)
     anchors: np.ndarray     # (A,)
     usable: np.ndarray      # (A,) anchor outside every rest interval
     icost: np.ndarray       # (A, S, M) intensity cost
     jit: np.ndarray         # (A, M)
     edge: np.ndarray        # (M, M) bool
-    tmin: np.ndarray        # (M, M) shortest blend, s
+    tmin: np.ndarray        # (S, M, M) shortest blend g -> h with h's pre part at speed K[s], s
     tcost: np.ndarray       # (M, M)
     kind: np.ndarray        # (M, M) "E1"/"E2"/""
-    rin: np.ndarray         # (M,) blend from rest, s
+    rin: np.ndarray         # (S, M) blend from rest into h at speed K[s], s
     rout: np.ndarray        # (M,) blend to rest, s
     rc_in: np.ndarray       # (M,)
     rc_out: np.ndarray      # (M,)
@@ -386,9 +416,9 @@ class _Context:
     # -- vectorised pieces of the cost -------------------------------------------------------
     def enter(self, j: int, lower: float) -> tuple[np.ndarray, np.ndarray]:
         """``(S, M)`` cost of entering GP h on anchor j at speed K[s] from rest held until ``lower``."""
-        room = self.anchors[j] - lower - self.rin  # (M,)
-        ok = ((self.pre[None, :] / self.K[:, None]) <= room[None, :] + 1e-9) & (room[None, :] > 0)
-        return np.where(ok, self.sc_k[:, None] + self.icost[j] + self.rc_in[None, :], np.inf)
+        room = self.anchors[j] - lower - self.rin  # (S, M)
+        ok = ((self.pre[None, :] / self.K[:, None]) <= room + 1e-9) & (room > 0)
+        return np.where(ok, self.sc_k + self.icost[j] + self.rc_in[None, :], np.inf)
 
     def leave(self, i: int, upper: float) -> tuple[np.ndarray, np.ndarray]:
         """``(M,)`` cost and ``(M,)`` post-apex speed of finishing GP g on anchor i and resting by ``upper``."""
@@ -406,16 +436,37 @@ class _Context:
         kmin, kmax = cfg.speed_range
         G = self.anchors[j] - self.anchors[i]
         P = self.pre[None, :] / self.K[:, None]  # (S, M_h)
-        R = G - P[:, None, :] - self.tmin[None, :, :]  # (S, M_g, M_h): time for g's post part + hold
+        R = G - P[:, None, :] - self.tmin  # (S, M_g, M_h): time for g's post part + hold
         post = self.post[None, :, None]
         with np.errstate(divide="ignore", invalid="ignore"):
             need = np.where(post > 0, post / np.where(R > 0, R, np.nan), 0.0)
         feas = self.edge[None] & (R > 0) & np.isfinite(need) & (need <= kmax + 1e-9)
         k2 = np.clip(np.nan_to_num(need, nan=kmax), kmin, kmax)
         hold = np.maximum(R - post / k2, 0.0)
-        cost = (self.sc_k[:, None, None] + cfg.speed_cost(k2) + cfg.hold_cost * np.maximum(hold - cfg.hold_free_s, 0.0)
+        cost = (self.sc_k[:, None, :] + cfg.speed_cost(k2) + cfg.hold_cost * np.maximum(hold - cfg.hold_free_s, 0.0)
                 + self.tcost[None] + self.icost[j][:, None, :])
         return np.where(feas, cost, np.inf), k2
+
+
+#: Peak of the blend weight's slope (quintic smoothstep ``6u^5 - 15u^4 + 10u^3``: 15/8), so a
+#: blend of duration ``T`` over a travel ``d`` moves at most about ``BLEND_PEAK d / T``.
+BLEND_PEAK = 15.0 / 8.0
+
+
+def _prep_time(cfg: SynthConfig, travel, v_from, v_to, shape=None, src=None, dst=None) -> np.ndarray:
+    """Shortest blend (s) over a wrist ``travel`` (m) whose peak speed stays below
+    ``prep_ratio`` times the slower of the strokes it joins (``v_from``, ``v_to``, m/s; ``inf``:
+    a rest pose). With ``shape``/``src``/``dst`` the edge values are scattered into an array of
+    ``shape`` (other entries 0)."""
+    if cfg.prep_ratio is None:
+        return np.zeros(shape if shape is not None else np.broadcast(travel, v_from, v_to).shape)
+    v = np.minimum(v_from, v_to)
+    t = np.minimum(BLEND_PEAK * np.asarray(travel, dtype=float) / (cfg.prep_ratio * np.maximum(v, 1e-6)), cfg.max_prep_s)
+    if shape is None:
+        return t
+    out = np.zeros(shape)
+    out[:, src, dst] = t
+    return out
 
 
 def _context(gmg, speech: SpeechInput, rules: Rules, variant: str, config: SynthConfig, seed: int) -> _Context:
@@ -452,18 +503,23 @@ def _context(gmg, speech: SpeechInput, rules: Rules, variant: str, config: Synth
     hand = np.asarray(gmg.hand_distance)[nodes[src], nodes[dst]]
     tmin[src, dst] = np.maximum.reduce([np.full(len(src), cfg.blend_s), dist / cfg.transition_speed, hand / cfg.hand_speed])
     cont = e["contiguous"].to_numpy(dtype=bool)
-    tmin[src[cont], dst[cont]] = 0.0
+    vmax = np.array([db.phrases[g].max_velocity for g in nodes], dtype=float)  # stroke peak, m/s
+    tmin = np.maximum(tmin[None], _prep_time(cfg, hand, vmax[src][None, :], K[:, None] * vmax[dst][None, :], (S, M, M), src, dst))
+    tmin[:, src[cont], dst[cont]] = 0.0
+    sc_k = np.where(K[:, None] * vmax[None] >= cfg.min_stroke_speed, cfg.speed_cost(K)[:, None], np.inf)
     tcost[src, dst] = cfg.transition_cost * dist / gmg.threshold
     kind[src, dst] = e["kind"].to_numpy()
     d_in = np.asarray(gmg.rest_from)[nodes]
     d_out = np.asarray(gmg.rest_to)[nodes]
     return _Context(
-        cfg=cfg, nodes=nodes, pre=db.pre_s[nodes], post=db.post_s[nodes], K=K, sc_k=cfg.speed_cost(K), gsi=gsi,
+        cfg=cfg, nodes=nodes, pre=db.pre_s[nodes], post=db.post_s[nodes], K=K, sc_k=sc_k, gsi=gsi,
         anchors=anchors, usable=usable, icost=icost, jit=jit, edge=edge, tmin=tmin, tcost=tcost, kind=kind,
-        rin=np.maximum.reduce([np.full(M, cfg.rest_in_s), d_in / cfg.transition_speed,
-                               np.asarray(gmg.rest_from_hand)[nodes] / cfg.hand_speed]),
+        rin=np.maximum(np.maximum.reduce([np.full(M, cfg.rest_in_s), d_in / cfg.transition_speed,
+                                          np.asarray(gmg.rest_from_hand)[nodes] / cfg.hand_speed])[None],
+                       _prep_time(cfg, np.asarray(gmg.rest_from_hand)[nodes][None], np.inf, K[:, None] * vmax[None])),
         rout=cfg.settle_s + np.maximum.reduce([np.full(M, cfg.rest_out_s), d_out / cfg.transition_speed,
-                                               np.asarray(gmg.rest_to_hand)[nodes] / cfg.hand_speed]),
+                                               np.asarray(gmg.rest_to_hand)[nodes] / cfg.hand_speed,
+                                               _prep_time(cfg, np.asarray(gmg.rest_to_hand)[nodes], vmax, np.inf)]),
         rc_in=cfg.transition_cost * d_in / gmg.threshold, rc_out=cfg.transition_cost * d_out / gmg.threshold,
         rest=rest, dur=dur,
     )
@@ -473,6 +529,8 @@ def _context(gmg, speech: SpeechInput, rules: Rules, variant: str, config: Synth
 START, EDGE, REST = 0, 1, 2
 
 
+# Longer than a screen by its docstring and the one Viterbi loop it documents: the recursion's
+# steps share its tables, and splitting them apart would pass seven arrays between the pieces.
 def _dp(ctx: _Context) -> tuple[float, list[tuple[int, int, int, int, float]]]:
     """Cheapest chain ``[(anchor, core node, step kind, speed index k1, post speed k2)]``.
 
@@ -603,6 +661,18 @@ def plan_rules(gmg, speech: SpeechInput, rules: Rules, variant: str = "sync+inte
         raise InputError(f"plan_rules handles 'sync' and 'sync+intensity', got {variant!r}")
     ctx = _context(gmg, speech, rules, variant, config, seed)
     cost, chain = _dp(ctx)
+    # a documented minimum rate: a plan that leaves the speech (nearly) without gestures is
+    # solved again with a larger price on every accent left without one
+    least = min(int(np.ceil(config.min_rate * speech.duration)), int(ctx.usable.sum()))
+    for _ in range(config.min_rate_rounds):
+        if len(chain) >= least:
+            break
+        ctx = replace(ctx, cfg=replace(ctx.cfg, skip_cost=2.0 * ctx.cfg.skip_cost))
+        cost, chain = _dp(ctx)
+    if len(chain) < least and config.prep_ratio is not None:
+        # too little time between the accents for blends slower than the strokes: plan with
+        # blends as fast as captured preparations rather than leave the speech without gestures
+        return plan_rules(gmg, speech, rules, variant, replace(config, prep_ratio=None), seed)
     db = gmg.database
     placements = []
     for n, (j, h, kd, k1i, k2) in enumerate(chain):
@@ -615,16 +685,17 @@ def plan_rules(gmg, speech: SpeechInput, rules: Rules, variant: str = "sync+inte
             gp=gp, anchor=int(j), apex_time=a, speed_pre=k1, speed_post=float(k2),
             start_time=float(a - ctx.pre[h] / k1), end_time=float(a + ctx.post[h] / k2),
             entry=str(ctx.kind[g, h]) if kd == EDGE else "rest", gsi=float(db.gsi_at(k1)[gp]),
-            blend_in_s=float(ctx.tmin[g, h] if kd == EDGE else ctx.rin[h]),
+            blend_in_s=float(ctx.tmin[k1i, g, h] if kd == EDGE else ctx.rin[k1i, h]),
             rest_out_s=float(ctx.rout[h] if rest_next else 0.0),
         ))
-    return Plan(variant, int(seed), tuple(placements), ctx.dur, ctx.rest, ctx.anchors, cost, config.max_blend_s, config.settle_s, config.plant_feet)
+    return Plan(variant, int(seed), tuple(placements), ctx.dur, ctx.rest, ctx.anchors, cost, config.max_blend_s, config.settle_s, config.plant_feet,
+                config.smooth_hz)
 
 
 def plan_random(gmg, speech: SpeechInput, rules: Rules | None = None, config: SynthConfig = SynthConfig(), seed: int = 0) -> Plan:
     """Plan of the ``random`` variant: a seeded random walk, GPs at captured speed (see the
     module docstring). ``rules`` only sets the anchors recorded in the plan."""
-    from evalkit.sync import DEFAULT_RULES
+    from evalkit.gesture_speech import DEFAULT_RULES
 
     rules = rules or DEFAULT_RULES
     ctx = _context(gmg, speech, rules, "random", replace(config, jitter=0.0), seed)
@@ -633,6 +704,7 @@ def plan_random(gmg, speech: SpeechInput, rules: Rules | None = None, config: Sy
     db = gmg.database
     M = len(ctx.nodes)
     gsi1 = db.gsi_at(1.0)
+    k_one = int(np.argmin(np.abs(ctx.K - 1.0)))
     # runs of free time between the rest intervals
     runs, t0 = [], 0.0
     for lo, hi in ctx.rest:
@@ -647,12 +719,13 @@ def plan_random(gmg, speech: SpeechInput, rules: Rules | None = None, config: Sy
         t = r0 + (rng.uniform(0.0, cfg.random_lead_s) if cfg.random_lead_s > 0 else 0.0)
         first = True
         while True:
-            cands = np.flatnonzero(ctx.edge[prev]) if prev is not None else np.arange(M)
+            visible = np.isfinite(ctx.sc_k[k_one])
+            cands = np.flatnonzero(ctx.edge[prev] & visible) if prev is not None else np.flatnonzero(visible)
             if len(cands) == 0:
-                cands = np.arange(M)
+                cands = np.flatnonzero(visible) if visible.any() else np.arange(M)
             chosen = None
             for h in rng.permutation(cands):
-                blend = ctx.rin[h] if first else ctx.tmin[prev, h]
+                blend = ctx.rin[k_one, h] if first else ctx.tmin[k_one, prev, h]
                 start = t + blend
                 if start + ctx.pre[h] + ctx.post[h] + ctx.rout[h] <= r1 + 1e-9:
                     chosen = (int(h), float(blend), float(start))
@@ -667,7 +740,10 @@ def plan_random(gmg, speech: SpeechInput, rules: Rules | None = None, config: Sy
             placements.append(Placement(gp, -1, float(start + ctx.pre[h]), 1.0, 1.0, start, float(end),
                                         "rest" if first else str(ctx.kind[prev, h]), float(gsi1[gp]), blend, float(ctx.rout[h])))
             t, prev, first = end, h, False
-    return Plan("random", int(seed), tuple(placements), ctx.dur, ctx.rest, ctx.anchors, float("nan"), cfg.max_blend_s, cfg.settle_s, cfg.plant_feet)
+    if not placements and ctx.usable.any() and config.min_rate > 0 and config.prep_ratio is not None:
+        return plan_random(gmg, speech, rules, replace(config, prep_ratio=None, random_lead_s=0.0), seed)  # as plan_rules
+    return Plan("random", int(seed), tuple(placements), ctx.dur, ctx.rest, ctx.anchors, float("nan"), cfg.max_blend_s, cfg.settle_s, cfg.plant_feet,
+                cfg.smooth_hz)
 
 
 def make_plan(gmg, speech: SpeechInput, rules: Rules, variant: str, config: SynthConfig = SynthConfig(), seed: int = 0) -> Plan:

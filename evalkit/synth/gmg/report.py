@@ -3,12 +3,13 @@
 **Objective report** (per output, for both the plan and the rendered clip):
 
 * ``offset_*``: apex–PAPT offsets (``PAPT - apex``, seconds; > 0 = apex before the accent peak)
-  of stroke apexes paired one-to-one with accents by :func:`evalkit.sync.match_apexes` (nearest
+  of stroke apexes paired one-to-one with accents by :func:`evalkit.gesture_speech.match_apexes` (nearest
   in time, at most ``max_distance_s`` apart, as in the thesis): mean, SD, median, the mean
   absolute deviation from the synchrony rule's mean (``offset_mad_rule_s``) and the fraction
-  within one rule SD of it (``offset_within_rule``).
-* ``accents_covered``: fraction of accents that have a stroke apex at the rule's offset give or
-  take one rule SD (``PAPT - apex`` in ``mean ± sd``).
+  within the rule (``offset_within_rule``: :meth:`evalkit.gesture_speech.SynchronyRule.accepts`, the one
+  definition shared with ``evalkit sync``: within ``SYNC_MARGIN_SD`` = 1 rule SD of its mean).
+* ``accents_covered``: fraction of accents that have a stroke apex within the rule (same
+  definition).
 * ``gsi_psi_mae``: mean ``|GSI - (a + b PSI)|`` over the pairs (distance from the intensity
   rule's line), ``gsi_psi_in_margin``: fraction of pairs the rule accepts, ``gsi_psi_r``: Pearson
   correlation of GSI and PSI.
@@ -29,7 +30,8 @@ Three readings:
   ``stroke_ratio`` (0.6) as fast as the fastest movement of their gesture phrase, and chained
   GPs without rest form one long phrase, so it finds only the strongest few strokes of a clip
   (and can take a fast captured preparation for the main stroke): informative, but a noisy
-  reading of timing and strength.
+  reading of timing and strength. It also says how many planned strokes it finds
+  (``planned_found_share``: an analysed apex within :data:`FOUND_WITHIN_S` of the planned one).
 
 **Clip checks**: no NaN; bone-length drift of every joint whose translation is constant (must be
 0 to rounding); the largest root-relative joint speed between consecutive frames and the largest
@@ -45,7 +47,7 @@ from pathlib import Path
 
 import numpy as np
 
-from evalkit.sync import Rules, match_apexes
+from evalkit.gesture_speech import Rules, match_apexes
 
 
 def write_text(path: str | os.PathLike, text: str) -> Path:
@@ -74,7 +76,7 @@ def timing_metrics(apex_times, gsi, papts, psi, rules: Rules, max_distance_s: fl
     off = papt[ib] - apex[ia] if len(pairs) else np.zeros(0)
     if len(apex) and len(papt):
         all_off = papt[:, None] - apex[None, :]
-        covered = np.any(np.abs(all_off - sync.mean_s) <= sync.sd_s + 1e-12, axis=1)
+        covered = np.any(sync.accepts(all_off), axis=1)
     else:
         covered = np.zeros(len(papt), dtype=bool)
     gp, sp = (g[ia], s[ib]) if len(pairs) else (np.zeros(0), np.zeros(0))
@@ -90,7 +92,7 @@ def timing_metrics(apex_times, gsi, papts, psi, rules: Rules, max_distance_s: fl
         "offset_sd_s": _num(off.std(ddof=1)) if len(off) > 1 else None,
         "offset_median_s": _num(np.median(off)) if len(off) else None,
         "offset_mad_rule_s": _num(np.mean(np.abs(off - sync.mean_s))) if len(off) else None,
-        "offset_within_rule": _num(np.mean(np.abs(off - sync.mean_s) <= sync.sd_s + 1e-12)) if len(off) else None,
+        "offset_within_rule": _num(np.mean(sync.accepts(off))) if len(off) else None,
         "gsi_psi_mae": _num(dev.mean()) if len(dev) else None,
         "gsi_psi_in_margin": _num(np.mean(inten.accepts(sp, gp))) if len(dev) else None,
         "gsi_psi_r": _num(r),
@@ -108,7 +110,7 @@ def realised_strokes(rendered, plan, db, phase_config=None) -> tuple[np.ndarray,
     from evalkit.gesture import PhaseConfig, hand_trajectories
     from evalkit.gesture.phases import Stroke
     from evalkit.gesture.strokes import stroke_features
-    from evalkit.synth.gmg_render import gp_time_warp
+    from evalkit.synth.gmg.render import gp_time_warp
 
     cfg = phase_config or PhaseConfig()
     m = rendered.motion
@@ -152,6 +154,22 @@ def realised_strokes(rendered, plan, db, phase_config=None) -> tuple[np.ndarray,
     return apex, gsi
 
 
+#: A planned stroke counts as found blind when the analysis has an apex this close to it, seconds.
+FOUND_WITHIN_S = 0.05
+
+
+def planned_found(planned_apex_s, found_apex_s, within_s: float = FOUND_WITHIN_S) -> dict:
+    """How many planned strokes the blind analysis finds: ``planned_found`` (count) and
+    ``planned_found_share`` (of the planned; ``None`` without plan) of planned apex times (s)
+    with an analysed apex within ``within_s`` seconds."""
+    planned = np.asarray(planned_apex_s, dtype=float).reshape(-1)
+    found = np.asarray(found_apex_s, dtype=float).reshape(-1)
+    if not len(planned):
+        return {"planned_found": 0, "planned_found_share": None}
+    hit = np.min(np.abs(planned[:, None] - found[None, :]), axis=1) <= within_s + 1e-9 if len(found) else np.zeros(len(planned), bool)
+    return {"planned_found": int(hit.sum()), "planned_found_share": float(hit.mean())}
+
+
 def objective_report(rendered, speech, plan, rules: Rules, db=None, phase_config=None) -> dict:
     """Objective figures of one output: planned, realised and analysed (see the module
     docstring). ``db`` (the gesture database) is needed for the realised reading."""
@@ -177,6 +195,7 @@ def objective_report(rendered, speech, plan, rules: Rules, db=None, phase_config
     g = analyze_gestures(rendered.motion, phase_config or PhaseConfig(), getattr(db, "gsi_scale", None),
                          roles=dict(db.roles) if db is not None else None, clip=rendered.motion.name)
     out["analysed"] = timing_metrics(g.apex_times, g.gsi, speech.papts, speech.psi, rules)
+    out["analysed"].update(planned_found(np.array([p.apex_time for p in pl]), g.apex_times))
     out["rule"] = {"synchrony_mean_s": rules.synchrony.mean_s, "synchrony_sd_s": rules.synchrony.sd_s,
                    "intercept": rules.intensity.intercept, "slope": rules.intensity.slope,
                    "margin": rules.intensity.margin}

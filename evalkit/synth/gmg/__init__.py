@@ -4,12 +4,12 @@ the synchrony and intensity rules.
 Pipeline (each step in its own module; this one ties them together)::
 
     from evalkit.synth.gmg import build_gesture_database, build_gmg, speech_input, synthesize
-    db = build_gesture_database(["gestures/"])           # GPs with apex and GSI  (gmg_db)
-    gmg = build_gmg(db, threshold=0.6)                   # E1/E2 edges, largest SCC (gmg_graph)
-    speech = speech_input("utterance.wav")               # PAPT, PSI, pauses        (gmg_plan)
+    db = build_gesture_database(["gestures/"])           # GPs with apex and GSI  (gmg.db)
+    gmg = build_gmg(db, threshold=0.6)                   # E1/E2 edges, largest SCC (gmg.graph)
+    speech = speech_input("utterance.wav")               # PAPT, PSI, pauses        (gmg.plan)
     result = synthesize(gmg, speech, variant="sync+intensity", seed=0)
-    motion, manifest, objective = result                 # plan (gmg_plan), clip (gmg_render),
-    save_result(result, "out/")                          # report (gmg_report)
+    motion, manifest, objective = result                 # plan (gmg.plan), clip (gmg.render),
+    save_result(result, "out/")                          # report (gmg.report)
 
 Variants (:data:`VARIANTS`): ``random`` (random walk, GPs at captured speed), ``sync`` (apexes on
 the anchors ``PAPT - anticipation``) and ``sync+intensity`` (also GSI fitted to PSI by the
@@ -21,15 +21,15 @@ from __future__ import annotations
 import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Sequence
 
 import numpy as np
 import pandas as pd
 
 from evalkit.errors import InputError
 from evalkit.motion import Motion, write_bvh
-from evalkit.sync import DEFAULT_RULES, Rules
-from evalkit.synth.gmg_db import (
+from evalkit.gesture_speech import DEFAULT_RULES, Rules
+from evalkit.synth.gmg.db import (
     CMU_NOTE,
     DatabaseConfig,
     GestureDatabase,
@@ -37,7 +37,7 @@ from evalkit.synth.gmg_db import (
     cmu_gesture_database,
     is_bundled_cmu,
 )
-from evalkit.synth.gmg_graph import (
+from evalkit.synth.gmg.graph import (
     DEFAULT_THRESHOLD,
     TABLE_THRESHOLDS,
     GestureMotionGraph,
@@ -48,17 +48,17 @@ from evalkit.synth.gmg_graph import (
     statistics_latex,
     write_statistics,
 )
-from evalkit.synth.gmg_plan import VARIANTS, Placement, Plan, SpeechInput, SynthConfig, detect_pauses, make_plan, speech_input
-from evalkit.synth.gmg_render import Rendered, render_plan
-from evalkit.synth.gmg_report import clip_checks, dumps, objective_report, source_kinematics, write_text
+from evalkit.synth.gmg.plan import VARIANTS, Placement, Plan, SpeechInput, SynthConfig, detect_pauses, make_plan, speech_input
+from evalkit.synth.gmg.render import Rendered, render_gesture_plan
+from evalkit.synth.gmg.report import clip_checks, dumps, objective_report, source_kinematics, write_text
 
 __all__ = [
     "CMU_NOTE", "DatabaseConfig", "GestureDatabase", "build_gesture_database", "cmu_gesture_database", "is_bundled_cmu",
     "DEFAULT_THRESHOLD", "TABLE_THRESHOLDS", "GestureMotionGraph", "build_gmg", "gmg_joint_weights",
     "gmg_statistics", "posture_distance", "statistics_latex", "write_statistics",
     "VARIANTS", "Placement", "Plan", "SpeechInput", "SynthConfig", "detect_pauses", "make_plan", "speech_input",
-    "Rendered", "render_plan", "GMGResult", "synthesize", "save_result", "objective_table", "summarize_objective",
-    "pooled_objective", "variant_slug", "clip_checks", "objective_report", "source_kinematics",
+    "Rendered", "render_gesture_plan", "GMGResult", "synthesize", "save_result", "objective_table", "summarize_objective",
+    "pooled_objective", "blind_order", "BLIND_FIGURES", "variant_slug", "clip_checks", "objective_report", "source_kinematics",
     "MANIFEST_FORMAT",
 ]
 
@@ -113,11 +113,11 @@ def synthesize(
         speech: a :class:`SpeechInput` (:func:`speech_input`), an
             :class:`~evalkit.speech.SpeechAnalysis`, or an audio path (accents detected).
         variant: ``random``, ``sync`` or ``sync+intensity``.
-        rules: synchrony and intensity rules (default: :data:`evalkit.sync.DEFAULT_RULES`).
+        rules: synchrony and intensity rules (default: :data:`evalkit.gesture_speech.DEFAULT_RULES`).
         seed: random seed (same inputs and seed -> the same clip).
         config: planning parameters; fps: output frame rate (default: the database's).
         name: output name (default ``<speech name>_<variant slug>``).
-        source: precomputed :func:`~evalkit.synth.gmg_report.source_kinematics` of the database.
+        source: precomputed :func:`~evalkit.synth.gmg.report.source_kinematics` of the database.
 
     Returns:
         a :class:`GMGResult` (``motion, manifest, objective = result``).
@@ -130,7 +130,7 @@ def synthesize(
             speech = speech_input(speech)
     plan = make_plan(gmg, speech, rules, variant, config, seed)
     name = name or f"{speech.name}_{variant_slug(variant)}"
-    rendered = render_plan(gmg, plan, fps, name=name)
+    rendered = render_gesture_plan(gmg, plan, fps, name=name)
     objective = objective_report(rendered, speech, plan, rules, gmg.database, gmg.database.config.phase)
     quality = clip_checks(rendered, gmg.database, source)
     db = gmg.database
@@ -209,10 +209,57 @@ def objective_table(results: Iterable[GMGResult]) -> pd.DataFrame:
             for k in _TABLE_KEYS:
                 v = o.get(part, {}).get(k)
                 row[f"{part}_{k}"] = np.nan if v is None else v
+        row["analysed_planned_found_share"] = _nan(o.get("analysed", {}).get("planned_found_share"))
         row["pops"] = r.quality["pops"]
         row["bone_length_drift"] = r.quality["bone_length_drift"]
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def _nan(v) -> float:
+    return np.nan if v is None else float(v)
+
+
+#: The blind order's figures: column of :func:`objective_table` and whether lower or higher is better.
+BLIND_FIGURES = (("analysed_offset_mad_rule_s", "lower"), ("analysed_gsi_psi_in_margin", "higher"),
+                 ("analysed_planned_found_share", "higher"))
+
+
+def blind_order(table: pd.DataFrame, figures: Sequence[tuple[str, str]] = BLIND_FIGURES) -> pd.DataFrame:
+    """The variants' order as the blind analysis sees it, utterance by utterance.
+
+    For every figure (default: |apex–PAPT offset − rule mean|, share of pairs inside the
+    intensity margin, share of planned strokes found) and every pair of variants ``a``, ``b``:
+    the utterances where both have a value (``n``), the two means, ``win_rate_a`` (share of those
+    utterances where ``a`` is better; ties count half) and a two-sided Wilcoxon signed-rank test
+    of the paired values (``wilcoxon_w``, ``p_value``; NaN with fewer than 2 pairs or no
+    difference). One row per (figure, a, b) with ``a`` before ``b`` in :data:`VARIANTS`.
+    """
+    from scipy.stats import wilcoxon
+
+    rows = []
+    variants = [v for v in VARIANTS if v in set(table["variant"])]
+    for col, better in figures:
+        if col not in table.columns:
+            continue
+        wide = table.pivot_table(index="item", columns="variant", values=col, aggfunc="mean")
+        for i, a in enumerate(variants):
+            for b in variants[i + 1:]:
+                if a not in wide or b not in wide:
+                    continue
+                d = wide[[a, b]].dropna()
+                x, y = d[a].to_numpy(float), d[b].to_numpy(float)
+                diff = (y - x) if better == "lower" else (x - y)  # > 0: a is better
+                win = float(np.mean((diff > 0) + 0.5 * (diff == 0))) if len(d) else np.nan
+                w = p = np.nan
+                if len(d) >= 2 and np.any(diff != 0):
+                    res = wilcoxon(x, y)
+                    w, p = float(res.statistic), float(res.pvalue)
+                rows.append({"figure": col, "better": better, "variant_a": a, "variant_b": b, "n": len(d),
+                             "mean_a": float(x.mean()) if len(d) else np.nan, "mean_b": float(y.mean()) if len(d) else np.nan,
+                             "win_rate_a": win, "wilcoxon_w": w, "p_value": p})
+    return pd.DataFrame(rows, columns=["figure", "better", "variant_a", "variant_b", "n", "mean_a", "mean_b",
+                                       "win_rate_a", "wilcoxon_w", "p_value"])
 
 
 def summarize_objective(table: pd.DataFrame) -> pd.DataFrame:
@@ -261,7 +308,7 @@ def pooled_objective(results: Iterable[GMGResult], rules: Rules | None = None, r
             "offset_mean_s": off.mean() if len(off) else np.nan,
             "offset_sd_s": off.std(ddof=1) if len(off) > 1 else np.nan,
             "offset_mad_rule_s": np.abs(off - sync.mean_s).mean() if len(off) else np.nan,
-            "offset_within_rule": np.mean(np.abs(off - sync.mean_s) <= sync.sd_s + 1e-12) if len(off) else np.nan,
+            "offset_within_rule": np.mean(sync.accepts(off)) if len(off) else np.nan,
             "gsi_psi_mae": dev.mean() if len(dev) else np.nan,
             "gsi_psi_in_margin": np.mean(inten.accepts(s[ok], g[ok])) if len(dev) else np.nan,
             "gsi_psi_r": np.corrcoef(g[ok], s[ok])[0, 1] if ok.sum() >= 3 else np.nan,

@@ -29,7 +29,7 @@ import pandas as pd
 
 from evalkit.errors import InputError
 from evalkit.motion import Skeleton, find_roles
-from evalkit.synth.gmg_db import GestureDatabase
+from evalkit.synth.gmg.db import GestureDatabase
 from evalkit.synth.graph import Graph
 
 #: Default similarity threshold (weighted RMS joint angle, radians): the middle of the thesis'
@@ -311,7 +311,7 @@ def statistics_latex(table: pd.DataFrame, caption: str | None = None, label: str
 
 def write_statistics(table: pd.DataFrame, folder: str | os.PathLike, stem: str = "gmg_stats", caption: str | None = None) -> dict[str, Path]:
     """Write ``<stem>.csv`` and ``<stem>.tex`` into ``folder`` (temporary files, then rename)."""
-    from evalkit.synth.gmg_report import write_text
+    from evalkit.synth.gmg.report import write_text
 
     d = Path(folder)
     csv = write_text(d / f"{stem}.csv", table.to_csv(index=False, float_format="%.4g"))

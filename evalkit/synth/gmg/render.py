@@ -35,13 +35,21 @@ from scipy.interpolate import CubicHermiteSpline
 
 from evalkit.errors import InputError, RolesNotFoundError
 from evalkit.motion import Motion, find_roles, quat
-from evalkit.synth.blend import blend_poses, ease, sample, transform_root
+from evalkit.motion.ops import sample
+from evalkit.motion.planar import transform_root
+from evalkit.synth.blend import blend_poses
 
 #: Heading of the first segment: the body's left->right axis along -X, i.e. facing +Z.
 FACING = np.pi
 #: Seconds over which the playback rate of a GP running on past its end (or before its start)
 #: eases to zero.
 DECAY_S = 0.2
+#: Shortest period of the idle rest's slow sweep over the captured rest, seconds.
+IDLE_PERIOD_S = 6.0
+#: Cutoff of the low-pass applied to the idle rest, Hz.
+IDLE_CUTOFF_HZ = 2.0
+#: Seconds either side of a seam within which :func:`smooth_seams` low-passes the clip.
+SEAM_RADIUS_S = 0.25
 
 
 @dataclass(frozen=True, eq=False)
@@ -86,11 +94,28 @@ def _recordings(db) -> dict[str, _Recording]:
     feet = [roles[r] for r in ("left_ankle", "right_ankle") if r in roles] if all(r in roles for r in ("left_ankle", "right_ankle")) else [roles["hips"]]
     out = {}
     for name, m in db.recordings.items():
+        m = _root_under_hips(m, roles["hips"])
         pos = m.positions
         lat = pos[:, roles[pair[1]]] - pos[:, roles[pair[0]]]
         heading = np.unwrap(np.arctan2(lat[:, 2], lat[:, 0]))
         out[name] = _Recording(m, pos[:, feet].mean(axis=1)[:, [0, 2]], heading)
     return out
+
+
+def _root_under_hips(m: Motion, hips: int) -> Motion:
+    """On rigs whose root is a reference joint apart from the body (Bandai Namco's
+    ``joint_Root``, with the hips as its child), move the root's ground position under the hips
+    on every frame (world positions unchanged). Root transforms and blends turn the body about
+    its root: about a root metres away they would swing the body along an arc."""
+    if hips == 0 or m.skeleton.parents[hips] != 0:
+        return m
+    tr = m.translations.copy()
+    world_hips = m.positions[:, hips]
+    new_root = tr[:, 0].copy()
+    new_root[:, 0], new_root[:, 2] = world_hips[:, 0], world_hips[:, 2]
+    tr[:, hips] = tr[:, hips] + quat.rotate(quat.inverse(m.rotations[:, 0]), tr[:, 0] - new_root)
+    tr[:, 0] = new_root
+    return replace(m, translations=tr)
 
 
 def _constant_joints(db) -> tuple[np.ndarray, np.ndarray]:
@@ -230,6 +255,17 @@ def _consistent_offsets(motion: Motion) -> Motion:
     return replace(motion, skeleton=replace(sk, offsets=offsets))
 
 
+def ease_c2(u: np.ndarray) -> np.ndarray:
+    """Weight of the origin pose at normalised time ``u`` in [0, 1]: ``1 - (6u^5 - 15u^4 + 10u^3)``.
+
+    Like Kovar's weight but with zero slope *and* zero curvature at both ends, so a blend adds
+    no jump in acceleration where it starts and ends (an acceleration spike at every seam is
+    what natural capture never has).
+    """
+    u = np.clip(np.asarray(u, dtype=np.float64), 0.0, 1.0)
+    return 1.0 - u**3 * (10.0 + u * (-15.0 + 6.0 * u))
+
+
 def _decayed(t: np.ndarray, rate: float, d: float) -> np.ndarray:
     """Source frames advanced after ``t`` seconds by a rate ``rate`` (frames/s) easing to zero
     over ``d`` seconds: ``rate d / 3 (1 - (1 - t/d)^3)``."""
@@ -288,153 +324,266 @@ class Rendered:
     gp_frames: np.ndarray
 
 
-def render_plan(gmg, plan, fps: float | None = None, name: str = "gmg") -> Rendered:
-    """Render ``plan`` (a :class:`~evalkit.synth.gmg_plan.Plan`) at ``fps`` (default: the
-    database's frame rate) into a :class:`Motion` on the database's skeleton."""
-    db = gmg.database
-    fps = float(fps or db.fps)
-    if not fps > 0:
-        raise InputError(f"fps must be > 0, got {fps}")
-    recs = _recordings(db)
-    const, ref = _constant_joints(db)
-    n = max(2, int(np.ceil(plan.duration * fps - 1e-9)))
-    t = np.arange(n) / fps
-    J = db.skeleton.n_joints
-    rot = np.empty((n, J, 4))
-    tr = np.empty((n, J, 3))
-    done = np.zeros(n, dtype=bool)
-    gp_frames = np.zeros(n, dtype=bool)
-    seams: list[float] = []
+def _idle_frames(db, rec: _Recording, rest_frame: int) -> tuple[float, float]:
+    """``(centre, amplitude)`` in source frames of the captured rest the idle pose plays: the run
+    of "rest" labels of the rest recording around ``rest_frame`` (amplitude 0: too short)."""
+    from evalkit.gesture.phases import segment_gestures
 
-    max_blend_s = plan.max_blend_s
-    rest_rec, rest_frame = db.rest
-    rest = recs[rest_rec]
+    name = db.rest[0]
+    traj = db.trajectories.get(name) if hasattr(db.trajectories, "get") else None
+    if traj is None:
+        return float(rest_frame), 0.0
+    for phase, a, b in segment_gestures(traj, db.config.phase).intervals():
+        if phase == "rest" and a <= rest_frame < b:
+            return (a + b - 1) / 2.0, max(0.0, 0.45 * (b - 1 - a))
+    return float(rest_frame), 0.0
 
-    def put(mask: np.ndarray, r: np.ndarray, x: np.ndarray) -> None:
-        rot[mask], tr[mask] = r, x
-        done[mask] = True
 
-    # -- segments of the placements, root transforms chained in time order: each GP (and the
-    # rest pose before it) stands where the previous GP ended; the first faces +Z at the origin
-    segs: list[_Seg] = []
-    target = (0.0, 0.0, FACING)
-    for p in plan.placements:
-        ph = db.phrases[p.gp]
-        rec = recs[ph.clip]
-        T = rec.align(ph.start_frame, target)
-        f = rec.motion.fps
-        segs.append(_Seg(ph.clip, float(ph.start_frame), float(ph.end_frame), p.speed_pre * f, p.speed_post * f, T,
-                         gp_time_warp(p, ph), p.start_time, p.end_time))
-        target = rec.state(ph.end_frame, T)
+class _GesturePlanRenderer:
+    """Fills the frames of one rendered plan: GP spans, blends, the idle rest pose (see the
+    module docstring). One instance renders one plan."""
 
-    def seg_pose(seg: _Seg, times: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Pose of a segment at output times, running on (easing) outside its span."""
-        rec = recs[seg.rec]
+    def __init__(self, gmg, plan, fps: float):
+        db = gmg.database
+        self.db, self.plan, self.fps = db, plan, fps
+        self.recs = _recordings(db)
+        self.n = max(2, int(np.ceil(plan.duration * fps - 1e-9)))
+        self.t = np.arange(self.n) / fps
+        J = db.skeleton.n_joints
+        self.rot = np.empty((self.n, J, 4))
+        self.tr = np.empty((self.n, J, 3))
+        self.done = np.zeros(self.n, dtype=bool)
+        self.gp_frames = np.zeros(self.n, dtype=bool)
+        self.seams: list[float] = []
+        rest_rec, self.rest_frame = db.rest
+        self.rest = self.recs[rest_rec]
+        self.idle_centre, self.idle_amp = _idle_frames(db, self.rest, self.rest_frame)
+        self.idle = self._idle_poses()
+        self.segs = self._segments()
+
+    # -- pose sources --------------------------------------------------------------------------
+    def _segments(self) -> list[_Seg]:
+        """Segments of the placements, root transforms chained in time order: each GP stands
+        where the previous one ended; the first faces +Z at the origin."""
+        segs: list[_Seg] = []
+        target = (0.0, 0.0, FACING)
+        for p in self.plan.placements:
+            ph = self.db.phrases[p.gp]
+            rec = self.recs[ph.clip]
+            T = rec.align(ph.start_frame, target)
+            f = rec.motion.fps
+            segs.append(_Seg(ph.clip, float(ph.start_frame), float(ph.end_frame), p.speed_pre * f, p.speed_post * f, T,
+                             gp_time_warp(p, ph), p.start_time, p.end_time))
+            target = rec.state(ph.end_frame, T)
+        return segs
+
+    def seg_pose(self, seg: _Seg, times: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Pose of a segment at output times, running on (easing to a stop) outside its span;
+        the run-on stops within the recording."""
+        rec = self.recs[seg.rec]
+        last = rec.motion.n_frames - 1
         tt = np.asarray(times, dtype=float)
         frames = np.empty_like(tt)
         inside = (tt >= seg.start_time) & (tt <= seg.end_time)
         frames[inside] = seg.warp(tt[inside])
         before = tt < seg.start_time
-        frames[before] = seg.src_start - _decayed(seg.start_time - tt[before], seg.rate_start, DECAY_S)
+        d0 = _decay_within(seg.src_start, seg.rate_start)
+        frames[before] = seg.src_start - _decayed(seg.start_time - tt[before], seg.rate_start, d0)
         after = tt > seg.end_time
-        frames[after] = seg.src_end + _decayed(tt[after] - seg.end_time, seg.rate_end, DECAY_S)
+        d1 = _decay_within(last - seg.src_end, seg.rate_end)
+        frames[after] = seg.src_end + _decayed(tt[after] - seg.end_time, seg.rate_end, d1)
         return rec.pose(frames, seg.T)
 
-    def rest_pose(T, count: int) -> tuple[np.ndarray, np.ndarray]:
-        r, x = rest.pose(np.full(count, float(rest_frame)), T)
-        return r, x
+    def _idle_poses(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """``(rotations, translations)`` of the idle rest on every output frame (untransformed):
+        the captured rest around the rest frame swept slowly back and forth (a sine over the
+        run, at most half the captured speed), low-passed at :data:`IDLE_CUTOFF_HZ` so that the
+        kinks of sampling between captured frames do not read as acceleration spikes in a body
+        that hardly moves. ``None`` when the captured rest is too short (a still pose then)."""
+        from scipy.signal import butter, filtfilt
 
-    # -- GP spans
-    for seg in segs:
-        m = (t >= seg.start_time) & (t <= seg.end_time)
-        if m.any():
-            put(m, *seg_pose(seg, t[m]))
-            gp_frames |= m
-        seams.extend([seg.start_time, seg.end_time])
+        A = self.idle_amp
+        if A < 1.0 or self.n < 16:
+            return None
+        period = max(IDLE_PERIOD_S, 2 * np.pi * A / (0.5 * self.rest.motion.fps))
+        rot, tr = sample(self.rest.motion, self.idle_centre + A * np.sin(2 * np.pi * self.t / period))
+        b, a = butter(2, min(IDLE_CUTOFF_HZ / (self.fps / 2.0), 0.99))
+        pad = min(self.n - 1, 60)
+        rot = filtfilt(b, a, quat.make_continuous(rot, axis=0), axis=0, padlen=pad)
+        tr = filtfilt(b, a, tr, axis=0, padlen=pad)
+        return quat.normalize(rot), tr
 
-    def blend_window(a: float, b: float, least: float) -> tuple[float, float]:
-        w = max(max_blend_s, least)
-        if b - a <= w:
-            return a, b
-        mid = (a + b) / 2
-        return mid - w / 2, mid + w / 2
+    def rest_pose(self, T, times: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The idle rest pose at output times (frames of this rendering), moved by ``T``: a
+        resting figure breathes and sways as captured instead of freezing."""
+        tt = np.asarray(times, dtype=float)
+        if self.idle is None:
+            return self.rest.pose(np.full(len(tt), float(self.rest_frame)), T)
+        idx = np.clip(np.rint(tt * self.fps).astype(int), 0, self.n - 1)
+        return transform_root(self.idle[0][idx], self.idle[1][idx], *T)
 
-    def fill_blend(m: np.ndarray, pa, pb, w0: float, w1: float) -> None:
-        """Frames ``m``: blend of pose sources ``pa`` -> ``pb`` with Kovar's weight over [w0, w1]."""
-        tt = t[m]
+    # -- filling frames ------------------------------------------------------------------------
+    def put(self, mask: np.ndarray, r: np.ndarray, x: np.ndarray) -> None:
+        self.rot[mask], self.tr[mask] = r, x
+        self.done[mask] = True
+
+    def fill_blend(self, m: np.ndarray, pa, pb, w0: float, w1: float) -> None:
+        """Frames ``m``: blend of pose sources ``pa`` -> ``pb`` with the C2 weight over [w0, w1]."""
+        tt = self.t[m]
         if not len(tt):
             return
         ra, xa = pa(tt)
         rb, xb = pb(tt)
-        wa = ease((tt - w0) / max(w1 - w0, 1e-9))
-        r, x = blend_poses(ra, xa, rb, xb, wa)
-        put(m, r, x)
-        seams.extend([w0, w1])
+        r, x = blend_poses(ra, xa, rb, xb, ease_c2((tt - w0) / max(w1 - w0, 1e-9)))
+        self.put(m, r, x)
+        self.seams.extend([w0, w1])
 
-    # -- gaps
-    rest_T = rest.align(rest_frame, (0.0, 0.0, FACING))
-    first_start = segs[0].start_time if segs else np.inf
-    m = t < first_start
-    if m.any() or not segs:
-        if segs:
-            q = segs[0]
-            rest_T = rest.align(rest_frame, recs[q.rec].state(q.src_start, q.T))
-            a = max(0.0, q.start_time - plan.placements[0].blend_in_s)
-            hold = m & (t < a)
-            if hold.any():
-                put(hold, *rest_pose(rest_T, int(hold.sum())))
-            fill_blend(m & (t >= a), lambda tt: rest_pose(rest_T, len(tt)), lambda tt: seg_pose(q, tt), a, q.start_time)
-        else:
-            put(m, *rest_pose(rest_T, int(m.sum())))
-    for k, (p, q) in enumerate(zip(segs[:-1], segs[1:])):
+    def hold_rest(self, m: np.ndarray, T) -> None:
+        if m.any():
+            self.put(m, *self.rest_pose(T, self.t[m]))
+
+    def rest_after(self, seg: _Seg):
+        return self.rest.align(self.rest_frame, self.recs[seg.rec].state(seg.src_end, seg.T))
+
+    def fill_gps(self) -> None:
+        for seg in self.segs:
+            m = (self.t >= seg.start_time) & (self.t <= seg.end_time)
+            if m.any():
+                self.put(m, *self.seg_pose(seg, self.t[m]))
+                self.gp_frames |= m
+            self.seams.extend([seg.start_time, seg.end_time])
+
+    def fill_start(self) -> None:
+        """Rest before the first GP, and the blend out of it (all rest without GPs)."""
+        t, segs = self.t, self.segs
+        if not segs:
+            self.hold_rest(np.ones(self.n, dtype=bool), self.rest.align(self.rest_frame, (0.0, 0.0, FACING)))
+            return
+        q = segs[0]
+        m = t < q.start_time
+        rest_T = self.rest.align(self.rest_frame, self.recs[q.rec].state(q.src_start, q.T))
+        a = max(0.0, q.start_time - self.plan.placements[0].blend_in_s)
+        self.hold_rest(m & (t < a), rest_T)
+        self.fill_blend(m & (t >= a), lambda tt: self.rest_pose(rest_T, tt), lambda tt: self.seg_pose(q, tt), a, q.start_time)
+
+    def fill_between(self, k: int) -> None:
+        """The gap between GP ``k`` and GP ``k + 1``: a blend along an edge, or through rest."""
+        p, q = self.segs[k], self.segs[k + 1]
+        t, plan = self.t, self.plan
         m = (t > p.end_time) & (t < q.start_time)
         placement = plan.placements[k + 1]
         if placement.entry != "rest":
             if m.any():
-                w0, w1 = blend_window(p.end_time, q.start_time, placement.blend_in_s)
-                fill_blend(m, lambda tt, p=p: seg_pose(p, tt), lambda tt, q=q: seg_pose(q, tt), w0, w1)
-            continue
-        T_r = rest.align(rest_frame, recs[p.rec].state(p.src_end, p.T))
+                w = max(plan.max_blend_s, placement.blend_in_s)
+                w0, w1 = p.end_time, q.start_time
+                if w1 - w0 > w:
+                    mid = (w0 + w1) / 2
+                    w0, w1 = mid - w / 2, mid + w / 2
+                self.fill_blend(m, lambda tt: self.seg_pose(p, tt), lambda tt: self.seg_pose(q, tt), w0, w1)
+            return
+        T_r = self.rest_after(p)
         ro, ri = plan.placements[k].rest_out_s, placement.blend_in_s
         gap = q.start_time - p.end_time
         if ro + ri > gap:
             ro, ri = gap * ro / (ro + ri), gap * ri / (ro + ri)
         a, b = p.end_time + ro, q.start_time - ri
         w0 = p.end_time + min(plan.settle_s, ro / 2)
-        fill_blend(m & (t <= a), lambda tt, p=p: seg_pose(p, tt), lambda tt, T_r=T_r: rest_pose(T_r, len(tt)), w0, a)
-        hold = m & (t > a) & (t < b)
-        if hold.any():
-            put(hold, *rest_pose(T_r, int(hold.sum())))
-        fill_blend(m & (t >= b), lambda tt, T_r=T_r: rest_pose(T_r, len(tt)), lambda tt, q=q: seg_pose(q, tt), b, q.start_time)
-    if segs:
-        p = segs[-1]
+        self.fill_blend(m & (t <= a), lambda tt: self.seg_pose(p, tt), lambda tt: self.rest_pose(T_r, tt), w0, a)
+        self.hold_rest(m & (t > a) & (t < b), T_r)
+        self.fill_blend(m & (t >= b), lambda tt: self.rest_pose(T_r, tt), lambda tt: self.seg_pose(q, tt), b, q.start_time)
+
+    def fill_end(self) -> None:
+        """After the last GP: settle, blend to rest, rest to the clip's end."""
+        if not self.segs:
+            return
+        t, p = self.t, self.segs[-1]
         m = t > p.end_time
-        if m.any():
-            T_r = rest.align(rest_frame, recs[p.rec].state(p.src_end, p.T))
-            ro = plan.placements[-1].rest_out_s
-            a = p.end_time + ro
-            w0 = p.end_time + min(plan.settle_s, ro / 2)
-            fill_blend(m & (t <= a), lambda tt: seg_pose(p, tt), lambda tt: rest_pose(T_r, len(tt)), w0, a)
-            hold = m & (t > a)
-            if hold.any():
-                put(hold, *rest_pose(T_r, int(hold.sum())))
-    if not done.all():  # pragma: no cover - defensive: every frame belongs to some part
-        raise RuntimeError(f"GMG rendering left {int((~done).sum())} frames empty")
+        if not m.any():
+            return
+        T_r = self.rest_after(p)
+        ro = self.plan.placements[-1].rest_out_s
+        a = p.end_time + ro
+        w0 = p.end_time + min(self.plan.settle_s, ro / 2)
+        self.fill_blend(m & (t <= a), lambda tt: self.seg_pose(p, tt), lambda tt: self.rest_pose(T_r, tt), w0, a)
+        self.hold_rest(m & (t > a), T_r)
+
+    def render(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(rotations, translations)`` of every frame."""
+        self.fill_gps()
+        self.fill_start()
+        for k in range(len(self.segs) - 1):
+            self.fill_between(k)
+        self.fill_end()
+        if not self.done.all():  # pragma: no cover - defensive: every frame belongs to some part
+            raise RuntimeError(f"GMG rendering left {int((~self.done).sum())} frames empty")
+        return quat.normalize(self.rot), self.tr
+
+
+def _decay_within(room: float, rate: float) -> float:
+    """Seconds of easing to a stop (at most :data:`DECAY_S`) that advance at most ``room``
+    source frames at an initial ``rate`` frames/s (the run-on covers ``rate d / 3``)."""
+    if rate <= 0:
+        return DECAY_S
+    return float(min(DECAY_S, max(0.0, 3.0 * room / rate)))
+
+
+def smooth_seams(motion: Motion, seams_s: np.ndarray, cutoff_hz: float, radius_s: float = SEAM_RADIUS_S) -> Motion:
+    """Low-pass the clip around its seams: a zero-phase Butterworth filter (2nd order,
+    ``cutoff_hz``) of the local rotations (sign-continuous quaternions, renormalised) and
+    translations, crossfaded in within ``radius_s`` seconds of every seam, so that what is left of
+    an acceleration jump where a blend or a time warp starts or ends is spread over the time
+    human movement takes; away from seams the captured frames are untouched."""
+    from scipy.signal import butter, filtfilt
+
+    n = motion.n_frames
+    nyq = motion.fps / 2.0
+    if cutoff_hz >= nyq or n < 16 or not len(seams_s):
+        return motion
+    b, a = butter(2, cutoff_hz / nyq)
+    pad = min(n - 1, 3 * max(len(a), len(b)) * 4)
+    q = quat.make_continuous(motion.rotations, axis=0)
+    qf = filtfilt(b, a, q, axis=0, padlen=pad)
+    tf = filtfilt(b, a, motion.translations, axis=0, padlen=pad)
+    t = np.arange(n) / motion.fps
+    dist = np.min(np.abs(t[:, None] - np.asarray(seams_s, dtype=float)[None, :]), axis=1)
+    w = ease_c2(np.clip((dist - radius_s / 2) / (radius_s / 2), 0.0, 1.0))  # 1 at a seam, 0 beyond radius
+    rot = quat.normalize(q * (1 - w)[:, None, None] + qf * w[:, None, None])
+    tr = motion.translations * (1 - w)[:, None, None] + tf * w[:, None, None]
+    return replace(motion, rotations=rot, translations=tr)
+
+
+def _finish(out: Motion, db, plan, seams_s: np.ndarray, smooth_hz: float | None) -> Motion:
+    """Smoothed seams, planted feet, centred, grounded root, BVH-consistent offsets."""
+    const, ref = _constant_joints(db)
+    if smooth_hz:
+        out = smooth_seams(out, seams_s, smooth_hz)
+    tr = out.translations.copy()
     tr[:, const] = ref[const]
-    rot = quat.normalize(rot)
-    out = Motion(db.skeleton, fps, rot, tr, name=name, meta={"source": name, "generator": "evalkit GMG"})
+    out = replace(out, translations=tr)
     roles = find_roles(db.skeleton, strict=False)
     if plan.plant_feet is True or (plan.plant_feet == "auto" and standing_capture(db)):
         out = plant_feet(out, roles, 0)  # frame 0 is always the rest pose
     # centre: mean hips position above the origin (a constant ground shift of the root)
-    tr = out.translations
     centre = out.positions[:, roles["hips"]][:, [0, 2]].mean(axis=0)
-    tr = tr.copy()
+    tr = out.translations.copy()
     tr[:, 0, 0] -= centre[0]
     tr[:, 0, 2] -= centre[1]
     out = replace(out, translations=tr)
     out = _ground_root(out, db, roles)
-    out = _consistent_offsets(out)
-    seam_frames = np.unique(np.clip(np.round(np.asarray(seams) * fps).astype(int), 0, n - 1))
-    return Rendered(out, seam_frames, gp_frames)
+    return _consistent_offsets(out)
 
+
+def render_gesture_plan(gmg, plan, fps: float | None = None, name: str = "gmg") -> Rendered:
+    """The clip of a GMG plan (a :class:`~evalkit.synth.gmg.plan.Plan`) at ``fps`` (default: the
+    database's frame rate), on the database's skeleton (see the module docstring)."""
+    db = gmg.database
+    fps = float(fps or db.fps)
+    if not fps > 0:
+        raise InputError(f"fps must be > 0, got {fps}")
+    r = _GesturePlanRenderer(gmg, plan, fps)
+    rot, tr = r.render()
+    out = Motion(db.skeleton, fps, rot, tr, name=name, meta={"source": name, "generator": "evalkit GMG"})
+    seams = np.asarray(r.seams, dtype=float)
+    out = _finish(out, db, plan, seams, getattr(plan, "smooth_hz", None))
+    seam_frames = np.unique(np.clip(np.round(seams * fps).astype(int), 0, r.n - 1))
+    return Rendered(out, seam_frames, r.gp_frames)

@@ -57,18 +57,9 @@ KNOWN_LAYER_SLIPS: dict[tuple[str, str], str] = {
 #: Modules that switch matplotlib's global backend (``matplotlib.use``) or draw through pyplot's
 #: global figure state -> who moves them to ``matplotlib.figure.Figure``.
 KNOWN_GLOBAL_STATE: dict[str, str] = {
-    "evalkit.sync": "generators",
-    "evalkit.synth.plots": "generators",
-    "evalkit.synth.measure": "generators",
 }
 #: Functions over MAX_FUNCTION_LINES without a "# long:" reason -> who splits them.
 KNOWN_LONG_FUNCTIONS: dict[str, str] = {
-    "evalkit.synth.distance:point_cloud_distance": "generators",
-    "evalkit.synth.gmg_plan:_dp": "generators",
-    "evalkit.synth.gmg_render:render_plan": "generators",
-    "evalkit.synth.manifest:synthesize_transition": "generators",
-    "evalkit.synth.measure:measure_transitions": "generators",
-    "evalkit.synth.transition:render_plan": "generators",
 }
 
 

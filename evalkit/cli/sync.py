@@ -224,7 +224,7 @@ def _take_summary(args: argparse.Namespace, motion_path: Path, audio_path: Path,
     rules, the PSI-GSI fit and, for a constructed take, its known truth."""
     import numpy as np
 
-    from evalkit.sync import fit_intensity
+    from evalkit.gesture_speech import SYNC_MARGIN_SD, fit_intensity
 
     o = pairs["offset_s"].to_numpy(float)
     summary = {
@@ -256,6 +256,8 @@ def _take_summary(args: argparse.Namespace, motion_path: Path, audio_path: Path,
 
 def _print_take(summary: dict, motion_path: Path, audio_path: Path, gestures, speech, pairs, rules, out: Path) -> None:
     """The take's result as a few lines and a table of the apex-PAPT pairs (standard output)."""
+    from evalkit.gesture_speech import SYNC_MARGIN_SD
+
     if summary["constructed"]:
         print(CONSTRUCTED_LINE)
     print(f"{motion_path.name}: {len(gestures.strokes)} stroke(s) in {len(gestures.phrases)} phrase(s); "

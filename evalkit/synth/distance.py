@@ -64,8 +64,8 @@ def _window_matrix(positions: np.ndarray, window: int) -> np.ndarray:
     return np.ascontiguousarray(win.reshape(win.shape[0], 3, window * pos.shape[1]))
 
 
-# One vectorised computation (about 600x a per-pair loop, bench/bench_synth_distance.py): its
-# length is the docstring and the blocked loop over large window arrays that it keeps in place.
+# One vectorised computation (about 600x a per-pair loop, bench/bench_synth_distance.py):
+# long: its length is the docstring and the blocked loop over window arrays it keeps in place
 def point_cloud_distance(
     positions_a: np.ndarray,
     positions_b: np.ndarray,

@@ -529,8 +529,8 @@ def _context(gmg, speech: SpeechInput, rules: Rules, variant: str, config: Synth
 START, EDGE, REST = 0, 1, 2
 
 
-# Longer than a screen by its docstring and the one Viterbi loop it documents: the recursion's
-# steps share its tables, and splitting them apart would pass seven arrays between the pieces.
+# Longer than a screen by its docstring and the one Viterbi loop it documents:
+# long: the recursion's steps share its tables; split apart they would pass seven arrays around
 def _dp(ctx: _Context) -> tuple[float, list[tuple[int, int, int, int, float]]]:
     """Cheapest chain ``[(anchor, core node, step kind, speed index k1, post speed k2)]``.
 

@@ -18,6 +18,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from evalkit.errors import EvalkitError, InputError
+from evalkit.parallel import run_chunks
 
 
 @dataclass(frozen=True)
@@ -135,10 +136,6 @@ def extract_chunk(items: Sequence[tuple[str, str]], opts: ExtractOptions) -> lis
         return [extract_file(p, g, opts, cache) for p, g in items]
 
 
-def _tagged(i: int, chunk, opts) -> tuple[int, list[ClipFeatures]]:
-    return i, extract_chunk(chunk, opts)
-
-
 def extract_all(items: Sequence[tuple[str, str]], opts: ExtractOptions, jobs: int = 1, scheduler: Any = None,
                 chunk_size: int | None = None, progress: bool = True,
                 on_progress: Callable[[int], None] | None = None) -> list[ClipFeatures]:
@@ -159,47 +156,12 @@ def extract_all(items: Sequence[tuple[str, str]], opts: ExtractOptions, jobs: in
     workers = jobs if jobs > 0 else (os.cpu_count() or 1)
     size = chunk_size or max(1, min(32, len(items) // max(1, 4 * workers)))
     chunks = [items[i:i + size] for i in range(0, len(items), size)]
-    results: list[list[ClipFeatures] | None] = [None] * len(chunks)
     bar = tqdm(total=len(items), unit="clip", disable=not progress, desc="features")
     try:
-        if scheduler is not None:
-            _run_dask(chunks, opts, scheduler, results, bar)
-        elif workers == 1:
-            for i, c in enumerate(chunks):
-                results[i] = extract_chunk(c, opts)
-                bar.update(len(c))
-        else:
-            from joblib import Parallel, delayed
-
-            par = Parallel(n_jobs=workers, return_as="generator")
-            for i, rows in par(delayed(_tagged)(i, c, opts) for i, c in enumerate(chunks)):
-                results[i] = rows
-                bar.update(len(rows))
+        results = run_chunks(extract_chunk, chunks, opts, workers, scheduler, bar)
     finally:
         bar.close()
-    return [r for part in results for r in (part or [])]
-
-
-def _run_dask(chunks, opts, scheduler, results, bar) -> None:
-    try:
-        from distributed import Client, as_completed
-    except ImportError:  # pragma: no cover - dask is an optional extra
-        raise InputError("--scheduler needs Dask: pip install 'evalkit[dask]'") from None
-    own = not isinstance(scheduler, Client)
-    try:
-        client = Client(scheduler, timeout="10s") if own else scheduler
-    except OSError as exc:
-        raise InputError(f"cannot connect to the Dask scheduler at {scheduler}: {exc}") from None
-    try:
-        fut_opts = client.scatter(opts, broadcast=True)
-        futures = [client.submit(_tagged, i, c, fut_opts, pure=False) for i, c in enumerate(chunks)]
-        for fut in as_completed(futures):
-            i, rows = fut.result()
-            results[i] = rows
-            bar.update(len(rows))
-    finally:
-        if own:
-            client.close()
+    return [r for part in results for r in part]
 
 
 def features_of_motions(motions, group: str, opts: ExtractOptions) -> list[ClipFeatures]:

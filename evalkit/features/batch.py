@@ -18,6 +18,7 @@ import numpy as np
 from evalkit.errors import EvalkitError, InputError
 from evalkit.features.kinematics import Reference
 from evalkit.features.score import ScoreConfig, analyse, score_analysis, traces_table
+from evalkit.parallel import run_chunks
 
 #: Leading columns of the scores table, before the metrics. ``notes``: warnings about the
 #: file (implausible frame rate, body size, up axis) and metrics left empty for the rig, with why.
@@ -223,52 +224,12 @@ def score_paths(
     workers = choose_workers(files, jobs)[0] if auto_workers else (jobs if jobs > 0 else (os.cpu_count() or 1))
     size = chunk_size or max(1, min(64, len(files) // max(1, 4 * workers)))
     chunks = _chunks(files, size)
-    results: list[list[dict] | None] = [None] * len(chunks)
     bar = tqdm(total=len(files), unit="clip", disable=not progress, desc="scoring")
     try:
-        if scheduler is not None:
-            _run_dask(chunks, opts, scheduler, results, bar)
-        elif workers == 1:
-            for i, c in enumerate(chunks):
-                results[i] = score_chunk(c, opts)
-                bar.update(len(c))
-        else:
-            from joblib import Parallel, delayed
-
-            par = Parallel(n_jobs=workers, return_as="generator")  # joblib >= 1.3
-            tagged = par(delayed(_tagged)(i, c, opts) for i, c in enumerate(chunks))
-            for i, rows in tagged:
-                results[i] = rows
-                bar.update(len(rows))
+        results = run_chunks(score_chunk, chunks, opts, workers, scheduler, bar)
     finally:
         bar.close()
-    return to_table(r for part in results for r in (part or []))
-
-
-def _tagged(i: int, chunk: list[str], opts: BatchOptions) -> tuple[int, list[dict]]:
-    return i, score_chunk(chunk, opts)
-
-
-def _run_dask(chunks, opts, scheduler, results, bar) -> None:
-    try:
-        from distributed import Client, as_completed
-    except ImportError:  # pragma: no cover - dask is an optional extra
-        raise InputError("--scheduler needs Dask: pip install 'evalkit[dask]'") from None
-    own = not isinstance(scheduler, Client)
-    try:
-        client = Client(scheduler, timeout="10s") if own else scheduler
-    except OSError as exc:
-        raise InputError(f"cannot connect to the Dask scheduler at {scheduler}: {exc}") from None
-    try:
-        opts_future = client.scatter(opts, broadcast=True)
-        futures = {client.submit(_tagged, i, c, opts_future, pure=False): i for i, c in enumerate(chunks)}
-        for fut in as_completed(futures):
-            i, rows = fut.result()
-            results[i] = rows
-            bar.update(len(rows))
-    finally:
-        if own:
-            client.close()
+    return to_table(r for part in results for r in part)
 
 
 def check_table_format(out: str | os.PathLike) -> None:

@@ -20,7 +20,7 @@ def _moved(m, yaw_deg=70.0, shift=(3.0, 0.0, -2.0)):
     rot = m.rotations.copy()
     rot[:, 0] = (r * Rotation.from_quat(m.rotations[:, 0])).as_quat()
     tr = m.translations.copy()
-    tr[:, 0] = r.apply(m.translations[:, 0]) + np.asarray(shift)
+    tr[:, 0] = r.apply(tr[:, 0]) + np.asarray(shift)  # a writable copy: scipy refuses read-only input
     return replace(m, rotations=rot, translations=tr)
 
 

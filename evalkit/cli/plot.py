@@ -20,8 +20,9 @@ def register(sub) -> None:
             "Draw a clip's per-frame diagnostics on one time axis: which foot is planted, how fast "
             "planted feet slide, how far the zero-moment point leaves the support polygon, and the "
             "lowest foot's height (penetration below, floating above the ground). With --model, also "
-            "how natural each 1-s window looks to a naturalness discriminator, with the least natural "
-            "window shaded."
+            "how natural each 1-s window looks to a naturalness discriminator (and locally, over the "
+            "stretches around it), every window judged unnatural shaded red on every panel (darker the "
+            "less natural) and the least natural window outlined."
         ),
         epilog=("Examples:\n  evalkit plot evalkit/data/samples/cmu/16_15.amc -o 16_15.png\n"
                 "  evalkit plot evalkit/data/samples/cmu/16_15.amc -o 16_15.png --model default"),

@@ -67,7 +67,10 @@ def plot_timeline(motion: Motion, out: str | os.PathLike, config: ScoreConfig | 
     if verdict is not None:
         _verdict_panel(axes[4], verdict)
         for a in axes:
-            a.axvspan(verdict.worst_start_s, verdict.worst_end_s, color="tab:red", alpha=0.12, linewidth=0)
+            for start, end, shade in _unnatural_spans(verdict):  # overlapping windows add up
+                a.axvspan(start, end, color="tab:red", alpha=0.03 + 0.1 * shade, linewidth=0)
+            a.axvspan(verdict.worst_start_s, verdict.worst_end_s, fill=False, edgecolor="tab:red",
+                      lw=0.8, ls="--")
     axes[-1].set_xlabel("time (s)")
     axes[-1].set_xlim(t[0], t[-1] if len(t) > 1 else t[0] + 1)
 
@@ -122,8 +125,21 @@ def _verdict_panel(ax, verdict) -> None:
     centre = ((w["start_s"] + w["end_s"]) / 2).to_numpy()
     ax.plot(centre, w["naturalness"].to_numpy(), color="tab:green", lw=1.2, marker=".", ms=3,
             label="window (calibrated probability)")
+    if "local_naturalness" in w:
+        ax.plot(centre, w["local_naturalness"].to_numpy(), color="tab:blue", lw=1.0,
+                label="local (stretches around it)")
     ax.axhline(verdict.naturalness, color="tab:green", ls=":", lw=1, label=f"clip {verdict.naturalness:.2f}")
     ax.axhline(0.5, color="0.5", ls="--", lw=0.6)
     ax.set_ylim(-0.02, 1.02)
     ax.set_ylabel("looks natural\n(probability)")
-    ax.legend(loc="lower right", fontsize=7, ncol=2)
+    ax.legend(loc="lower right", fontsize=7, ncol=3)
+
+
+def _unnatural_spans(verdict) -> list[tuple[float, float, float]]:
+    """``(start_s, end_s, shade)`` of every window judged unnatural (local naturalness below 0.5,
+    or the window's own where no local value exists), darker the lower it is, so a minute-long
+    clip shows all its bad stretches at a glance, not only the worst."""
+    w = verdict.windows
+    col = "local_naturalness" if "local_naturalness" in w else "naturalness"
+    return [(float(a), float(b), float(0.5 - v)) for a, b, v in zip(w["start_s"], w["end_s"], w[col])
+            if v < 0.5]

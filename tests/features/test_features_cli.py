@@ -145,27 +145,59 @@ def test_plot_with_model_adds_a_naturalness_panel(cmu_dir, tmp_path, capsys):
     assert "none.joblib" in err and "Traceback" not in err
 
 
-def test_plot_timeline_shades_the_verdicts_worst_window(cmu_dir, tmp_path, monkeypatch):
+def _timeline_axes(motion, verdict, tmp_path, monkeypatch):
+    """The axes of the figure :func:`plot_timeline` saves for ``motion`` and ``verdict``."""
     import matplotlib.figure
 
     from evalkit.features.plot import plot_timeline
+
+    saved = []
+    orig = matplotlib.figure.Figure.savefig
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", lambda fig, *a, **k: (saved.append(fig), orig(fig, *a, **k)))
+    plot_timeline(motion, tmp_path / "t.png", verdict=verdict)
+    return saved[0].axes
+
+
+def test_plot_timeline_outlines_the_verdicts_worst_window(cmu_dir, tmp_path, monkeypatch):
     from evalkit.models.discriminator import score_naturalness
     from evalkit.models.training import load_model
     from evalkit.motion import load_motion
 
     motion = load_motion(cmu_dir / "16_15.amc")
     verdict = score_naturalness(load_model("default")[0], motion)
-    saved = []
-    orig = matplotlib.figure.Figure.savefig
-    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", lambda fig, *a, **k: (saved.append(fig), orig(fig, *a, **k)))
-    plot_timeline(motion, tmp_path / "t.png", verdict=verdict)
-    axes = saved[0].axes
+    assert (verdict.windows["local_naturalness"] >= 0.5).all()  # natural capture: nothing shaded
+    axes = _timeline_axes(motion, verdict, tmp_path, monkeypatch)
     assert len(axes) == 5
-    for ax in axes:  # the least natural window is shaded on every panel
+    for ax in axes:  # the least natural window is outlined on every panel
         (span,) = ax.patches
+        assert not span.get_fill()
         assert np.isclose(span.get_x(), verdict.worst_start_s)
         assert np.isclose(span.get_x() + span.get_width(), verdict.worst_end_s)
     assert np.allclose(axes[4].lines[0].get_ydata(), verdict.windows["naturalness"])
+    assert np.allclose(axes[4].lines[1].get_ydata(), verdict.windows["local_naturalness"])
+
+
+def test_plot_timeline_shades_every_unnatural_window(cmu_dir, tmp_path, monkeypatch):
+    """Every window judged unnatural is shaded (darker the less natural), not only the worst:
+    the real verdict on a real clip with two windows' local naturalness set below 0.5."""
+    import dataclasses
+
+    from evalkit.models.discriminator import score_naturalness
+    from evalkit.models.training import load_model
+    from evalkit.motion import load_motion
+
+    motion = load_motion(cmu_dir / "16_15.amc")
+    verdict = score_naturalness(load_model("default")[0], motion)
+    w = verdict.windows.copy()
+    bad = {1: 0.1, len(w) - 2: 0.4}
+    for i, v in bad.items():
+        w.loc[w.index[i], "local_naturalness"] = v
+    axes = _timeline_axes(motion, dataclasses.replace(verdict, windows=w), tmp_path, monkeypatch)
+    for ax in axes:
+        filled = [p for p in ax.patches if p.get_fill()]
+        assert [(round(p.get_x(), 6), round(p.get_x() + p.get_width(), 6)) for p in filled] == [
+            (round(w["start_s"].iloc[i], 6), round(w["end_s"].iloc[i], 6)) for i in bad]
+        assert filled[0].get_alpha() > filled[1].get_alpha()  # 0.1 is shaded darker than 0.4
 
 
 def test_score_model_reads_clips_with_the_same_roles(cmu_dir, tmp_path):

@@ -17,7 +17,6 @@ Run:  .venv/bin/python bench/bench_kinetic.py [--frames N] [--repeat R]
 from __future__ import annotations
 
 import argparse
-import time
 
 import numpy as np
 
@@ -81,15 +80,10 @@ def main() -> None:
     pos = np.asarray(m.positions)
     print(f"input: CMU 01_01.bvh, {m.n_frames} frames x {m.n_joints} joints @ {m.fps:g} fps")
 
+    from timing import best_cpu  # bench/timing.py (this script's folder is on sys.path)
+
     def best(fn):
-        """Best CPU time of ``args.repeat`` runs, after one untimed run (both sides alike)."""
-        out = fn()
-        t = np.inf
-        for _ in range(args.repeat):
-            t0 = time.process_time()
-            out = fn()
-            t = min(t, time.process_time() - t0)
-        return t, out
+        return best_cpu(fn, args.repeat)
 
     t_loop, loop_fixed = best(lambda: kinetic_features_loop(pos, m.fps, precedence_bug=False))
     loop_bug = kinetic_features_loop(pos, m.fps, precedence_bug=True)

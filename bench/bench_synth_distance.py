@@ -17,7 +17,6 @@ Run:  .venv/bin/python bench/bench_synth_distance.py [--pairs N] [--full] [--rep
 from __future__ import annotations
 
 import argparse
-import time
 
 import numpy as np
 
@@ -56,15 +55,10 @@ def main() -> None:
     print(f"clips: 2 x {len(a)} frames at {m.fps:g} fps ({args.seconds:g} s), {int((w > 0).sum())} weighted joints, "
           f"window {k} frames, {n_pairs:,} window pairs")
 
+    from timing import best_cpu  # bench/timing.py (this script's folder is on sys.path)
+
     def timed(fn):
-        """Best CPU time of ``args.repeat`` runs after one untimed run (both sides alike)."""
-        out = fn()
-        t = np.inf
-        for _ in range(args.repeat):
-            t0 = time.process_time()
-            out = fn()
-            t = min(t, time.process_time() - t0)
-        return t, out
+        return best_cpu(fn, args.repeat)
 
     best, D = timed(lambda: point_cloud_distance(a, b, w, k))
     print(f"both sides: CPU seconds, best of {args.repeat} runs after a warm-up run")

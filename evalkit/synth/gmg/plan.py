@@ -238,6 +238,12 @@ class SynthConfig:
         smooth_hz: cutoff (Hz) of the zero-phase low-pass crossfaded in around every seam of
             the rendered clip (``None``: none), see
             :func:`evalkit.synth.gmg.render.smooth_seams`.
+        stroke_stops: render strokes whose capture does not come to a stop at the apex (cut
+            from continuous movement) as strokes that do: slowing into the apex, then a hold
+            (:func:`evalkit.synth.gmg.render.stroke_stop`).
+        stroke_contrast: consecutive GPs whose strokes peak within the gesture analysis'
+            ``stroke_window_s`` of each other must have peak speeds within its ``stroke_ratio``
+            of each other (else the weaker one is, by the analysis' rule, no stroke at all).
     """
 
     speed_range: tuple[float, float] = (0.67, 1.5)
@@ -270,6 +276,8 @@ class SynthConfig:
     random_lead_s: float = 0.5
     plant_feet: bool | str = "auto"
     smooth_hz: float | None = 5.0
+    stroke_stops: bool = True
+    stroke_contrast: bool = True
 
     def __post_init__(self) -> None:
         lo, hi = self.speed_range
@@ -346,7 +354,7 @@ class Plan:
         rest_intervals: ``(start, end)`` times the body is at rest, seconds.
         anchors: ``(accents,)`` anchor times (PAPT minus anticipation), seconds.
         cost: total cost of the plan (NaN for the random variant).
-        max_blend_s, settle_s, plant_feet, smooth_hz: rendering settings (from the config).
+        max_blend_s, settle_s, plant_feet, smooth_hz, stroke_stops: rendering settings (from the config).
     """
 
     variant: str
@@ -360,6 +368,7 @@ class Plan:
     settle_s: float = 0.15
     plant_feet: bool | str = "auto"
     smooth_hz: float | None = 5.0
+    stroke_stops: bool = True
 
     def frame(self) -> pd.DataFrame:
         """One row per placement."""
@@ -398,6 +407,10 @@ class _Context:
     rc_out: np.ndarray      # (M,)
     rest: tuple[tuple[float, float], ...]
     dur: float
+    vmax: np.ndarray = None      # (M,) captured stroke peak, m/s
+    lead: np.ndarray = None      # (M,) captured seconds from stroke peak to apex
+    contrast: float = 0.0        # strokes whose peaks lie within `window` s: slower >= contrast x faster
+    window: float = 0.0
 
     # -- rest intervals ---------------------------------------------------------------------
     def rest_before(self, t: float) -> float:
@@ -440,12 +453,28 @@ class _Context:
         post = self.post[None, :, None]
         with np.errstate(divide="ignore", invalid="ignore"):
             need = np.where(post > 0, post / np.where(R > 0, R, np.nan), 0.0)
-        feas = self.edge[None] & (R > 0) & np.isfinite(need) & (need <= kmax + 1e-9)
+        feas = self.edge[None] & (R > 0) & np.isfinite(need) & (need <= kmax + 1e-9) & self.distinct(i, j)
         k2 = np.clip(np.nan_to_num(need, nan=kmax), kmin, kmax)
         hold = np.maximum(R - post / k2, 0.0)
         cost = (self.sc_k[:, None, :] + cfg.speed_cost(k2) + cfg.hold_cost * np.maximum(hold - cfg.hold_free_s, 0.0)
                 + self.tcost[None] + self.icost[j][:, None, :])
         return np.where(feas, cost, np.inf), k2
+
+
+    def distinct(self, i: int, j: int) -> np.ndarray:
+        """``(S, M_g, M_h)`` bool: GP h played on anchor j at speed K[s] after GP g on anchor i
+        keeps both strokes strokes: where their speed peaks lie within ``window`` seconds, the
+        slower peak is at least ``contrast`` times the faster (the gesture analysis' own rule
+        for telling a stroke from a lesser movement beside it, ``PhaseConfig.stroke_ratio`` and
+        ``stroke_window_s``). g's peak is taken at captured speed, h's at K[s]."""
+        if self.contrast <= 0 or self.vmax is None:
+            return np.ones((len(self.K), len(self.nodes), len(self.nodes)), dtype=bool)
+        vg = self.vmax[None, :, None]
+        vh = self.K[:, None, None] * self.vmax[None, None, :]
+        tg = self.anchors[i] - self.lead[None, :, None]
+        th = self.anchors[j] - self.lead[None, None, :] / self.K[:, None, None]
+        near = np.abs(th - tg) <= self.window
+        return ~near | (np.minimum(vg, vh) >= self.contrast * np.maximum(vg, vh))
 
 
 #: Peak of the blend weight's slope (quintic smoothstep ``6u^5 - 15u^4 + 10u^3``: 15/8), so a
@@ -509,6 +538,12 @@ def _context(gmg, speech: SpeechInput, rules: Rules, variant: str, config: Synth
     sc_k = np.where(K[:, None] * vmax[None] >= cfg.min_stroke_speed, cfg.speed_cost(K)[:, None], np.inf)
     tcost[src, dst] = cfg.transition_cost * dist / gmg.threshold
     kind[src, dst] = e["kind"].to_numpy()
+    ph = db.config.phase
+    # a margin for what rendering does to a peak (time warps, blends and the seam low-pass
+    # change peak speeds by up to about 15 %)
+    contrast = min(1.0, float(ph.stroke_ratio) / CONTRAST_MARGIN) if cfg.stroke_contrast else 0.0
+    window = float(ph.stroke_window_s) if ph.stroke_window_s is not None else np.inf
+    lead = np.array([(db.phrases[g].apex_frame - db.strokes[g].peak_frame) / db.phrases[g].fps for g in nodes], dtype=float)
     d_in = np.asarray(gmg.rest_from)[nodes]
     d_out = np.asarray(gmg.rest_to)[nodes]
     return _Context(
@@ -521,8 +556,13 @@ def _context(gmg, speech: SpeechInput, rules: Rules, variant: str, config: Synth
                                                np.asarray(gmg.rest_to_hand)[nodes] / cfg.hand_speed,
                                                _prep_time(cfg, np.asarray(gmg.rest_to_hand)[nodes], vmax, np.inf)]),
         rc_in=cfg.transition_cost * d_in / gmg.threshold, rc_out=cfg.transition_cost * d_out / gmg.threshold,
-        rest=rest, dur=dur,
+        rest=rest, dur=dur, vmax=vmax, lead=lead, contrast=contrast, window=window,
     )
+
+
+#: Rendered stroke peaks differ from captured ones by up to this factor; consecutive strokes are
+#: kept this much further apart in peak speed than the gesture analysis' ``stroke_ratio`` asks.
+CONTRAST_MARGIN = 0.85
 
 
 #: Kinds of step in a chain: entering from the clip's start, along an edge, through rest.
@@ -689,7 +729,7 @@ def plan_rules(gmg, speech: SpeechInput, rules: Rules, variant: str = "sync+inte
             rest_out_s=float(ctx.rout[h] if rest_next else 0.0),
         ))
     return Plan(variant, int(seed), tuple(placements), ctx.dur, ctx.rest, ctx.anchors, cost, config.max_blend_s, config.settle_s, config.plant_feet,
-                config.smooth_hz)
+                config.smooth_hz, config.stroke_stops)
 
 
 def plan_random(gmg, speech: SpeechInput, rules: Rules | None = None, config: SynthConfig = SynthConfig(), seed: int = 0) -> Plan:
@@ -727,6 +767,11 @@ def plan_random(gmg, speech: SpeechInput, rules: Rules | None = None, config: Sy
             for h in rng.permutation(cands):
                 blend = ctx.rin[k_one, h] if first else ctx.tmin[k_one, prev, h]
                 start = t + blend
+                if not first and ctx.contrast > 0:
+                    gap = abs((start + ctx.pre[h] - ctx.lead[h]) - (placements[-1].apex_time - ctx.lead[prev]))
+                    lo, hi = sorted((ctx.vmax[prev], ctx.vmax[h]))
+                    if gap <= ctx.window and lo < ctx.contrast * hi:
+                        continue
                 if start + ctx.pre[h] + ctx.post[h] + ctx.rout[h] <= r1 + 1e-9:
                     chosen = (int(h), float(blend), float(start))
                     break
@@ -743,7 +788,7 @@ def plan_random(gmg, speech: SpeechInput, rules: Rules | None = None, config: Sy
     if not placements and ctx.usable.any() and config.min_rate > 0 and config.prep_ratio is not None:
         return plan_random(gmg, speech, rules, replace(config, prep_ratio=None, random_lead_s=0.0), seed)  # as plan_rules
     return Plan("random", int(seed), tuple(placements), ctx.dur, ctx.rest, ctx.anchors, float("nan"), cfg.max_blend_s, cfg.settle_s, cfg.plant_feet,
-                cfg.smooth_hz)
+                cfg.smooth_hz, cfg.stroke_stops)
 
 
 def make_plan(gmg, speech: SpeechInput, rules: Rules, variant: str, config: SynthConfig = SynthConfig(), seed: int = 0) -> Plan:

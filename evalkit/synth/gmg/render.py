@@ -275,25 +275,114 @@ def _decayed(t: np.ndarray, rate: float, d: float) -> np.ndarray:
     return rate * d / 3.0 * (1.0 - (1.0 - u) ** 3)
 
 
-def gp_time_warp(placement, phrase) -> CubicHermiteSpline:
+def gp_time_warp(placement, phrase, stop: tuple[float, float | None, float | None] | None = None):
     """Source frame (float) of a GP's recording as a function of output time (s), on
     ``[placement.start_time, placement.end_time]``.
 
     A cubic Hermite curve through ``(start_time, start_frame)``, ``(apex_time, apex_frame)`` and
     ``(end_time, end_frame)`` with slopes ``speed_pre * fps`` at the start, ``speed_post * fps``
     at the end and their harmonic mean at the apex (frames per second of output).
+
+    ``stop=(peak_frame, start_rate, apex_rate)`` (:func:`stroke_stop`) renders a stroke cut from
+    continuous movement as a gesture: with ``start_rate`` the GP starts from a nearly still hand
+    (its playback rate at the start that many times the planned one) and speeds up to the planned
+    rate at the stroke's peak; with ``apex_rate`` it slows to that many times the planned rate at
+    the apex (the hand reaching its target), and after the apex the rate eases to zero within
+    :data:`STOP_S` and the pose holds until ``end_time`` (the few captured frames after the apex
+    are not played). The apex stays exactly on its planned time.
     """
     f = phrase.fps
     k1f, k2f = placement.speed_pre * f, placement.speed_post * f
-    xs, ys, ds = [placement.start_time], [float(phrase.start_frame)], [k1f]
-    if placement.apex_time - placement.start_time > 1e-9 and placement.end_time - placement.apex_time > 1e-9:
-        xs.append(placement.apex_time)
+    t0, ta, t1 = placement.start_time, placement.apex_time, max(placement.end_time, placement.start_time + 1e-6)
+    ka = 2.0 / (1.0 / k1f + 1.0 / k2f)
+    if stop is not None and ta - t0 > 1e-6 and (stop[1] is not None or stop[2] is not None):
+        peak, r0, ra = stop
+        xs, ys, ds = [t0], [float(phrase.start_frame)], [k1f * (r0 if r0 is not None else 1.0)]
+        tp = t0 + (peak - phrase.start_frame) / k1f
+        if phrase.start_frame < peak < phrase.apex_frame and t0 + 1e-6 < tp < ta - 1e-6:
+            xs.append(tp)
+            ys.append(float(peak))
+            ds.append(k1f)
+        xs.append(ta)
         ys.append(float(phrase.apex_frame))
-        ds.append(2.0 / (1.0 / k1f + 1.0 / k2f))
-    xs.append(max(placement.end_time, placement.start_time + 1e-6))
+        if ra is None:
+            if t1 - ta > 1e-6:
+                ds.append(ka)
+                xs.append(t1)
+                ys.append(float(phrase.end_frame))
+                ds.append(k2f)
+            else:
+                ds.append(k2f)
+            return CubicHermiteSpline(np.array(xs), np.array(ys), np.array(ds))
+        ds.append(ra * ka)
+        pre = CubicHermiteSpline(np.array(xs), np.array(ys), np.array(ds))
+        a_rate = ra * ka
+        apex_frame = float(phrase.apex_frame)
+
+        def warp(tt):
+            tt = np.asarray(tt, dtype=float)
+            out = pre(np.minimum(tt, ta))
+            late = tt > ta
+            if np.any(late):
+                out = np.where(late, apex_frame + _decayed(tt - ta, a_rate, STOP_S), out)
+            return out
+
+        return warp
+    xs, ys, ds = [t0], [float(phrase.start_frame)], [k1f]
+    if ta - t0 > 1e-9 and placement.end_time - ta > 1e-9:
+        xs.append(ta)
+        ys.append(float(phrase.apex_frame))
+        ds.append(ka)
+    xs.append(t1)
     ys.append(float(phrase.end_frame))
     ds.append(k2f)
     return CubicHermiteSpline(np.array(xs), np.array(ys), np.array(ds))
+
+
+#: Seconds within which a stroke rendered with a stop (:func:`stroke_stop`) comes to rest after
+#: its apex.
+STOP_S = 0.1
+
+
+def stroke_stop(db, gp: int) -> tuple[float, float | None, float | None] | None:
+    """``(peak_frame, start_rate, apex_rate)`` for GP ``gp`` when its capture lacks the still
+    hand a gesture starts from or stops at, else ``None``.
+
+    A stroke ends where the hand reaches its target and stops: the gesture analysis puts the
+    apex where the speed falls below ``apex_fraction`` of the stroke's peak. Strokes cut from
+    continuous movement (arm swings of a walk, beats in a row) have no such stop: their "apex"
+    is the speed valley before the next movement, often above that level, and the GP is cut
+    there, so whatever is played after it (the next movement's run-on, a blend) decides afresh
+    where the stroke ends — not at the planned apex; likewise they start in full swing, and a
+    blend into a moving hand adds to its speed.
+    Those are rendered with a stop and a start from stillness (:func:`gp_time_warp`):
+    ``apex_rate`` (``start_rate``) is the playback rate at the apex (start), relative to the
+    planned one, that brings the hand's speed there to 80 % of the stop level (at most 1;
+    ``apex_rate`` is ``None`` where the GP goes on for more than :data:`STOP_S` after its apex:
+    its captured hold or retraction is played; ``start_rate`` where the capture starts slowly).
+    """
+    ph = db.phrases[gp]
+    st = db.strokes[gp]
+    tr = db.trajectories.get(ph.clip) if hasattr(db.trajectories, "get") else None
+    if tr is None:
+        return None
+    speed = tr.speed
+    peak = int(st.peak_frame)
+    v_peak = float(speed[peak])
+    if not (v_peak > 0 and ph.start_frame <= peak < ph.apex_frame):
+        return None
+    idx = np.arange(len(speed))
+    level = 0.8 * db.config.phase.apex_fraction * v_peak
+    v_apex = float(np.interp(ph.apex_frame, idx, speed))
+    v_start = float(speed[ph.start_frame])
+    # the hold replaces the captured frames after the apex only where there are hardly any (the
+    # GP was cut at the next movement's start); a captured hold or retraction is played as it is
+    short = (ph.end_frame - ph.apex_frame) <= STOP_S * ph.fps
+    ra = min(1.0, level / v_apex) if short and v_apex > 0 else None
+    r0 = level / v_start if v_start > level and ph.start_frame < peak else None
+    if ra is None and r0 is None:
+        return None
+    return float(peak), r0, ra
 
 
 @dataclass(frozen=True)
@@ -304,7 +393,7 @@ class _Seg:
     rate_start: float  # source frames per output second
     rate_end: float
     T: tuple[float, float, float]
-    warp: CubicHermiteSpline  # out time -> source frame, within [start_time, end_time]
+    warp: object  # callable: out time -> source frame, within [start_time, end_time]
     start_time: float
     end_time: float
 
@@ -346,6 +435,7 @@ class _GesturePlanRenderer:
     def __init__(self, gmg, plan, fps: float):
         db = gmg.database
         self.db, self.plan, self.fps = db, plan, fps
+        self.stops = bool(getattr(plan, "stroke_stops", True))
         self.recs = _recordings(db)
         self.n = max(2, int(np.ceil(plan.duration * fps - 1e-9)))
         self.t = np.arange(self.n) / fps
@@ -372,9 +462,16 @@ class _GesturePlanRenderer:
             rec = self.recs[ph.clip]
             T = rec.align(ph.start_frame, target)
             f = rec.motion.fps
-            segs.append(_Seg(ph.clip, float(ph.start_frame), float(ph.end_frame), p.speed_pre * f, p.speed_post * f, T,
-                             gp_time_warp(p, ph), p.start_time, p.end_time))
-            target = rec.state(ph.end_frame, T)
+            stop = stroke_stop(self.db, p.gp) if self.stops else None
+            warp = gp_time_warp(p, ph, stop)
+            src_end, rate_end, rate_start = float(ph.end_frame), p.speed_post * f, p.speed_pre * f
+            if stop is not None and stop[2] is not None:  # the pose holds after the stroke's stop
+                src_end, rate_end = float(min(warp(p.end_time), rec.motion.n_frames - 1)), 0.0
+            if stop is not None and stop[1] is not None:  # it starts from a nearly still hand
+                rate_start *= stop[1]
+            segs.append(_Seg(ph.clip, float(ph.start_frame), src_end, rate_start, rate_end, T,
+                             warp, p.start_time, p.end_time))
+            target = rec.state(src_end, T)
         return segs
 
     def seg_pose(self, seg: _Seg, times: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

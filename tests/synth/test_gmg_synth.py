@@ -92,10 +92,10 @@ def test_all_variants_give_clean_clips(results, source):
 def test_feet_stay_planted(gmg, results, speeches):
     """Two-bone leg IK keeps the ankles where the rest pose puts them (a standing speaker);
     without it the blends between GPs slide the feet."""
-    from evalkit.synth.gmg.render import standing_capture
+    from evalkit.synth.gmg.db import DatabaseConfig, standing_capture
 
     roles = gmg.database.roles
-    assert standing_capture(gmg.database) and not standing_capture(cmu_gesture_database())  # walks and hops
+    assert standing_capture(gmg.database) and not standing_capture(cmu_gesture_database(DatabaseConfig(stand=False)))  # walks and hops
     ankles = [roles["left_ankle"], roles["right_ankle"]]
     for r in results.values():
         p = r.motion.positions[:, ankles]
@@ -438,3 +438,29 @@ def test_strokes_cut_from_continuous_movement_stop_and_hold():
                 assert speed[a + k // 2:a + k].max() < 0.5 * peak
     for v in VARIANTS:
         assert found[v] >= 0.8 * planned[v], (v, found[v], planned[v])
+
+
+def test_walking_capture_becomes_a_standing_speaker():
+    """The bundled CMU walk/hop clips (not performed standing): by default every recording gets
+    the rest pose's root and legs, so the GPs are the upper body's movement on a speaker who
+    stands still — the feet do not move in any output — while the arms move exactly as captured
+    relative to the chest; the GPs are cut and measured on those recordings."""
+    from evalkit.synth.gmg.db import DatabaseConfig, lower_body, standing_capture
+    from evalkit.data import speech_files
+
+    walking = cmu_gesture_database(DatabaseConfig(stand=False))
+    db = cmu_gesture_database()
+    assert not standing_capture(walking) and standing_capture(db)
+    legs = lower_body(db.skeleton, dict(db.roles))
+    names = [db.skeleton.names[j] for j in np.flatnonzero(legs)]
+    assert db.skeleton.names[db.roles["left_knee"]] in names and db.skeleton.names[db.roles["left_wrist"]] not in names
+    for name, m in db.recordings.items():
+        w = walking.recordings[name]
+        assert np.ptp(m.translations[:, 0], axis=0).max() < 1e-9  # the root stands still
+        upper = ~legs
+        assert np.allclose(m.rotations[:, upper], w.rotations[:, upper])  # the upper body as captured
+    r = synthesize(build_gmg(db), speech_input(speech_files()[0]), "sync", seed=0)
+    roles = db.roles
+    feet = r.motion.positions[:, [roles["left_ankle"], roles["right_ankle"]]]
+    assert np.ptp(feet[..., [0, 2]], axis=0).max() < 0.02
+    assert r.objective["n_gestures"] >= 1

@@ -66,6 +66,12 @@ class DatabaseConfig:
         phase: the gesture segmentation's thresholds.
         drop_pops: drop a reference pose glued to a clip's ends (cgspeed CMU files start with a
             T-pose) before analysing it (:func:`evalkit.motion.trim.drop_end_pops`).
+        stand: give every recording the legs and root of the rest pose, so the GPs are the upper
+            body's movement on a standing speaker (:func:`stand_recordings`): ``True``, ``False``
+            or ``"auto"`` (when the capture is not performed standing, :func:`standing_capture`:
+            walks and hops, whose steps would otherwise be played, slid and frozen mid-stride
+            in every blend and hold). The GPs are then cut and measured on those recordings,
+            exactly as they will be played.
     """
 
     split: str = "strokes"
@@ -75,10 +81,13 @@ class DatabaseConfig:
     max_other_speed: float | None = 1.0
     phase: PhaseConfig = field(default_factory=PhaseConfig)
     drop_pops: bool = True
+    stand: bool | str = "auto"
 
     def __post_init__(self) -> None:
         if self.split not in SPLITS:
             raise InputError(f"split must be one of {', '.join(SPLITS)}, got {self.split!r}")
+        if self.stand not in (True, False, "auto"):
+            raise InputError(f"stand must be true, false or 'auto', got {self.stand!r}")
         if not (self.max_pre_s > 0 and self.max_post_s > 0 and 0 <= self.min_post_s <= self.max_post_s):
             raise InputError("max_pre_s and max_post_s must be > 0 and 0 <= min_post_s <= max_post_s")
 
@@ -344,13 +353,8 @@ def build_gesture_database(
         from tqdm import tqdm
 
         it = tqdm(motions, desc="gesture database", unit="clip")
-    recordings: dict[str, Motion] = {}
-    analyses: list[GestureAnalysis] = []
-    phrases: list[GesturePhrase] = []
-    rec_index: list[int] = []
-    strokes: list[Stroke] = []
-    trajectories: dict[str, HandTrajectories] = {}
     roles = find_roles(first.skeleton, strict=False)
+    recordings: dict[str, Motion] = {}
     for m in it:
         name = str(m.meta.get("source") or m.name or f"clip{len(recordings)}")
         while name in recordings:
@@ -358,21 +362,36 @@ def build_gesture_database(
         head = 0
         if config.drop_pops:
             m, head, _ = drop_end_pops(m)
-        m = replace(m, meta={**dict(m.meta), "dropped_head": int(head)})
-        recordings[name] = m
+        recordings[name] = replace(m, meta={**dict(m.meta), "dropped_head": int(head)})
+    db = _analysed(recordings, config, scale, roles, source or f"{len(recordings)} gesture clip(s)", note)
+    if config.stand is True or (config.stand == "auto" and not standing_capture(db)):
+        db = _analysed(stand_recordings(recordings, roles, db.rest), config, scale, roles,
+                       db.source + " (upper body on the rest pose's legs)", note)
+    return db
+
+
+def _analysed(recordings: Mapping[str, Motion], config: DatabaseConfig, scale, roles, source: str, note: str) -> GestureDatabase:
+    """The database of already loaded recordings (name -> motion): gesture analysis, GPs."""
+    analyses: list[GestureAnalysis] = []
+    phrases: list[GesturePhrase] = []
+    rec_index: list[int] = []
+    strokes: list[Stroke] = []
+    trajectories: dict[str, HandTrajectories] = {}
+    for r, (name, m) in enumerate(recordings.items()):
         g = analyze_gestures(m, config.phase, scale, roles=roles, clip=name)
         analyses.append(g)
         trajectories[name] = g.trajectories
         seg_strokes = g.segmentation.strokes
         for ph, i in _cut_units(g, config):
             phrases.append(ph)
-            rec_index.append(len(recordings) - 1)
+            rec_index.append(r)
             strokes.append(seg_strokes[i])
     if not phrases:
         raise InputError("no gesture phrase found in the clips; are they gesture capture with hands moving from rest?")
+    first = next(iter(recordings.values()))
     return GestureDatabase(
         phrases=tuple(phrases),
-        recordings=recordings,
+        recordings=dict(recordings),
         recording_index=np.asarray(rec_index, dtype=np.int64),
         strokes=tuple(strokes),
         trajectories=trajectories,
@@ -380,11 +399,66 @@ def build_gesture_database(
         rest=_rest_frame(analyses),
         skeleton=first.skeleton,
         fps=float(first.fps),
-        source=source or f"{len(recordings)} gesture clip(s)",
+        source=source,
         note=note,
         gsi_scale=scale,
         config=config,
     )
+
+
+def lower_body(skeleton: Skeleton, roles: Mapping[str, int]) -> np.ndarray:
+    """``(joints,)`` bool: the joints that carry the body rather than gesture — every joint from
+    the root down to the hips, and both legs (each leg's subtree from the hips' child it hangs
+    from). All false when the rig has no hips or hip roles."""
+    parents = skeleton.parents
+    out = np.zeros(skeleton.n_joints, dtype=bool)
+    h = roles.get("hips")
+    if h is None or "left_hip" not in roles or "right_hip" not in roles:
+        return out
+    j = h
+    while j >= 0:
+        out[j] = True
+        j = parents[j]
+    leg = np.zeros_like(out)
+    for side in ("left_hip", "right_hip"):
+        j = roles[side]
+        while parents[j] >= 0 and parents[j] != h:
+            j = parents[j]
+        leg[j] = parents[j] == h
+    for j in range(skeleton.n_joints):  # parents come before children: a leg joint's children are leg joints
+        leg[j] |= parents[j] >= 0 and leg[parents[j]]
+    return out | leg
+
+
+def stand_recordings(recordings: Mapping[str, Motion], roles: Mapping[str, int], rest: tuple[str, int]) -> dict[str, Motion]:
+    """Every recording with the root, hips and legs (:func:`lower_body`) of the rest frame
+    ``rest = (recording, frame)`` on all its frames: the upper body's captured movement on a
+    speaker standing still."""
+    ref = recordings[rest[0]]
+    f = int(rest[1])
+    out = {}
+    for name, m in recordings.items():
+        legs = lower_body(m.skeleton, roles)
+        rot = m.rotations.copy()
+        tr = m.translations.copy()
+        rot[:, legs] = ref.rotations[f, legs]
+        tr[:, legs] = ref.translations[f, legs]
+        out[name] = replace(m, rotations=rot, translations=tr, meta={**dict(m.meta), "stand": True})
+    return out
+
+
+def standing_capture(db: GestureDatabase, max_travel_m: float = 0.15, share: float = 0.9) -> bool:
+    """Whether the database's GPs are performed standing: in at least ``share`` of them neither
+    ankle travels more than ``max_travel_m`` metres horizontally (false for walks and hops)."""
+    roles = db.roles
+    if not all(r in roles for r in ("left_ankle", "right_ankle")):
+        return False
+    ankles = [roles["left_ankle"], roles["right_ankle"]]
+    still = []
+    for p in db.phrases:
+        pos = db.recordings[p.clip].positions[p.start_frame:p.end_frame][:, ankles][..., [0, 2]]
+        still.append(float(np.ptp(pos, axis=0).max()) <= max_travel_m)
+    return bool(np.mean(still) >= share) if still else False
 
 
 def cmu_gesture_database(config: DatabaseConfig = DatabaseConfig(), progress: bool = False) -> GestureDatabase:

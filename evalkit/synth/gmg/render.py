@@ -38,6 +38,7 @@ from evalkit.motion import Motion, find_roles, quat
 from evalkit.motion.ops import sample
 from evalkit.motion.planar import transform_root
 from evalkit.synth.blend import blend_poses
+from evalkit.synth.gmg.db import standing_capture
 
 #: Heading of the first segment: the body's left->right axis along -X, i.e. facing +Z.
 FACING = np.pi
@@ -140,20 +141,6 @@ def _rotation_between(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     vx[..., 1, 0], vx[..., 1, 2] = v[..., 2], -v[..., 0]
     vx[..., 2, 0], vx[..., 2, 1] = -v[..., 1], v[..., 0]
     return np.eye(3) + vx + vx @ vx / (1.0 + c)[..., None, None]
-
-
-def standing_capture(db, max_travel_m: float = 0.15, share: float = 0.9) -> bool:
-    """Whether the database's GPs are performed standing: in at least ``share`` of them neither
-    ankle travels more than ``max_travel_m`` metres horizontally (false for walks and hops)."""
-    roles = db.roles
-    if not all(r in roles for r in ("left_ankle", "right_ankle")):
-        return False
-    ankles = [roles["left_ankle"], roles["right_ankle"]]
-    still = []
-    for p in db.phrases:
-        pos = db.recordings[p.clip].positions[p.start_frame:p.end_frame][:, ankles][..., [0, 2]]
-        still.append(float(np.ptp(pos, axis=0).max()) <= max_travel_m)
-    return bool(np.mean(still) >= share) if still else False
 
 
 def plant_feet(motion: Motion, roles: dict[str, int], frame: int = 0) -> Motion:

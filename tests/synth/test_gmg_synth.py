@@ -283,7 +283,7 @@ def test_dynamic_programme_finds_the_cheapest_plan(variant):
     from evalkit.data import speech_files
 
     gmg = build_gmg(cmu_gesture_database())
-    sp = speech_input(speech_files()[1], min_pause_s=0.3)
+    sp = speech_input(speech_files()[0], min_pause_s=0.3)
     ctx = _context(gmg, sp, DEFAULT_RULES, variant, SynthConfig(), seed=3)
     cost, chain = _dp(ctx)
     assert len(chain) >= 3

@@ -268,8 +268,8 @@ def _cut_units(g: GestureAnalysis, cfg: DatabaseConfig) -> list[tuple[GesturePhr
                 end = min(n, _slowest(speed, lo, max(lo, hi)) + 1)
                 at_rest1 = False
             start, end = _without_faster_movement(speed, start, end, s, cfg)
-            if end - start < 2:
-                continue
+            if end - start < 2 or s.peak_frame <= start:
+                continue  # too short, or it begins at its stroke's peak (the clip starts mid-stroke): no stroke to see
             out.append((GesturePhrase(
                 g.name, int(start), int(end), float(fps), float(apex), float(apex / fps), int(s.start_frame),
                 int(s.end_frame), float(s.gsi), float(s.fm_distance), float(s.velocity_range), float(s.max_velocity),

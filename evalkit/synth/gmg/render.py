@@ -331,6 +331,11 @@ def gp_time_warp(placement, phrase, stop: tuple[float, float | None, float | Non
 STOP_S = 0.1
 
 
+#: A GP whose hand is still moving at the apex and that ends at most this long after it is taken
+#: as cut at the next movement (its stroke gets a stop and a hold), seconds.
+CUT_POST_S = 0.25
+
+
 def stroke_stop(db, gp: int) -> tuple[float, float | None, float | None] | None:
     """``(peak_frame, start_rate, apex_rate)`` for GP ``gp`` when its capture lacks the still
     hand a gesture starts from or stops at, else ``None``.
@@ -345,8 +350,9 @@ def stroke_stop(db, gp: int) -> tuple[float, float | None, float | None] | None:
     Those are rendered with a stop and a start from stillness (:func:`gp_time_warp`):
     ``apex_rate`` (``start_rate``) is the playback rate at the apex (start), relative to the
     planned one, that brings the hand's speed there to 80 % of the stop level (at most 1;
-    ``apex_rate`` is ``None`` where the GP goes on for more than :data:`STOP_S` after its apex:
-    its captured hold or retraction is played; ``start_rate`` where the capture starts slowly).
+    ``apex_rate`` is ``None`` where the GP goes on for more than :data:`STOP_S` after its apex,
+    or more than :data:`CUT_POST_S` after an apex where the hand still moves: its captured hold
+    or retraction is played; ``start_rate`` where the capture starts slowly).
     """
     ph = db.phrases[gp]
     st = db.strokes[gp]
@@ -363,9 +369,12 @@ def stroke_stop(db, gp: int) -> tuple[float, float | None, float | None] | None:
     v_apex = float(np.interp(ph.apex_frame, idx, speed))
     v_start = float(speed[ph.start_frame])
     # the hold replaces the captured frames after the apex only where there are hardly any (the
-    # GP was cut at the next movement's start); a captured hold or retraction is played as it is
-    short = (ph.end_frame - ph.apex_frame) <= STOP_S * ph.fps
-    ra = min(1.0, level / v_apex) if short and v_apex > 0 else None
+    # GP was cut at the next movement's start), or where the hand never stops at the apex and the
+    # GP ends soon after it (the next movement under way); a captured hold or retraction is
+    # played as it is
+    post = (ph.end_frame - ph.apex_frame) / ph.fps
+    moving = v_apex > db.config.phase.apex_fraction * v_peak
+    ra = min(1.0, level / v_apex) if v_apex > 0 and (post <= STOP_S or (moving and post <= CUT_POST_S)) else None
     r0 = level / v_start if v_start > level and ph.start_frame < peak else None
     if ra is None and r0 is None:
         return None

@@ -251,12 +251,17 @@ def run_measure(args: argparse.Namespace) -> int:
     for _, r in man.iterrows():
         print(f"{r['method']:5s} {r['profile']:5s} response {r['response_mean_frames_60fps']:.1f} / duration "
               f"{r['duration_mean_frames_60fps']:.1f} frames at 60 fps, local maneuverability "
-              f"{r['local_maneuverability_s']:.2f} s, served {100 * r['served_share']:.0f}%")
+              f"{r['local_maneuverability_s']:.2f} s, served {100 * r['served_share']:.0f}%; parts lead the legs by "
+              f"{r['lead_mean_frames_60fps']:.1f}, single-hop transitions ({100 * r['single_hop_share']:.0f}%) last "
+              f"{r['duration_single_hop_frames_60fps']:.1f}")
     sw = m.sweep[(m.sweep["method"] == "smg") | (m.sweep["profile"] == args.profile)]
     print("threshold sweep (served: share of transition requests served; pairs: connected clip pairs; "
+          "served pairs: ordered clip pairs with a request served, and the least served pair's share; "
           "arrival: request to arrival, frames at 60 fps):")
+    n_pairs = len(cs.clips) * (len(cs.clips) - 1)
     for _, r in sw.sort_values(["threshold", "method"], ascending=[True, False]).iterrows():
         print(f"  {r['threshold']:.3g} {r['method']:5s} points {r['transition_points']:5d}  served {100 * r['served_share']:3.0f}%  "
-              f"pairs {r['connected_clip_pairs']:2d}  arrival {r['arrival_mean_frames_60fps']:.1f}")
+              f"pairs {r['connected_clip_pairs']:2d}  served pairs {r['clip_pairs_served']:2d}/{n_pairs} "
+              f"(least {100 * r['min_pair_served_share']:3.0f}%)  arrival {r['arrival_mean_frames_60fps']:.1f}")
     print(f"wrote {len(paths)} files to {args.out}")
     return 0

@@ -3,8 +3,9 @@
 The skeleton is split into body parts by a split profile (:mod:`evalkit.synth.bodyparts`); each
 part gets its own distance and its own graph (candidates = local minima under the threshold):
 
-* the **lower body** (root + legs) uses Kovar's distance on world positions with the 2-D
-  alignment; its candidates must also respect the **gait phase**: the supporting leg (stance
+* the **lower body** (root + legs) uses Kovar's distance with the 2-D alignment on the legs'
+  positions relative to the root's ground track (``lower_distance="track"``, see
+  :class:`BPMGConfig`; ``"world"``: on world positions); its candidates must also respect the **gait phase**: the supporting leg (stance
   foot, or in flight the leg about to land) must be the same in both clips where the blend
   starts (contacts from :mod:`evalkit.synth.gait`, phase from :func:`stance_side`). Its graph is pruned to the largest SCC and routes the character
   (which clips, which frames) exactly like an SMG, without time-scaling. With
@@ -50,6 +51,12 @@ from evalkit.synth.smg import DEFAULT_THRESHOLD, GraphConfig, TransitionGraph, f
 from evalkit.synth.transition import Hop, PartMove, TransitionPlan, fast_joints, validate_request
 
 
+#: Lower-body distances: ``"world"`` (Kovar's, the legs' world positions over the window after one
+#: rigid 2-D alignment) and ``"track"`` (the legs relative to the root's ground position on every
+#: frame, then aligned: the pose of the gait whatever speed the body travels at).
+LOWER_DISTANCES = ("world", "track")
+
+
 @dataclass(frozen=True)
 class BPMGConfig(GraphConfig):
     """Parameters of body part motion graphs: those of the SMG
@@ -74,6 +81,14 @@ class BPMGConfig(GraphConfig):
             and a transition (first part's departure to the parts' re-synchronisation) lasted
             95 frames against the SMG's 20: the length came from that schedule, not from the
             blends (one window each, as the SMG's).
+        lower_distance: ``"track"`` (default): the lower body's candidates compare the legs
+            relative to the root's ground position on every frame (then one rotation about the
+            vertical), as every upper part compares its joints in the frame of the joint it
+            hangs from: the pose of the gait, whatever speed the body travels at; the change of
+            speed is the blend's (root velocities are blended). ``"world"``: Kovar's distance on
+            the legs' world positions, where half of a walk-run distance is the roots drifting
+            apart over the window at their different speeds (bundled walk/run: 0.25 m world,
+            0.11-0.14 m track), so no walk-run pair was served below 0.3 m.
 
     With ``speed_guard``, an upper part whose joints move faster than ``guard_tolerance`` times
     their fastest speed in the clips involved follows the lower body instead (repeated until
@@ -88,6 +103,7 @@ class BPMGConfig(GraphConfig):
     parts_lead: bool = True
     whole_body_candidates: bool = True
     max_lead_s: float | None = 1.0 / 3.0
+    lower_distance: str = "track"
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -97,6 +113,8 @@ class BPMGConfig(GraphConfig):
             raise InputError(f"max_time_scale must be at least 1, got {self.max_time_scale}")
         if self.max_sync_s < 0 or self.max_phase_offset_s < 0:
             raise InputError("max_sync_s and max_phase_offset_s must not be negative")
+        if self.lower_distance not in LOWER_DISTANCES:
+            raise InputError(f"lower_distance must be one of {', '.join(LOWER_DISTANCES)}, got {self.lower_distance!r}")
         if not (self.guard_tolerance >= 1.0):
             raise InputError(f"guard_tolerance must be at least 1, got {self.guard_tolerance}")
 
@@ -414,6 +432,7 @@ def build_bpmg(
     guard_tries: int = 8,
     whole_body_candidates: bool = True,
     max_lead_s: float | None = 1.0 / 3.0,
+    lower_distance: str = "track",
 ) -> BodyPartMotionGraphs:
     """Build body part motion graphs.
 
@@ -426,7 +445,7 @@ def build_bpmg(
         max_time_scale: largest time-scale of an upper part's path.
         max_sync_s: latest re-synchronisation after the lower body's arrival, seconds.
         max_phase_offset_s, parts_lead, speed_guard, guard_tolerance, guard_tries,
-            whole_body_candidates, max_lead_s: see :class:`BPMGConfig`.
+            whole_body_candidates, max_lead_s, lower_distance: see :class:`BPMGConfig`.
 
     Returns:
         A :class:`BodyPartMotionGraphs`; ``.stats()`` and ``.plan(a, b, frame)`` as for the SMG.
@@ -436,12 +455,13 @@ def build_bpmg(
                      minima_radius_s=minima_radius_s, prune=prune, norm=norm, speed_guard=speed_guard,
                      guard_tolerance=guard_tolerance, guard_tries=guard_tries, profile=profile, gait_phase=gait_phase,
                      max_time_scale=max_time_scale, max_sync_s=max_sync_s, max_phase_offset_s=max_phase_offset_s,
-                     parts_lead=parts_lead, whole_body_candidates=whole_body_candidates, max_lead_s=max_lead_s)
+                     parts_lead=parts_lead, whole_body_candidates=whole_body_candidates, max_lead_s=max_lead_s,
+                     lower_distance=lower_distance)
     parts = tuple(split_profile(cs.skeleton, profile, cs.roles))
     radius = cfg.radius(cs.fps)
     graphs, dists, weights_ = [], [], []
     for p in parts:
-        d = cs.part_distances(p, norm)
+        d = cs.distances("lower_track", norm) if p.is_lower and cfg.lower_distance == "track" else cs.part_distances(p, norm)
         cand = find_candidates(d, cs.lengths, cs.window, threshold, radius)
         if p.is_lower and whole_body_candidates:
             cand = _with_whole_body(cand, find_candidates(cs.distances("full", norm), cs.lengths, cs.window, threshold, radius))

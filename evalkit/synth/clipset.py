@@ -198,6 +198,16 @@ class ClipSet:
         if key == "lower":
             j = self.lower_joints()
             return pos[:, j], w[j], True
+        if key == "lower_track":
+            # the legs relative to the root's ground track, frame by frame: poses compared
+            # whatever speed the body travels at (one rotation about the vertical still aligns
+            # the window); see BPMGConfig.lower_distance
+            j = self.lower_joints()
+            root = pos[:, self.roles.get("hips", int(j.min()))]
+            rel = pos[:, j].copy()
+            rel[..., 0] -= root[:, None, 0]
+            rel[..., 2] -= root[:, None, 2]
+            return rel, w[j], True
         if key in LOCAL_CHAINS:
             j = self.chains[key]
             att = int(self.skeleton.parents[j.min()])  # chains are subtrees: min index is the top
@@ -234,7 +244,8 @@ class ClipSet:
         """Distance matrices (metres) of a key for every ordered clip pair.
 
         Args:
-            key: ``"full"``, ``"lower"`` or an upper chain name.
+            key: ``"full"``, ``"lower"``, ``"lower_track"`` (the legs relative to the root's
+                ground position on each frame) or an upper chain name.
             norm: ``"rms"`` — root-mean-square point distance, ``sqrt(SSD / W)`` (independent
                 of how many joints are compared); ``"kovar"`` — the square root of Kovar's
                 weighted *sum* of squared distances, ``sqrt(SSD)``, which grows with the number

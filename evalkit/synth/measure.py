@@ -63,9 +63,10 @@ class Measurements:
     skate: pd.DataFrame
     stats: pd.DataFrame
     params: dict = field(default_factory=dict)
+    sweep_pairs: pd.DataFrame | None = None
 
     def tables(self) -> dict[str, pd.DataFrame]:
-        return {
+        out = {
             "requests": self.requests,
             "pairs": self.pairs,
             "maneuverability": self.maneuverability,
@@ -73,6 +74,9 @@ class Measurements:
             "skate": self.skate,
             "stats": self.stats,
         }
+        if self.sweep_pairs is not None:
+            out["sweep_pairs"] = self.sweep_pairs
+        return out
 
 
 def _label(cs: ClipSet, c: int) -> str:
@@ -88,7 +92,7 @@ def _graphs(cs: ClipSet, threshold: float, profiles: Sequence[str], graph_kwargs
     common = {k: v for k, v in graph_kwargs.items() if k in ("minima_radius_s", "prune", "norm", "guard_tolerance", "guard_tries")}
     out = [("smg", "-", build_smg(cs, threshold=threshold, speed_guard=guard, **common))]
     bp_only = {k: v for k, v in graph_kwargs.items() if k in ("gait_phase", "max_time_scale", "max_sync_s",
-                                                              "max_phase_offset_s", "parts_lead")}
+                                                              "max_phase_offset_s", "parts_lead", "lower_distance")}
     for prof in profiles:
         out.append(("bpmg", prof, build_bpmg(cs, profile=prof, threshold=threshold, speed_guard=guard, **common, **bp_only)))
     return out
@@ -116,6 +120,7 @@ def _request_rows(cs: ClipSet, method: str, profile: str, graph, step: int, prog
                         arrival_frames_60fps=plan.arrival * to60,
                         cost_m=plan.cost,
                         hops=len(plan.hops),
+                        lead_frames_60fps=(plan.hops[0].i_lower - min(m.i for m in plan.hops[0].moves)) * to60,
                         fallback_parts=plan.forced_parts,
                         guard_ok=plan.info.get("guard_ok", True),
                     )
@@ -189,6 +194,11 @@ def _maneuverability(cs: ClipSet, main, requests: pd.DataFrame) -> tuple[pd.Data
             "arrival_mean_frames_60fps": float(ok["arrival_frames_60fps"].mean()) if len(ok) else np.nan,
             "served_share": float(sel["reachable"].mean()) if len(sel) else np.nan,
             "tbf_frames_60fps": _tbf(cs, g),
+            # what a transition's duration is made of: the window (one blend), the parts' lead
+            # over the lower body (first part's departure to the legs'), extra hops
+            "lead_mean_frames_60fps": float(ok["lead_frames_60fps"].mean()) if len(ok) else np.nan,
+            "single_hop_share": float((ok["hops"] == 1).mean()) if len(ok) else np.nan,
+            "duration_single_hop_frames_60fps": float(ok.loc[ok["hops"] == 1, "duration_frames_60fps"].mean()) if (ok["hops"] == 1).any() else np.nan,
         })
         st = g.stats()
         stat_rows.append({"method": method, "profile": prof, **{k: v for k, v in st.items() if not isinstance(v, (dict, list))}})
@@ -225,7 +235,7 @@ def _sweep(cs: ClipSet, thresholds, profiles, graph_kwargs, sweep_guard: bool, s
     """Per threshold, method and profile: connectivity, served share, connected pairs, plan means."""
     from tqdm import tqdm
 
-    sweep_rows = []
+    sweep_rows, pair_rows = [], []
     bar = tqdm(total=len(thresholds) * (1 + len(profiles)), desc="threshold sweep", unit="graph", disable=not progress)
     for t in thresholds:
         for method, prof, g in _graphs(cs, t, list(profiles), graph_kwargs, guard=sweep_guard):
@@ -244,10 +254,18 @@ def _sweep(cs: ClipSet, thresholds, profiles, graph_kwargs, sweep_guard: bool, s
                 "duration_mean_frames_60fps": float(ok["duration_frames_60fps"].mean()) if len(ok) else np.nan,
                 "arrival_mean_frames_60fps": float(ok["arrival_frames_60fps"].mean()) if len(ok) else np.nan,
                 "speed_guard": sweep_guard,
+                "clip_pairs_served": int(rows_t.groupby(["from", "to"])["reachable"].any().sum()) if len(rows_t) else 0,
+                "min_pair_served_share": float(rows_t.groupby(["from", "to"])["reachable"].mean().min()) if len(rows_t) else np.nan,
             })
+            if len(rows_t):
+                per = rows_t.groupby(["from", "to", "from_label", "to_label"])["reachable"].agg(requests="size", served_share="mean").reset_index()
+                pair_rows.append(per.assign(method=method, profile=prof, threshold=t))
             bar.update(1)
     bar.close()
-    return pd.DataFrame(sweep_rows)
+    pairs = pd.concat(pair_rows, ignore_index=True) if pair_rows else pd.DataFrame()
+    if len(pairs):
+        pairs = pairs[["method", "profile", "threshold", "from", "to", "from_label", "to_label", "requests", "served_share"]]
+    return pd.DataFrame(sweep_rows), pairs
 
 
 def measure_transitions(
@@ -319,7 +337,7 @@ def measure_transitions(
     skate_df = _skate_table(cs, main, skate_step_s)
 
     # -- sweep over thresholds and profiles -------------------------------------------------
-    sweep = _sweep(cs, thresholds, profiles, graph_kwargs, sweep_guard, sweep_step, norm, progress)
+    sweep, sweep_pairs = _sweep(cs, thresholds, profiles, graph_kwargs, sweep_guard, sweep_step, norm, progress)
     params = {
         "clips": [{"name": c.name, "label": clip_label(c.name), "frames": c.n_frames, "source": c.meta.get("source")} for c in cs.clips],
         "fps": cs.fps, "window_frames": cs.window, "threshold": threshold, "profile": profile,
@@ -328,7 +346,7 @@ def measure_transitions(
         "contact_source": cs.contact_source,
         "units": "frames at 60 fps (thesis convention); costs in metres",
     }
-    return Measurements(requests, pairs, maneuverability, sweep, skate_df, stats, params)
+    return Measurements(requests, pairs, maneuverability, sweep, skate_df, stats, params, sweep_pairs)
 
 
 # -- output --------------------------------------------------------------------------------

@@ -11,7 +11,8 @@ Graph: nodes are the frames where a transition leaves or arrives, ``(clip, frame
 clip segments between consecutive nodes of a clip (weight = frames played) and transitions
 (weight = ``k``). The graph is pruned to its largest strongly connected component, so that the
 character can never run into a dead end (the end of a clip). Path search gives the earliest
-arrival in a requested clip.
+arrival in a requested clip, through the pruned graph (the request's own origin and target
+clips need not be in it, see :class:`TransitionGraph`).
 """
 
 from __future__ import annotations
@@ -158,8 +159,16 @@ class TransitionGraph:
     Attributes:
         candidates: all candidates (``src, i, dst, j, cost``) plus ``in_graph`` (kept after
             pruning).
-        graph: the (pruned) graph used for path search.
+        graph: the (pruned) graph: statistics, and every clip a route passes *through*.
         full_stats: statistics before pruning.
+        full: the graph before pruning.
+
+    Routes (:meth:`route`) run in the pruned graph plus the frames of the request's own origin
+    and target clips: the largest SCC guarantees that the character never runs into a dead end,
+    which matters for the clips it passes through; where it already is (the origin) and where it
+    is asked to go (the target) need not be in it. A clip too short to both enter and leave
+    through its transitions (the Bandai Namco run: 47 frames at 60 fps, entered and left only at
+    frame 10) is never in the SCC, and pruned routing served no request into or out of it.
     """
 
     candidates: pd.DataFrame
@@ -167,6 +176,8 @@ class TransitionGraph:
     full_stats: dict
     lengths: np.ndarray
     window: int
+    full: Graph | None = None
+    scc_mask: np.ndarray | None = None
     _dist_cache: dict = field(default_factory=dict, repr=False)
 
     @classmethod
@@ -175,13 +186,15 @@ class TransitionGraph:
         full_stats = full.stats(edge_filter=(full.edges["kind"] == "transition").to_numpy())
         cand = candidates.copy()
         if prune:
-            g, _ = full.largest_scc()
+            mask = full.largest_scc_mask()
+            g, _ = full.subgraph(mask)
         else:
+            mask = np.ones(full.n_nodes, dtype=bool)
             g = full
         kept = g.edges.loc[g.edges["kind"] == "transition", "candidate"].to_numpy()
         cand["in_graph"] = False
         cand.loc[kept, "in_graph"] = True
-        return cls(cand, g, full_stats, np.asarray(lengths), window)
+        return cls(cand, g, full_stats, np.asarray(lengths), window, full, mask)
 
     def stats(self) -> dict:
         """Statistics of the graph before pruning and of the kept graph (``scc_*``)."""
@@ -194,35 +207,37 @@ class TransitionGraph:
         out["connected_clip_pairs"] = int(len(kept.loc[kept["src"] != kept["dst"], ["src", "dst"]].drop_duplicates()))
         return out
 
-    def _to_clip(self, dst: int):
-        if dst not in self._dist_cache:
-            nodes = np.flatnonzero(self.graph.nodes["clip"].to_numpy() == dst)
-            self._dist_cache[dst] = self.graph.distances_to(nodes)
-        return self._dist_cache[dst]
-
-    def _node_arrays(self):
-        if "nodes" not in self._dist_cache:
-            n = self.graph.nodes
-            self._dist_cache["nodes"] = (n["clip"].to_numpy(), n["frame"].to_numpy())
-        return self._dist_cache["nodes"]
+    def _routing(self, src: int, dst: int):
+        """``(graph, node clips, node frames, edge is-transition, edge candidate, dist, next)``
+        of the routing graph for requests from clip ``src`` into clip ``dst`` (cached)."""
+        key = (src, dst)
+        if key not in self._dist_cache:
+            full = self.full if self.full is not None else self.graph
+            clips = full.nodes["clip"].to_numpy()
+            mask = (self.scc_mask if self.scc_mask is not None else np.ones(full.n_nodes, bool)) | (clips == src) | (clips == dst)
+            g = full if mask.all() else full.subgraph(mask)[0]
+            clip, frames = g.nodes["clip"].to_numpy(), g.nodes["frame"].to_numpy()
+            dist, nxt = g.distances_to(np.flatnonzero(clip == dst))
+            e = g.edges
+            self._dist_cache[key] = (g, clip, frames, (e["kind"] == "transition").to_numpy(), e["candidate"].to_numpy(), dist, nxt)
+        return self._dist_cache[key]
 
     def route(self, src: int, request: int, dst: int) -> list[tuple[int, int, int, int, int]] | None:
-        """Earliest-arrival route from frame ``request`` of clip ``src`` into clip ``dst``.
+        """Earliest-arrival route from frame ``request`` of clip ``src`` into clip ``dst``
+        (through the pruned graph, see the class docstring).
 
         Returns:
             The transitions taken, ``[(src, i, dst, j, candidate_row), ...]``, or ``None`` if the
             target cannot be reached from there (e.g. past the last node of the clip).
         """
-        clip, frames = self._node_arrays()
+        g, clip, frames, kinds, cands, dist, nxt = self._routing(src, dst)
         sel = np.flatnonzero((clip == src) & (frames >= request))
         if sel.size == 0:
             return None
         n0 = int(sel[np.argmin(frames[sel])])
-        dist, nxt = self._to_clip(dst)
-        path = self.graph.path_from(n0, dist, nxt)
+        path = g.path_from(n0, dist, nxt)
         if path is None:
             return None
-        kinds, cands = self._edge_arrays()
         c = self._cand_arrays()
         out = []
         for ei in path.edges:
@@ -230,12 +245,6 @@ class TransitionGraph:
                 r = int(cands[ei])
                 out.append((int(c[0][r]), int(c[1][r]), int(c[2][r]), int(c[3][r]), r))
         return out or None
-
-    def _edge_arrays(self):
-        if "edges" not in self._dist_cache:
-            e = self.graph.edges
-            self._dist_cache["edges"] = ((e["kind"] == "transition").to_numpy(), e["candidate"].to_numpy())
-        return self._dist_cache["edges"]
 
     def _cand_arrays(self):
         if "cand" not in self._dist_cache:

@@ -49,6 +49,8 @@ DECAY_S = 0.2
 IDLE_PERIOD_S = 6.0
 #: Cutoff of the low-pass applied to the idle rest, Hz.
 IDLE_CUTOFF_HZ = 2.0
+#: Fastest playback rate of the captured rest in the idle sweep (1 = captured speed).
+IDLE_SPEED = 0.5
 #: Seconds either side of a seam within which :func:`smooth_seams` low-passes the clip.
 SEAM_RADIUS_S = 0.25
 
@@ -498,7 +500,7 @@ class _GesturePlanRenderer:
         A = self.idle_amp
         if A < 1.0 or self.n < 16:
             return None
-        period = max(IDLE_PERIOD_S, 2 * np.pi * A / (0.5 * self.rest.motion.fps))
+        period = max(IDLE_PERIOD_S, 2 * np.pi * A / (IDLE_SPEED * self.rest.motion.fps))
         rot, tr = sample(self.rest.motion, self.idle_centre + A * np.sin(2 * np.pi * self.t / period))
         b, a = butter(2, min(IDLE_CUTOFF_HZ / (self.fps / 2.0), 0.99))
         pad = min(self.n - 1, 60)

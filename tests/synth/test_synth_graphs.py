@@ -242,3 +242,52 @@ def test_reallusion_walks_and_run():
             pos = motion.positions
             lengths = np.linalg.norm(pos[:, 1:] - pos[:, cs.skeleton.parents[1:]], axis=-1)
             np.testing.assert_allclose(lengths, np.broadcast_to(rest, lengths.shape), atol=1e-6)
+
+
+def _served(g, cs, pairs, step=6):
+    n = ok = 0
+    for a, b in pairs:
+        for r in range(0, cs.clips[a].n_frames - cs.window, step):
+            p = g.plan(a, b, r)
+            n += 1
+            ok += p is not None and p.info.get("guard_ok", True)
+    return ok / n
+
+
+def test_bpmg_lower_body_track_distance_serves_runs_below_the_smg_threshold(cs):
+    """Walk and run differ mostly in how fast the body travels: compared relative to the root's
+    ground track, the legs of the bundled walk and run come within 0.15 m (Kovar's world-position
+    distance: 0.25 m), so at 0.15 m the BPMG serves requests into and out of the run while the
+    SMG and a BPMG on the world distance serve none; the whole-body fallback still covers every
+    request the SMG serves."""
+    run = next(i for i, c in enumerate(cs.clips) if "run" in c.name)
+    pairs = [(a, b) for a in range(3) for b in range(3) if a != b and run in (a, b)]
+    world = cs.distances("lower")
+    track = cs.distances("lower_track")
+    assert min(track[p].min() for p in pairs) < 0.15 < 0.2 < min(world[p].min() for p in pairs)
+    smg = build_smg(cs, threshold=0.15)
+    bp_world = build_bpmg(cs, threshold=0.15, lower_distance="world")
+    bp_track = build_bpmg(cs, threshold=0.15)
+    assert bp_track.config.lower_distance == "track"
+    assert _served(smg, cs, pairs) == 0 and _served(bp_world, cs, pairs) == 0
+    assert _served(bp_track, cs, pairs) > 0.5
+    with pytest.raises(InputError, match="lower_distance"):
+        build_bpmg(cs, threshold=0.15, lower_distance="feet")
+
+
+def test_routes_may_start_and_end_outside_the_scc():
+    """The Bandai Namco run (47 frames at 60 fps) is entered and left only around its frame 10:
+    it can never be both entered and left, so it is outside the largest SCC at 0.2 m. A request
+    into it or out of it is still served (the SCC matters for the clips a route passes through),
+    along transitions that all lie under the threshold."""
+    B = shared_data("mocap", "bandai-namco-1")
+    clips = ClipSet.from_clips([B / "dataset-1_walk_normal_001.bvh", B / "dataset-1_run_normal_001.bvh"])
+    smg = build_smg(clips, threshold=0.2)
+    kept = smg.candidates[smg.candidates["in_graph"]]
+    assert not ((kept["src"] == 1) | (kept["dst"] == 1)).any()  # the run is not in the SCC
+    for a, b, r in ((0, 1, 60), (1, 0, 0)):
+        p = smg.plan(a, b, r)
+        assert p is not None and p.hops[0].src == a and p.hops[-1].dst == b
+        assert all(h.moves[0].cost < 0.2 for h in p.hops)
+    bp = build_bpmg(clips, threshold=0.2)
+    assert bp.plan(0, 1, 60) is not None and bp.plan(1, 0, 0) is not None

@@ -68,6 +68,22 @@ def test_sweep_connectivity(measured):
     for (m, prof), g in sw.groupby(["method", "profile"]):
         g = g.sort_values("threshold")
         assert (np.diff(g["candidates"]) >= 0).all()
+    # served share per ordered clip pair: the sweep's pair counts and overall share agree with it
+    sp = measured.sweep_pairs
+    assert set(sp["threshold"]) == {0.1, 0.3} and sp["served_share"].between(0, 1).all()
+    for _, r in sw.iterrows():
+        g = sp[(sp["method"] == r["method"]) & (sp["profile"] == r["profile"]) & (sp["threshold"] == r["threshold"])]
+        assert len(g) == 6
+        assert r["clip_pairs_served"] == int((g["served_share"] > 0).sum())
+        assert r["min_pair_served_share"] == pytest.approx(g["served_share"].min())
+        assert r["served_share"] == pytest.approx((g["served_share"] * g["requests"]).sum() / g["requests"].sum())
+    # at 0.3 m every pair, runs included, is served by both methods
+    at = sp[sp["threshold"] == 0.3]
+    assert (at["served_share"] > 0).all()
+    # what a duration is made of: the SMG has no lead, its single hops last exactly one window
+    man = measured.maneuverability.set_index("method")
+    assert man.loc["smg", "lead_mean_frames_60fps"] == 0 and man.loc["smg", "duration_single_hop_frames_60fps"] == pytest.approx(20)
+    assert man.loc["bpmg", "lead_mean_frames_60fps"] > 0
 
 
 def test_skate_and_output_files(measured, tmp_path):

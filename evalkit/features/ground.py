@@ -69,11 +69,24 @@ class GroundConfig:
             The filtered foot trajectories are interpolated (cubic spline) onto this grid, so a
             contact's start and end are not quantised to the clip's frames and results agree
             between 30, 60 and 120 fps versions of a clip. Clips sampled faster use their own rate.
+        local_support: estimate the support height **per contact** (steps, stairs, slopes the
+            plane cannot follow; see :func:`local_support`); ``False``: one plane for the clip.
+        step_min: a contact departs from the fitted plane only when its touchdown level differs
+            from it by more than this, in body heights (0.03 H = 5.25 cm for a 1.75 m body);
+            smaller departures stay on the plane, so a level floor gives exactly the plane.
+        support_min_s: a foot must be still for at least this long (s) for its contact to set
+            a support height of its own.
+        support_alone_s: ... and be the only still foot for at least this long (s): it carries
+            the body alone, so it stands on something (a foot held still in the air while the
+            other foot stands never sets a support).
+        support_travel: ... and have moved at least this far (body heights) horizontally
+            since its previous contact: it stepped there (a planted foot jumping up or down in
+            place is a ground error).
     """
 
     level: float | None = None
     tilt: bool = True
-    max_slope: float = 0.05
+    max_slope: float = 0.3
     still_speed: float = 0.3
     min_still: float = 0.15
     side_tolerance: float = 0.05
@@ -81,6 +94,11 @@ class GroundConfig:
     cutoff_hz: float | None = DEFAULT_CUTOFF_HZ
     measure_cutoff_hz: float | None = MEASURE_CUTOFF_HZ
     analysis_fps: float = 120.0
+    local_support: bool = True
+    step_min: float = 0.03
+    support_min_s: float = 0.1
+    support_alone_s: float = 0.05
+    support_travel: float = 0.1
 
 
 @dataclass(frozen=True, eq=False)
@@ -105,6 +123,11 @@ class FootTrack:
         measured: ``(G, 2, P, 3)`` positions filtered at ``GroundConfig.measure_cutoff_hz`` on
             the grid (``None``: same as ``smooth``), metres.
         measured_velocity: their velocity, m/s (``None``: same as ``velocity``).
+        support: ``(G, 2)`` height of the support under each foot (left, right) above the
+            plane (levels + slope), metres, on the grid: the touchdown level of a contact that
+            departs from the plane (a step), interpolated in time between a foot's contacts;
+            ``None`` (or all zeros): the plane is the support everywhere.
+        contacts: the support contacts (:class:`SupportContact`, grid indices), in time order.
     """
 
     fps: float
@@ -120,6 +143,15 @@ class FootTrack:
     origin: np.ndarray = field(default_factory=lambda: np.zeros(2))
     measured: np.ndarray | None = None
     measured_velocity: np.ndarray | None = None
+    support: np.ndarray | None = None
+    contacts: tuple = ()
+
+    @property
+    def frame_support(self) -> np.ndarray:
+        """``(frames, 2)`` support height above the plane under each foot at the clip's frames, m."""
+        if self.support is None:
+            return np.zeros((self.n_frames, 2))
+        return self.support[self.frame_to_grid]
 
     def ground_rise(self, xz: np.ndarray) -> np.ndarray:
         """Height of the ground at horizontal positions ``(..., 2)`` relative to ``origin``, m."""
@@ -151,12 +183,14 @@ class FootTrack:
         """``(G, 2, P)`` heights above the ground on the grid from the trajectories filtered at the
         measuring cut-off, metres."""
         p = self.smooth if self.measured is None else self.measured
-        return p[..., 1] - self.levels - self.ground_rise(p[..., [0, 2]])
+        h = p[..., 1] - self.levels - self.ground_rise(p[..., [0, 2]])
+        return h if self.support is None else h - self.support[..., None]
 
     @property
     def smooth_heights(self) -> np.ndarray:
         """``(G, 2, P)`` filtered heights above the planted levels on the grid, metres."""
-        return self.smooth[..., 1] - self.levels - self.ground_rise(self.smooth[..., [0, 2]])
+        h = self.smooth[..., 1] - self.levels - self.ground_rise(self.smooth[..., [0, 2]])
+        return h if self.support is None else h - self.support[..., None]
 
 
 def planted_levels(
@@ -246,9 +280,151 @@ def foot_track(
     if cfg.level is not None:
         levels = levels - levels.min() + cfg.level
     heights = fp[..., 1] - levels - (fp[..., [0, 2]] - origin) @ slope
+    support, contacts = None, ()
+    if cfg.local_support:
+        above = smooth[..., 1] - levels - (smooth[..., [0, 2]] - origin) @ slope
+        still = (speed < cfg.still_speed * body.scale).any(axis=-1)
+        off, contacts = local_support(above, still, grid_fps, cfg.step_min * body.height, cfg.support_min_s,
+                                      cfg.support_alone_s, smooth[..., [0, 2]].mean(axis=2),
+                                      cfg.support_travel * body.height)
+        if off.any():  # a level floor keeps support None: every height is exactly the plane's
+            support = off
+            heights = heights - off[f2g][..., None]
     return FootTrack(fps=motion.fps, positions=fp, heights=heights, grid_fps=grid_fps, smooth=smooth,
                      velocity=vel, levels=levels, frame_to_grid=f2g, body=body, slope=slope, origin=origin,
-                     measured=measured, measured_velocity=measured_vel)
+                     measured=measured, measured_velocity=measured_vel, support=support, contacts=tuple(contacts))
+
+
+@dataclass(frozen=True)
+class SupportContact:
+    """One foot contact as the support model sees it.
+
+    Attributes:
+        side: 0 left, 1 right.
+        start, end: first and last sample index of the contact (the caller's time base).
+        level: touchdown level: median height of the foot's lowest point above the plane over
+            the first third of the contact (same unit as the heights given).
+        departs: the support under this contact is not the plane (see :func:`local_support`).
+        support: height of the support under this contact above the plane (0 on the plane).
+    """
+
+    side: int
+    start: int
+    end: int
+    level: float
+    departs: bool
+    support: float = 0.0
+
+
+def local_support(heights: np.ndarray, still: np.ndarray, rate: float, step_min: float,
+                  min_s: float = 0.1, alone_s: float = 0.05, xz: np.ndarray | None = None,
+                  travel_min: float = 0.0) -> tuple[np.ndarray, list[SupportContact]]:
+    """Support height under each foot, contact by contact, above a fitted plane.
+
+    The plane (one level per foot point, :func:`planted_levels`, tilted by :func:`fit_slope`) is
+    the support unless the contacts clearly show another. A *contact* is a run of at least
+    ``min_s`` seconds in which the foot is still; its *touchdown level* is the median height of
+    the foot's lowest point above the plane over the first third of the contact, its *end level*
+    the same over the last third. Contacts are taken in time order; each is compared with the
+    contact before it (of either foot: the one standing when this foot lands):
+
+    * it lands within ``step_min`` of where the previous contact stands (its end level): it
+      is on the same surface, and its support is that contact's support plus the difference
+      between this touchdown and that end level. A foot that sank (or rose) while planted -- a
+      ground error, not terrain -- therefore moves no ground: the following contacts are
+      measured against the level the sinking foot touched down on;
+    * otherwise, if its touchdown is within ``step_min`` of the plane, it is back on the plane;
+    * otherwise, if it may set a support of its own, its support is its touchdown level (it
+      stepped up or down onto another surface). It may if its touchdown is in the clip (it
+      does not start on the first sample), for at least ``alone_s`` seconds of it the other
+      foot was not still (it carried the body alone: a foot held still in the air while the
+      other stands never sets a support), and the foot stepped there (it moved at least
+      ``travel_min`` horizontally since its previous contact);
+    * otherwise (a planted foot that jumped up or down in place, a raised foot that never
+      carried the body) it keeps the previous contact's support: a ground error, measured.
+
+    The first contact, with none before it, takes the last three rules.
+    A support within ``step_min`` of the plane is the plane.
+
+    Between two contacts of a foot its support changes linearly in time (a swing from one
+    tread to the next); before the first and after the last it holds. With no contact off the
+    plane the support is 0 everywhere: the plane fit is the exact special case, so a level floor
+    gives exactly the plane's heights. Because the touchdown level is the support, a foot that
+    lands on a step and sinks into it is measured as penetrating the step.
+
+    Args:
+        heights: ``(T, 2, P)`` heights of the foot points above the plane (any length unit).
+        still: ``(T, 2)`` whether each foot (left, right) is still.
+        rate: samples per second.
+        step_min: smallest departure that sets a support (same unit as ``heights``).
+        min_s, alone_s: seconds (see above).
+        xz: ``(T, 2, 2)`` horizontal position (x, z) of each foot, same unit as ``heights``
+            (``None``: the travel test is skipped).
+        travel_min: see above (same unit as ``heights``).
+
+    Returns:
+        ``(support (T, 2), contacts)``: support height above the plane under each foot (same
+        unit; 0 on the plane), and every contact (:class:`SupportContact`), in time order.
+    """
+    t_n = heights.shape[0]
+    low = heights.min(axis=-1)  # (T, 2) the foot's lowest point
+    min_n = max(2, int(round(min_s * rate)))
+    alone_n = max(1, int(round(alone_s * rate)))
+    runs = []
+    for side in (0, 1):
+        for a, b in _true_runs(still[:, side]):
+            if b - a + 1 >= min_n:
+                third = max(2, (b - a + 1) // 3)
+                runs.append((a, side, b, float(np.median(low[a:a + third, side])),
+                             float(np.median(low[b + 1 - third:b + 1, side]))))
+    runs.sort()
+    found: list[SupportContact] = []
+    prev_support, prev_end = 0.0, None
+    last_end: dict[int, int] = {}
+    for a, side, b, level, end_level in runs:
+        alone = int((~still[a:b + 1, 1 - side]).sum())
+        stepped = True
+        if xz is not None and side in last_end:
+            stepped = float(np.linalg.norm(xz[a, side] - xz[last_end[side], side])) >= travel_min
+        last_end[side] = b
+        own = abs(level) > step_min and alone >= alone_n and a > 0 and stepped  # may set its own support
+        if prev_end is not None and abs(level - prev_end) <= step_min:
+            # lands where the standing foot stands: the same surface, carrying over how far that
+            # foot had sunk or risen off its own support (a ground error moves no ground)
+            support = prev_support + (level - prev_end)
+        elif abs(level) <= step_min:
+            support = 0.0  # back on the plane
+        elif own:
+            support = level  # stepped up or down onto another surface
+        else:
+            support = prev_support  # a jump without a step: a ground error, the ground stays
+        if abs(support) <= step_min:
+            support = 0.0  # within the threshold of the plane: the plane
+        found.append(SupportContact(side, a, b, level, support != 0.0, support))
+        prev_support, prev_end = support, end_level
+    out = np.zeros((t_n, 2))
+    for side in (0, 1):
+        mine = [c for c in found if c.side == side]
+        if not any(c.support != 0.0 for c in mine):
+            continue
+        knots_t, knots_v = [], []
+        for c in mine:
+            out[c.start:c.end + 1, side] = c.support
+            knots_t += [c.start, c.end]
+            knots_v += [c.support, c.support]
+        gaps = np.ones(t_n, dtype=bool)
+        for c in mine:
+            gaps[c.start:c.end + 1] = False
+        idx = np.flatnonzero(gaps)
+        out[idx, side] = np.interp(idx, knots_t, knots_v)
+    return out, found
+
+
+def _true_runs(mask: np.ndarray) -> list[tuple[int, int]]:
+    """``[(first, last), ...]`` index ranges where ``mask`` is true."""
+    m = np.concatenate([[False], np.asarray(mask, dtype=bool), [False]])
+    d = np.flatnonzero(np.diff(m.astype(np.int8)))
+    return [(int(a), int(b) - 1) for a, b in zip(d[::2], d[1::2])]
 
 
 def fit_slope(smooth: np.ndarray, speed: np.ndarray, levels: np.ndarray, scale: float = 1.0,

@@ -12,11 +12,13 @@ files made here, not by the original tools: docs/formats.md says which checks re
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 
+from evalkit.errors import InputError
 from evalkit.motion.model import Motion
 
 DEFAULT_CLIPS = ("16_15.amc", "07_05-walk.amc", "09_06-run.amc")
@@ -87,3 +89,299 @@ def write_samples(out_dir: str | os.PathLike, clips: Sequence[str | os.PathLike]
                header=",".join(cols), comments="")
     put("positions.csv", p24, fps, "smpl24")
     return truth
+
+
+# ---------------------------------------------------------------------------------------------
+# Terrain with known truth: real walks lifted onto constructed steps and slopes
+# ---------------------------------------------------------------------------------------------
+#
+# No openly licensed capture of walking over steps, stairs or slopes exists here (the fetchable
+# CMU subsets are on a level floor), so uneven-ground checks use *constructed* terrain: a real
+# flat-floor walk is lifted, contact by contact, onto a terrain whose height under every foot
+# contact is known. The body is raised rigidly (root translation) and each leg is re-posed by
+# two-bone inverse kinematics so that its foot lands on the terrain with its original world
+# orientation; bone lengths are unchanged. Everything resting on these clips says so.
+
+
+@dataclass(frozen=True)
+class Terrain:
+    """A constructed ground: height above the source clip's floor as a function of the
+    horizontal position along ``direction``.
+
+    Attributes:
+        kind: ``"steps"`` (piecewise constant: ``levels[i]`` between ``edges[i-1]`` and
+            ``edges[i]``) or ``"slope"`` (``grade × distance``).
+        direction: ``(2,)`` unit x, z direction the terrain rises along.
+        origin: ``(2,)`` x, z where the distance is 0, metres.
+        edges: ``(E,)`` distances of the step edges along ``direction``, metres (steps only).
+        levels: ``(E + 1,)`` heights of the treads, metres (steps only; ``levels[0]`` before
+            the first edge).
+        grade: rise over run (slope only).
+    """
+
+    kind: str
+    direction: np.ndarray
+    origin: np.ndarray
+    edges: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    levels: np.ndarray = field(default_factory=lambda: np.zeros(1))
+    grade: float = 0.0
+
+    def height(self, xz: np.ndarray) -> np.ndarray:
+        """Terrain height (metres above the source floor) at horizontal positions ``(..., 2)``."""
+        d = (np.asarray(xz, dtype=np.float64) - self.origin) @ self.direction
+        if self.kind == "slope":
+            return self.grade * d
+        return np.asarray(self.levels)[np.searchsorted(self.edges, d, side="right")]
+
+
+@dataclass(frozen=True)
+class LiftedClip:
+    """A clip lifted onto a constructed terrain, with its truth.
+
+    Attributes:
+        motion: the lifted clip (same skeleton, rotations re-posed, root raised).
+        terrain: the terrain it walks on.
+        contacts: ``[(side, first frame, last frame), ...]`` foot contacts of the source clip
+            (side 0 left, 1 right), in time order.
+        support: ``(contacts,)`` terrain height under each contact (mean over its frames),
+            metres above the source floor: what a per-contact support estimate must recover.
+        foot_offset: ``(frames, 2)`` vertical offset given to each foot (left, right), metres.
+        root_offset: ``(frames,)`` vertical offset given to the root, metres.
+        sink: ``(frames, 2)`` depth by which each foot is below the terrain (0 unless ``sink``
+            was asked for), metres.
+        ik_error: largest distance between a foot's target and where the re-posed leg puts it, m.
+    """
+
+    motion: Motion
+    terrain: Terrain
+    contacts: list
+    support: np.ndarray
+    foot_offset: np.ndarray
+    root_offset: np.ndarray
+    sink: np.ndarray
+    ik_error: float
+
+
+def source_contacts(motion: Motion, height_m: float = 0.05, speed_m_s: float = 0.35,
+                    min_s: float = 0.08, gap_s: float = 0.06) -> list[tuple[int, int, int]]:
+    """Foot contacts of a clip on a **level** floor: ``[(side, first, last frame), ...]``.
+
+    A foot is planted where its lower point (ankle or toe role, whichever is lower relative to
+    its own 5th-percentile height) is within ``height_m`` of that height and moves horizontally
+    slower than ``speed_m_s`` (both for a 1.75 m body, scaled); gaps shorter than ``gap_s`` are
+    closed and contacts shorter than ``min_s`` dropped. Meant for flat source clips only.
+    """
+    from evalkit.motion.ops import skeleton_height
+    from evalkit.motion.roles import find_roles
+
+    roles = find_roles(motion.skeleton)
+    scale = skeleton_height(motion) / 1.75
+    pos = motion.positions
+    fps = motion.fps
+    out = []
+    for side, prefix in enumerate(("left", "right")):
+        pts = pos[:, [roles[f"{prefix}_ankle"], roles[f"{prefix}_toe"]]]  # (F, 2, 3)
+        h = pts[..., 1] - np.percentile(pts[..., 1], 5, axis=0)
+        v = np.gradient(pts[..., [0, 2]], axis=0) * fps
+        sp = np.linalg.norm(v, axis=-1)
+        low = np.argmin(h, axis=1)
+        rows = np.arange(len(h))
+        planted = (h[rows, low] < height_m * scale) & (sp[rows, low] < speed_m_s * scale)
+        runs = _runs(planted)
+        merged: list[list[int]] = []
+        for a, b in runs:
+            if merged and a - merged[-1][1] - 1 <= gap_s * fps:
+                merged[-1][1] = b
+            else:
+                merged.append([a, b])
+        out += [(side, a, b) for a, b in merged if (b - a + 1) >= min_s * fps]
+    return sorted(out, key=lambda c: (c[1], c[0]))
+
+
+def _runs(mask: np.ndarray) -> list[tuple[int, int]]:
+    """``[(first, last), ...]`` index ranges where ``mask`` is true."""
+    m = np.concatenate([[False], np.asarray(mask, bool), [False]])
+    d = np.flatnonzero(np.diff(m.astype(np.int8)))
+    return [(int(a), int(b) - 1) for a, b in zip(d[::2], d[1::2])]
+
+
+def walking_direction(motion: Motion) -> np.ndarray:
+    """``(2,)`` unit x, z direction from the root's first to its last position."""
+    d = np.asarray(motion.positions[-1, 0, [0, 2]] - motion.positions[0, 0, [0, 2]], dtype=np.float64)
+    n = np.linalg.norm(d)
+    if n < 1e-6:
+        raise InputError("the clip does not travel: no walking direction to build terrain along")
+    return d / n
+
+
+def step_terrain(motion: Motion, rise: float, every: int = 1, first: int = 1,
+                 contacts: list | None = None) -> Terrain:
+    """Steps (stairs when ``every == 1``) under a walk: each edge lies half-way between two
+    consecutive footprints along the walking direction, so no contact straddles an edge.
+
+    Args:
+        rise: height of each step, metres (negative: steps down).
+        every: a new step every ``every`` contacts (1: one foot per tread, stairs; 2: both feet
+            on each tread).
+        first: index of the first contact on the first raised tread (earlier contacts stay on
+            the source floor).
+    """
+    contacts = source_contacts(motion) if contacts is None else contacts
+    direction = walking_direction(motion)
+    origin = np.asarray(motion.positions[0, 0, [0, 2]], dtype=np.float64)
+    centres = _contact_centres(motion, contacts)
+    along = (centres - origin) @ direction
+    edges, levels = [], [0.0]
+    for k in range(first, len(contacts), every):
+        if k == 0:
+            continue
+        edges.append(0.5 * (along[k - 1] + along[k]))
+        levels.append(levels[-1] + rise)
+    if np.any(np.diff(edges) <= 0):
+        raise InputError("footprints do not advance along the walking direction: cannot place step edges")
+    return Terrain("steps", direction, origin, np.asarray(edges), np.asarray(levels))
+
+
+def slope_terrain(motion: Motion, grade: float) -> Terrain:
+    """A constant slope of ``grade`` (rise over run) along the walking direction, 0 at the root's
+    start position."""
+    return Terrain("slope", walking_direction(motion), np.asarray(motion.positions[0, 0, [0, 2]], dtype=np.float64),
+                   grade=float(grade))
+
+
+def _contact_centres(motion: Motion, contacts: list) -> np.ndarray:
+    """``(contacts, 2)`` mean x, z of the foot (ankle–toe midpoint) over each contact."""
+    from evalkit.motion.roles import find_roles
+
+    roles = find_roles(motion.skeleton)
+    pos = motion.positions
+    out = []
+    for side, a, b in contacts:
+        p = "left" if side == 0 else "right"
+        mid = 0.5 * (pos[a:b + 1, roles[f"{p}_ankle"]] + pos[a:b + 1, roles[f"{p}_toe"]])
+        out.append(mid[:, [0, 2]].mean(axis=0))
+    return np.asarray(out).reshape(-1, 2)
+
+
+def _smoothstep(u: np.ndarray) -> np.ndarray:
+    u = np.clip(u, 0.0, 1.0)
+    return u * u * (3 - 2 * u)
+
+
+def lift_onto_terrain(motion: Motion, terrain: Terrain, sink: float = 0.0, sink_from: int = 0,
+                      root_window_s: float = 0.2, contacts: list | None = None) -> LiftedClip:
+    """Lift a real level-floor walk onto ``terrain`` (constructed truth; see :class:`Terrain`).
+
+    Each foot contact of the source (:func:`source_contacts`) is raised by the terrain height
+    under the foot (per frame, at the ankle–toe midpoint); between its contacts a foot moves to
+    the next level during its swing (stepping up: over 10–60 % of the swing, stepping down:
+    over 40–90 %, smoothstep). The root rises by the largest smooth curve that never exceeds
+    either foot's offset (a running minimum over ``±root_window_s`` then a Gaussian of a third
+    of it), so the legs only ever shorten; each leg is re-posed by two-bone IK (hip fixed,
+    knee kept in its original bending plane, foot keeping its world orientation).
+
+    Args:
+        motion: a real walk on a level floor.
+        terrain: the ground to put it on.
+        sink: metres; if > 0, every contact from index ``sink_from`` on touches down on the
+            terrain and then sinks into it by ``sink`` over the first half of the contact
+            (smoothstep), rising back during the next swing: feet sinking into the steps (an
+            artifact with known depth).
+
+    Returns:
+        the lifted clip and its truth (:class:`LiftedClip`).
+    """
+    from scipy.ndimage import gaussian_filter1d, minimum_filter1d
+
+    from evalkit.motion import quat
+    from evalkit.motion.fit import shortest_arc
+    from evalkit.motion.fk import forward_kinematics
+    from evalkit.motion.roles import find_roles
+
+    contacts = source_contacts(motion) if contacts is None else list(contacts)
+    if not contacts:
+        raise InputError(f"{motion.name or 'clip'}: no foot contacts found; lifting needs a walk")
+    roles = find_roles(motion.skeleton)
+    parents = motion.skeleton.parents
+    pos, grot = forward_kinematics(motion)
+    n, fps = motion.n_frames, motion.fps
+    offset = np.zeros((n, 2))
+    sink_depth = np.zeros((n, 2))
+    support = np.zeros(len(contacts))
+    for side in (0, 1):
+        p = "left" if side == 0 else "right"
+        mid = 0.5 * (pos[:, roles[f"{p}_ankle"]] + pos[:, roles[f"{p}_toe"]])
+        ground = terrain.height(mid[:, [0, 2]])
+        mine = [(i, a, b) for i, (s, a, b) in enumerate(contacts) if s == side]
+        for i, a, b in mine:
+            offset[a:b + 1, side] = ground[a:b + 1]
+            support[i] = float(ground[a:b + 1].mean())
+            if sink > 0 and i >= sink_from:
+                half = max(1, (b - a + 1) // 2)
+                depth = sink * _smoothstep(np.arange(b - a + 1) / half)
+                sink_depth[a:b + 1, side] = depth
+        # swings: between contacts, and before the first / after the last (hold)
+        if mine:
+            offset[: mine[0][1], side] = offset[mine[0][1], side]
+            offset[mine[-1][2] + 1:, side] = offset[mine[-1][2], side]
+        for (_, _, b0), (_, a1, _) in zip(mine[:-1], mine[1:]):
+            lo, hi = offset[b0, side] - sink_depth[b0, side], offset[a1, side]
+            t = np.arange(b0 + 1, a1) - b0
+            u = t / max(a1 - b0, 1)
+            ramp = _smoothstep((u - 0.1) / 0.5) if hi >= lo else _smoothstep((u - 0.4) / 0.5)
+            offset[b0 + 1:a1, side] = lo + (hi - lo) * ramp
+            sink_depth[b0 + 1:a1, side] = 0.0
+        offset[:, side] -= sink_depth[:, side]
+        # (the sink is folded into the offset: during a contact the foot goes below the terrain)
+        # keep offsets of contacts as the terrain minus the sink
+    w = max(1, int(round(root_window_s * fps)))
+    low = minimum_filter1d(offset.min(axis=1), size=2 * w + 1, mode="nearest")
+    root = gaussian_filter1d(low, sigma=w / 3.0, truncate=3.0, mode="nearest")
+    root = np.minimum(root, offset.min(axis=1))  # rounding guard: legs never lengthen
+
+    rot = np.array(motion.rotations, dtype=np.float64)
+    trans = np.array(motion.translations, dtype=np.float64)
+    root_j = int(np.flatnonzero(parents < 0)[0])
+    trans[:, root_j, 1] += root
+    worst = 0.0
+    up = np.array([0.0, 1.0, 0.0])
+    for side in (0, 1):
+        p = "left" if side == 0 else "right"
+        hip, knee, ankle = roles[f"{p}_hip"], roles[f"{p}_knee"], roles[f"{p}_ankle"]
+        if parents[knee] != hip or parents[ankle] != knee:
+            raise InputError(f"{motion.name or 'clip'}: the {p} leg is not a hip-knee-ankle chain; cannot re-pose it")
+        H, K, A = pos[:, hip], pos[:, knee], pos[:, ankle]
+        l1 = np.linalg.norm(K - H, axis=1)
+        l2 = np.linalg.norm(A - K, axis=1)
+        T = A + ((offset[:, side] - root)[:, None] * up)
+        d_vec = T - H
+        dist = np.linalg.norm(d_vec, axis=1)
+        reach = np.clip(dist, np.abs(l1 - l2) + 1e-6, l1 + l2 - 1e-6)
+        u = d_vec / dist[:, None]
+        bend = (K - H) - np.sum((K - H) * u, axis=1)[:, None] * u
+        bn = np.linalg.norm(bend, axis=1)
+        fallback = np.cross(u, np.cross(up, u) + 1e-9)
+        bend = np.where(bn[:, None] > 1e-6, bend / np.maximum(bn, 1e-12)[:, None], fallback)
+        bend = bend / np.linalg.norm(bend, axis=1)[:, None]
+        a = (l1 ** 2 - l2 ** 2 + reach ** 2) / (2 * reach)
+        hk = np.sqrt(np.maximum(l1 ** 2 - a ** 2, 0.0))
+        K2 = H + a[:, None] * u + hk[:, None] * bend
+        A2 = H + reach[:, None] * u
+        worst = max(worst, float(np.max(np.linalg.norm(A2 - T, axis=1))))
+        # world rotations: thigh turned by r1, shin by r2 after r1; the foot keeps its own
+        r1 = quat.to_matrix(shortest_arc((K - H) / l1[:, None], (K2 - H) / l1[:, None]))
+        shin = np.einsum("fij,fj->fi", r1, A - K)
+        r2 = quat.to_matrix(shortest_arc(shin / l2[:, None], (A2 - K2) / l2[:, None]))
+        g_hip = r1 @ grot[:, hip]
+        g_knee = r2 @ r1 @ grot[:, knee]
+        g_par = grot[:, parents[hip]]
+        inv = lambda m: np.swapaxes(m, -1, -2)  # noqa: E731 (rotation inverse)
+        rot[:, hip] = quat.from_matrix(inv(g_par) @ g_hip)
+        rot[:, knee] = quat.from_matrix(inv(g_hip) @ g_knee)
+        rot[:, ankle] = quat.from_matrix(inv(g_knee) @ grot[:, ankle])
+    rot = quat.make_continuous(rot, axis=0)
+    meta = dict(motion.meta)
+    meta["constructed"] = (f"real clip lifted onto constructed {terrain.kind} (evalkit.motion.known_truth."
+                           f"lift_onto_terrain){'; feet sink into the terrain' if sink > 0 else ''}")
+    lifted = replace(motion, rotations=rot, translations=trans, name=f"{motion.name}~{terrain.kind}", meta=meta)
+    return LiftedClip(lifted, terrain, contacts, support, offset + sink_depth, root, sink_depth, worst)

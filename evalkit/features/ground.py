@@ -23,7 +23,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from evalkit.features.body import BodyIndex, body_index
+from evalkit.features.body import REFERENCE_HEIGHT_M, BodyIndex, body_index
 from evalkit.features.signal import DEFAULT_CUTOFF_HZ, MATRIX_MAX_FRAMES, apply_matrix, derivative, lowpass
 from evalkit.motion import Motion
 
@@ -338,8 +338,9 @@ def local_support(heights: np.ndarray, still: np.ndarray, rate: float, step_min:
       stepped up or down onto another surface). It may if its touchdown is in the clip (it
       does not start on the first sample), for at least ``alone_s`` seconds of it the other
       foot was not still (it carried the body alone: a foot held still in the air while the
-      other stands never sets a support), and the foot stepped there (it moved at least
-      ``travel_min`` horizontally since its previous contact);
+      other stands never sets a support), and the foot stepped there (in the 0.3 s before
+      touchdown it was at least ``travel_min`` away horizontally -- a planted foot that jumps
+      up or down in place did not step; a contact within 0.3 s of the clip's start passes);
     * otherwise (a planted foot that jumped up or down in place, a raised foot that never
       carried the body) it keeps the previous contact's support: a ground error, measured.
 
@@ -370,6 +371,7 @@ def local_support(heights: np.ndarray, still: np.ndarray, rate: float, step_min:
     low = heights.min(axis=-1)  # (T, 2) the foot's lowest point
     min_n = max(2, int(round(min_s * rate)))
     alone_n = max(1, int(round(alone_s * rate)))
+    lookback = max(1, int(round(0.3 * rate)))
     runs = []
     for side in (0, 1):
         for a, b in _true_runs(still[:, side]):
@@ -380,13 +382,12 @@ def local_support(heights: np.ndarray, still: np.ndarray, rate: float, step_min:
     runs.sort()
     found: list[SupportContact] = []
     prev_support, prev_end = 0.0, None
-    last_end: dict[int, int] = {}
     for a, side, b, level, end_level in runs:
         alone = int((~still[a:b + 1, 1 - side]).sum())
         stepped = True
-        if xz is not None and side in last_end:
-            stepped = float(np.linalg.norm(xz[a, side] - xz[last_end[side], side])) >= travel_min
-        last_end[side] = b
+        if xz is not None and a >= lookback:  # how far the foot came from in the 0.3 s before it touched down
+            came = xz[max(0, a - lookback):a + 1, side] - xz[a, side]
+            stepped = float(np.sqrt((came ** 2).sum(axis=-1)).max()) >= travel_min
         own = abs(level) > step_min and alone >= alone_n and a > 0 and stepped  # may set its own support
         if prev_end is not None and abs(level - prev_end) <= step_min:
             # lands where the standing foot stands: the same surface, carrying over how far that
@@ -418,6 +419,55 @@ def local_support(heights: np.ndarray, still: np.ndarray, rate: float, step_min:
         idx = np.flatnonzero(gaps)
         out[idx, side] = np.interp(idx, knots_t, knots_v)
     return out, found
+
+
+def terrain_heights(feet: np.ndarray, speed: np.ndarray, fps: float, plane_heights: np.ndarray,
+                    step_min: float = 0.03, still_speed: float = 0.3 / 1.75, travel: float = 0.1,
+                    better: float = 0.5) -> np.ndarray | None:
+    """Foot heights above a terrain of level treads, when it fits the contacts far better than a
+    plane: the discriminator's view (:func:`evalkit.models.windows.ground_heights`) of
+    :func:`local_support`, for positions in body heights ``H``.
+
+    A least-squares plane fitted to stationary feet takes stairs for a slope and leaves each
+    tread a few centimetres above or below it. Here each foot point's planted level
+    (:func:`planted_levels`) on a *level* floor is the reference, :func:`local_support` finds
+    the treads, and the terrain is used only if some contact departs from the level floor and
+    the heights of the still feet above their supports spread less than ``better`` times their
+    spread above the plane (median absolute deviation of the lowest point of each still foot).
+
+    Args:
+        feet: ``(frames, 4, 3)`` left ankle, left toe, right ankle, right toe, H.
+        speed: ``(frames, 4)`` their horizontal speeds, H/s.
+        fps: frames per second.
+        plane_heights: ``(frames, 4)`` their heights above the fitted plane, each less its
+            planted level there, H.
+        step_min, travel: as ``GroundConfig.step_min`` / ``support_travel``, H; still_speed: a
+            foot is still when its slower point is slower than this, H/s.
+
+    Returns:
+        ``(frames, 4)`` heights above the support of each contact (0 when planted), H, or
+        ``None`` when the plane stays (always on a level floor: no contact departs from it).
+    """
+    n = feet.shape[0]
+    y = feet[..., 1].reshape(n, 2, 2)
+    sp = speed.reshape(n, 2, 2)
+    levels = planted_levels(y, sp, 1.0 / REFERENCE_HEIGHT_M, still_speed * REFERENCE_HEIGHT_M, 0.05)
+    above = y - levels
+    still = sp.min(axis=-1) < still_speed
+    support, contacts = local_support(above, still, fps, step_min, xz=feet[..., [0, 2]].reshape(n, 2, 2, 2).mean(axis=2),
+                                      travel_min=travel)
+    if not support.any():
+        return None
+    terrain = above - support[..., None]
+    plane = plane_heights.reshape(n, 2, 2)
+
+    def spread(h: np.ndarray) -> float:
+        low = h.min(axis=-1)[still]
+        return float(np.median(np.abs(low - np.median(low)))) if low.size else np.inf
+
+    if spread(terrain) >= better * spread(plane):
+        return None
+    return terrain.reshape(n, 4)
 
 
 def _true_runs(mask: np.ndarray) -> list[tuple[int, int]]:

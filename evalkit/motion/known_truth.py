@@ -284,7 +284,7 @@ def lift_onto_terrain(motion: Motion, terrain: Terrain, sink: float = 0.0, sink_
         motion: a real walk on a level floor.
         terrain: the ground to put it on.
         sink: metres; if > 0, every contact from index ``sink_from`` on touches down on the
-            terrain and then sinks into it by ``sink`` over the first half of the contact
+            terrain and then sinks into it, reaching ``sink`` at the end of the contact
             (smoothstep), rising back during the next swing: feet sinking into the steps (an
             artifact with known depth).
 
@@ -317,8 +317,7 @@ def lift_onto_terrain(motion: Motion, terrain: Terrain, sink: float = 0.0, sink_
             offset[a:b + 1, side] = ground[a:b + 1]
             support[i] = float(ground[a:b + 1].mean())
             if sink > 0 and i >= sink_from:
-                half = max(1, (b - a + 1) // 2)
-                depth = sink * _smoothstep(np.arange(b - a + 1) / half)
+                depth = sink * _smoothstep(np.arange(b - a + 1) / max(1, b - a))
                 sink_depth[a:b + 1, side] = depth
         # swings: between contacts, and before the first / after the last (hold)
         if mine:

@@ -302,8 +302,8 @@ class SupportContact:
     Attributes:
         side: 0 left, 1 right.
         start, end: first and last sample index of the contact (the caller's time base).
-        level: touchdown level: median height of the foot's lowest point above the plane over
-            the first third of the contact (same unit as the heights given).
+        level: touchdown level: median height of the flat foot above the plane over the first
+            third of the contact (see :func:`local_support`; same unit as the heights given).
         departs: the support under this contact is not the plane (see :func:`local_support`).
         support: height of the support under this contact above the plane (0 on the plane).
     """
@@ -323,9 +323,12 @@ def local_support(heights: np.ndarray, still: np.ndarray, rate: float, step_min:
 
     The plane (one level per foot point, :func:`planted_levels`, tilted by :func:`fit_slope`) is
     the support unless the contacts clearly show another. A *contact* is a run of at least
-    ``min_s`` seconds in which the foot is still; its *touchdown level* is the median height of
-    the foot's lowest point above the plane over the first third of the contact, its *end level*
-    the same over the last third. Contacts are taken in time order; each is compared with the
+    ``min_s`` seconds in which the foot is still (pauses up to 0.05 s bridged); its *touchdown
+    level* is the median height of the foot above the plane over the first third of the
+    contact's samples in which the foot is flat (its points within ``step_min / 2`` of each other
+    above their planted levels; a heel strike or a toe-off rocks the foot and lifts its lowest
+    point; with fewer than 4 flat samples, the foot's lowest point over the first third), its
+    *end level* the same over the last third. Contacts are taken in time order; each is compared with the
     contact before it (of either foot: the one standing when this foot lands):
 
     * it lands within ``step_min`` of where the previous contact stands (its end level): it
@@ -335,9 +338,8 @@ def local_support(heights: np.ndarray, still: np.ndarray, rate: float, step_min:
       measured against the level the sinking foot touched down on;
     * otherwise, if its touchdown is within ``step_min`` of the plane, it is back on the plane;
     * otherwise, if it may set a support of its own, its support is its touchdown level (it
-      stepped up or down onto another surface). It may if its touchdown is in the clip (it
-      does not start on the first sample), for at least ``alone_s`` seconds of it the other
-      foot was not still (it carried the body alone: a foot held still in the air while the
+      stepped up or down onto another surface). It may if for at least ``alone_s`` seconds of
+      it the other foot was not still (it carried the body alone: a foot held still in the air while the
       other stands never sets a support), and the foot stepped there (in the 0.3 s before
       touchdown it was at least ``travel_min`` away horizontally -- a planted foot that jumps
       up or down in place did not step; a contact within 0.3 s of the clip's start passes);
@@ -372,13 +374,30 @@ def local_support(heights: np.ndarray, still: np.ndarray, rate: float, step_min:
     min_n = max(2, int(round(min_s * rate)))
     alone_n = max(1, int(round(alone_s * rate)))
     lookback = max(1, int(round(0.3 * rate)))
+    # the foot's level where it is flat (its points equally high above their planted levels: a
+    # heel strike or a toe-off rocks the foot, and its lowest point then reads a few cm high)
+    flat = (heights.max(axis=-1) - heights.min(axis=-1)) < 0.5 * step_min
+    mean = heights.mean(axis=-1)
+    gap_n = max(1, int(round(0.05 * rate)))
     runs = []
     for side in (0, 1):
-        for a, b in _true_runs(still[:, side]):
-            if b - a + 1 >= min_n:
+        merged: list[list[int]] = []
+        for a, b in _true_runs(still[:, side]):  # a blip of speed does not split a contact
+            if merged and a - merged[-1][1] - 1 <= gap_n:
+                merged[-1][1] = b
+            else:
+                merged.append([a, b])
+        for a, b in merged:
+            if b - a + 1 < min_n:
+                continue
+            idx = a + np.flatnonzero(flat[a:b + 1, side])
+            if idx.size >= 4:
+                third = max(2, idx.size // 3)
+                level, end = np.median(mean[idx[:third], side]), np.median(mean[idx[-third:], side])
+            else:
                 third = max(2, (b - a + 1) // 3)
-                runs.append((a, side, b, float(np.median(low[a:a + third, side])),
-                             float(np.median(low[b + 1 - third:b + 1, side]))))
+                level, end = np.median(low[a:a + third, side]), np.median(low[b + 1 - third:b + 1, side])
+            runs.append((a, side, b, float(level), float(end)))
     runs.sort()
     found: list[SupportContact] = []
     prev_support, prev_end = 0.0, None
@@ -388,7 +407,7 @@ def local_support(heights: np.ndarray, still: np.ndarray, rate: float, step_min:
         if xz is not None and a >= lookback:  # how far the foot came from in the 0.3 s before it touched down
             came = xz[max(0, a - lookback):a + 1, side] - xz[a, side]
             stepped = float(np.sqrt((came ** 2).sum(axis=-1)).max()) >= travel_min
-        own = abs(level) > step_min and alone >= alone_n and a > 0 and stepped  # may set its own support
+        own = abs(level) > step_min and alone >= alone_n and stepped  # may set its own support
         if prev_end is not None and abs(level - prev_end) <= step_min:
             # lands where the standing foot stands: the same surface, carrying over how far that
             # foot had sunk or risen off its own support (a ground error moves no ground)
@@ -423,7 +442,7 @@ def local_support(heights: np.ndarray, still: np.ndarray, rate: float, step_min:
 
 def terrain_heights(feet: np.ndarray, speed: np.ndarray, fps: float, plane_heights: np.ndarray,
                     step_min: float = 0.03, still_speed: float = 0.3 / 1.75, travel: float = 0.1,
-                    better: float = 0.5) -> np.ndarray | None:
+                    better: float = 0.75) -> np.ndarray | None:
     """Foot heights above a terrain of level treads, when it fits the contacts far better than a
     plane: the discriminator's view (:func:`evalkit.models.windows.ground_heights`) of
     :func:`local_support`, for positions in body heights ``H``.
@@ -432,8 +451,9 @@ def terrain_heights(feet: np.ndarray, speed: np.ndarray, fps: float, plane_heigh
     tread a few centimetres above or below it. Here each foot point's planted level
     (:func:`planted_levels`) on a *level* floor is the reference, :func:`local_support` finds
     the treads, and the terrain is used only if some contact departs from the level floor and
-    the heights of the still feet above their supports spread less than ``better`` times their
-    spread above the plane (median absolute deviation of the lowest point of each still foot).
+    the contacts sit closer to their supports than to the plane: the RMS over contacts of the
+    foot's median height above its support (less the median over contacts) is less than
+    ``better`` times the same above the plane.
 
     Args:
         feet: ``(frames, 4, 3)`` left ankle, left toe, right ankle, right toe, H.
@@ -461,9 +481,10 @@ def terrain_heights(feet: np.ndarray, speed: np.ndarray, fps: float, plane_heigh
     terrain = above - support[..., None]
     plane = plane_heights.reshape(n, 2, 2)
 
-    def spread(h: np.ndarray) -> float:
-        low = h.min(axis=-1)[still]
-        return float(np.median(np.abs(low - np.median(low)))) if low.size else np.inf
+    def spread(h: np.ndarray) -> float:  # how far the contacts sit off the floor (RMS over contacts)
+        low = h.min(axis=-1)
+        r = np.array([np.median(low[c.start:c.end + 1, c.side]) for c in contacts])
+        return float(np.sqrt(np.mean((r - np.median(r)) ** 2)))
 
     if spread(terrain) >= better * spread(plane):
         return None

@@ -167,10 +167,12 @@ def source_contacts(motion: Motion, height_m: float = 0.05, speed_m_s: float = 0
     """Foot contacts of a clip on a **level** floor: ``[(side, first, last frame), ...]``.
 
     A foot is planted where its lower point (ankle or toe role, whichever is lower relative to
-    its own 5th-percentile height) is within ``height_m`` of that height and moves horizontally
+    the lowest that point gets within ±0.75 s) is within ``height_m`` of it and moves horizontally
     slower than ``speed_m_s`` (both for a 1.75 m body, scaled); gaps shorter than ``gap_s`` are
     closed and contacts shorter than ``min_s`` dropped. Meant for flat source clips only.
     """
+    from scipy.ndimage import minimum_filter1d
+
     from evalkit.motion.ops import skeleton_height
     from evalkit.motion.roles import find_roles
 
@@ -181,7 +183,10 @@ def source_contacts(motion: Motion, height_m: float = 0.05, speed_m_s: float = 0
     out = []
     for side, prefix in enumerate(("left", "right")):
         pts = pos[:, [roles[f"{prefix}_ankle"], roles[f"{prefix}_toe"]]]  # (F, 2, 3)
-        h = pts[..., 1] - np.percentile(pts[..., 1], 5, axis=0)
+        # height above the lowest the point gets within ±0.75 s (a foot touches down at least
+        # once per gait cycle), so a floor that rises over the take (CMU subject 7) is followed
+        floor = minimum_filter1d(pts[..., 1], size=max(3, int(round(1.5 * fps)) | 1), axis=0, mode="nearest")
+        h = pts[..., 1] - floor
         v = np.gradient(pts[..., [0, 2]], axis=0) * fps
         sp = np.linalg.norm(v, axis=-1)
         low = np.argmin(h, axis=1)
@@ -205,9 +210,17 @@ def _runs(mask: np.ndarray) -> list[tuple[int, int]]:
     return [(int(a), int(b) - 1) for a, b in zip(d[::2], d[1::2])]
 
 
+def _hips_xz(motion: Motion) -> np.ndarray:
+    """``(frames, 2)`` horizontal position of the hips role (some rigs keep a static root joint)."""
+    from evalkit.motion.roles import find_roles
+
+    return np.asarray(motion.positions[:, find_roles(motion.skeleton)["hips"]][:, [0, 2]], dtype=np.float64)
+
+
 def walking_direction(motion: Motion) -> np.ndarray:
-    """``(2,)`` unit x, z direction from the root's first to its last position."""
-    d = np.asarray(motion.positions[-1, 0, [0, 2]] - motion.positions[0, 0, [0, 2]], dtype=np.float64)
+    """``(2,)`` unit x, z direction of the hips from the first to the last frame."""
+    xz = _hips_xz(motion)
+    d = xz[-1] - xz[0]
     n = np.linalg.norm(d)
     if n < 1e-6:
         raise InputError("the clip does not travel: no walking direction to build terrain along")
@@ -228,7 +241,7 @@ def step_terrain(motion: Motion, rise: float, every: int = 1, first: int = 1,
     """
     contacts = source_contacts(motion) if contacts is None else contacts
     direction = walking_direction(motion)
-    origin = np.asarray(motion.positions[0, 0, [0, 2]], dtype=np.float64)
+    origin = _hips_xz(motion)[0]
     centres = _contact_centres(motion, contacts)
     along = (centres - origin) @ direction
     edges, levels = [], [0.0]
@@ -243,10 +256,9 @@ def step_terrain(motion: Motion, rise: float, every: int = 1, first: int = 1,
 
 
 def slope_terrain(motion: Motion, grade: float) -> Terrain:
-    """A constant slope of ``grade`` (rise over run) along the walking direction, 0 at the root's
-    start position."""
-    return Terrain("slope", walking_direction(motion), np.asarray(motion.positions[0, 0, [0, 2]], dtype=np.float64),
-                   grade=float(grade))
+    """A constant slope of ``grade`` (rise over run) along the walking direction, 0 where the
+    hips start."""
+    return Terrain("slope", walking_direction(motion), _hips_xz(motion)[0], grade=float(grade))
 
 
 def _contact_centres(motion: Motion, contacts: list) -> np.ndarray:
@@ -278,7 +290,8 @@ def lift_onto_terrain(motion: Motion, terrain: Terrain, sink: float = 0.0, sink_
     over 40–90 %, smoothstep). The root rises by the largest smooth curve that never exceeds
     either foot's offset (a running minimum over ``±root_window_s`` then a Gaussian of a third
     of it), so the legs only ever shorten; each leg is re-posed by two-bone IK (hip fixed,
-    knee kept in its original bending plane, foot keeping its world orientation).
+    knee kept in its original bending plane -- of a straight or hyperextended leg, the way the
+    pelvis faces -- and the foot keeping its world orientation).
 
     Args:
         motion: a real walk on a level floor.
@@ -344,6 +357,7 @@ def lift_onto_terrain(motion: Motion, terrain: Terrain, sink: float = 0.0, sink_
     trans[:, root_j, 1] += root
     worst = 0.0
     up = np.array([0.0, 1.0, 0.0])
+    facing = np.cross(pos[:, roles["left_hip"]] - pos[:, roles["right_hip"]], up)  # (F, 3) horizontal
     for side in (0, 1):
         p = "left" if side == 0 else "right"
         hip, knee, ankle = roles[f"{p}_hip"], roles[f"{p}_knee"], roles[f"{p}_ankle"]
@@ -357,11 +371,18 @@ def lift_onto_terrain(motion: Motion, terrain: Terrain, sink: float = 0.0, sink_
         dist = np.linalg.norm(d_vec, axis=1)
         reach = np.clip(dist, np.abs(l1 - l2) + 1e-6, l1 + l2 - 1e-6)
         u = d_vec / dist[:, None]
-        bend = (K - H) - np.sum((K - H) * u, axis=1)[:, None] * u
-        bn = np.linalg.norm(bend, axis=1)
-        fallback = np.cross(u, np.cross(up, u) + 1e-9)
-        bend = np.where(bn[:, None] > 1e-6, bend / np.maximum(bn, 1e-12)[:, None], fallback)
-        bend = bend / np.linalg.norm(bend, axis=1)[:, None]
+        # the knee bends in its own plane; a nearly straight (or hyperextended) leg has none,
+        # and then it bends the way the pelvis faces
+        def across(v):  # unit component of v normal to u
+            v = v - np.sum(v * u, axis=1)[:, None] * u
+            return v / np.maximum(np.linalg.norm(v, axis=1), 1e-12)[:, None]
+
+        u0 = (A - H) / np.linalg.norm(A - H, axis=1)[:, None]  # the source leg's hip-ankle line
+        perp = (K - H) - np.sum((K - H) * u0, axis=1)[:, None] * u0  # how its knee bends off it
+        own, fwd = across(perp), across(facing)
+        # the own plane unless the leg is ~straight or bent backwards (hyperextended)
+        w = np.clip(np.sum(perp * fwd, axis=1) / (0.02 * l1), 0.0, 1.0)  # knee ahead of the line
+        bend = across(w[:, None] * own + (1 - w[:, None]) * fwd)
         a = (l1 ** 2 - l2 ** 2 + reach ** 2) / (2 * reach)
         hk = np.sqrt(np.maximum(l1 ** 2 - a ** 2, 0.0))
         K2 = H + a[:, None] * u + hk[:, None] * bend

@@ -143,3 +143,51 @@ def test_discriminator_window_features_of_bundled_clips_are_unchanged():
                 if not same:
                     bad.append(f"{clip} {col} {k}: {w!r} != stored {v!r}")
     assert not bad, "\n".join(bad[:30])
+
+
+@pytest.fixture(scope="module")
+def shipped():
+    from evalkit.models.training import load_model
+
+    return load_model("default")[0]
+
+
+@pytest.mark.parametrize("name,make", [
+    ("stairs up", lambda m: step_terrain(m, 0.12, every=1, first=2)),
+    ("stairs down", lambda m: step_terrain(m, -0.12, every=1, first=2)),
+    ("15 cm steps", lambda m: step_terrain(m, 0.15, every=2, first=3)),
+    ("8 % slope", lambda m: slope_terrain(m, 0.08)),
+])
+def test_shipped_discriminator_scores_walking_on_constructed_terrain_as_natural(walk, shipped, name, make):
+    from evalkit.models.discriminator import score_naturalness
+
+    terrain = make(walk)
+    natural = score_naturalness(shipped, lift_onto_terrain(walk, terrain).motion).naturalness
+    assert natural >= 0.5, name
+
+
+def test_shipped_discriminator_rejects_feet_sinking_into_the_steps(walk, shipped):
+    from evalkit.models.discriminator import score_naturalness
+
+    terrain = step_terrain(walk, 0.12, every=1, first=2)
+    natural = score_naturalness(shipped, lift_onto_terrain(walk, terrain).motion).naturalness
+    # every contact from the first raised tread on sinks 10 cm into its tread (the magnitude of
+    # the training set's ground errors at severity 0.5)
+    sunk = score_naturalness(shipped, lift_onto_terrain(walk, terrain, sink=0.10, sink_from=2).motion).naturalness
+    assert sunk < 0.5 and sunk < natural - 0.3
+
+
+def test_score_traces_carry_the_support_under_each_foot(walk):
+    from evalkit.features.score import analyse, traces_table
+
+    lifted = lift_onto_terrain(walk, step_terrain(walk, 0.12, every=1, first=2))
+    tr = traces_table(analyse(lifted.motion))
+    flat = traces_table(analyse(walk))
+    assert not flat[["support_left", "support_right"]].to_numpy().any()
+    # the support under the foot of each contact, up to the clip's unobservable floor level
+    got = []
+    for side, a, b in lifted.contacts:
+        col = "support_left" if side == 0 else "support_right"
+        got.append(float(tr[col].iloc[(a + b) // 2]))
+    got = np.asarray(got) - got[0]
+    assert np.abs(got - (lifted.support - lifted.support[0])).max() < 0.03

@@ -143,8 +143,9 @@ class LiftedClip:
         terrain: the terrain it walks on.
         contacts: ``[(side, first frame, last frame), ...]`` foot contacts of the source clip
             (side 0 left, 1 right), in time order.
-        support: ``(contacts,)`` terrain height under each contact (mean over its frames),
-            metres above the source floor: what a per-contact support estimate must recover.
+        support: ``(contacts,)`` terrain height under each contact (at the foot's mean
+            position over it), metres above the source floor: what a per-contact support
+            estimate must recover.
         foot_offset: ``(frames, 2)`` vertical offset given to each foot (left, right), metres.
         root_offset: ``(frames,)`` vertical offset given to the root, metres.
         sink: ``(frames, 2)`` depth by which each foot is below the terrain (0 unless ``sink``
@@ -284,10 +285,13 @@ def lift_onto_terrain(motion: Motion, terrain: Terrain, sink: float = 0.0, sink_
                       root_window_s: float = 0.2, contacts: list | None = None) -> LiftedClip:
     """Lift a real level-floor walk onto ``terrain`` (constructed truth; see :class:`Terrain`).
 
-    Each foot contact of the source (:func:`source_contacts`) is raised by the terrain height
-    under the foot (per frame, at the ankle–toe midpoint); between its contacts a foot moves to
-    the next level during its swing (stepping up: over 10–60 % of the swing, stepping down:
-    over 40–90 %, smoothstep). The root rises by the largest smooth curve that never exceeds
+    **Steps**: each foot contact of the source (:func:`source_contacts`) is raised by the
+    height of the tread under it (at the ankle–toe midpoint's mean position over the contact);
+    between its contacts a foot moves to the next level during its swing (stepping up: over
+    10–60 % of the swing, stepping down: over 40–90 %, smoothstep). **Slopes**: every frame,
+    the ankle is raised by the ground's height under it and the foot tilted so that the toe
+    rises by the height under the toe (the legs are sheared onto the slope; a planted foot stays
+    planted, and rolls over its toe on the slope). The root rises by the largest smooth curve that never exceeds
     either foot's offset (a running minimum over ``±root_window_s`` then a Gaussian of a third
     of it), so the legs only ever shorten; each leg is re-posed by two-bone IK (hip fixed,
     knee kept in its original bending plane -- of a straight or hyperextended leg, the way the
@@ -319,20 +323,30 @@ def lift_onto_terrain(motion: Motion, terrain: Terrain, sink: float = 0.0, sink_
     pos, grot = forward_kinematics(motion)
     n, fps = motion.n_frames, motion.fps
     offset = np.zeros((n, 2))
+    toe_rise = np.zeros((n, 2))  # toe above the ankle's offset (a foot tilted with a slope)
     sink_depth = np.zeros((n, 2))
     support = np.zeros(len(contacts))
+    slope = terrain.kind == "slope"
     for side in (0, 1):
         p = "left" if side == 0 else "right"
-        mid = 0.5 * (pos[:, roles[f"{p}_ankle"]] + pos[:, roles[f"{p}_toe"]])
-        ground = terrain.height(mid[:, [0, 2]])
+        ank, toe = pos[:, roles[f"{p}_ankle"]], pos[:, roles[f"{p}_toe"]]
+        mid = 0.5 * (ank + toe)
         mine = [(i, a, b) for i, (s, a, b) in enumerate(contacts) if s == side]
+        if slope:  # a continuous ground: every leg point raised by the height under it (a shear)
+            offset[:, side] = terrain.height(ank[:, [0, 2]])
+            toe_rise[:, side] = terrain.height(toe[:, [0, 2]]) - offset[:, side]
         for i, a, b in mine:
-            offset[a:b + 1, side] = ground[a:b + 1]
-            support[i] = float(ground[a:b + 1].mean())
+            support[i] = float(terrain.height(mid[a:b + 1, [0, 2]].mean(axis=0)))
+            if not slope:  # a tread: a planted foot does not move
+                offset[a:b + 1, side] = support[i]
             if sink > 0 and i >= sink_from:
                 depth = sink * _smoothstep(np.arange(b - a + 1) / max(1, b - a))
                 sink_depth[a:b + 1, side] = depth
         # swings: between contacts, and before the first / after the last (hold)
+        if mine and slope:
+            for i, a, b in mine:
+                offset[a:b + 1, side] -= sink_depth[a:b + 1, side]
+            continue
         if mine:
             offset[: mine[0][1], side] = offset[mine[0][1], side]
             offset[mine[-1][2] + 1:, side] = offset[mine[-1][2], side]
@@ -398,7 +412,14 @@ def lift_onto_terrain(motion: Motion, terrain: Terrain, sink: float = 0.0, sink_
         inv = lambda m: np.swapaxes(m, -1, -2)  # noqa: E731 (rotation inverse)
         rot[:, hip] = quat.from_matrix(inv(g_par) @ g_hip)
         rot[:, knee] = quat.from_matrix(inv(g_hip) @ g_knee)
-        rot[:, ankle] = quat.from_matrix(inv(g_knee) @ grot[:, ankle])
+        g_ankle = grot[:, ankle]
+        if slope:  # tilt the foot with the slope: the toe rises by the ground's rise under it
+            T_toe = pos[:, roles[f"{p}_toe"]] - A
+            want = T_toe + toe_rise[:, side][:, None] * up
+            r3 = quat.to_matrix(shortest_arc(T_toe / np.linalg.norm(T_toe, axis=1)[:, None],
+                                             want / np.linalg.norm(want, axis=1)[:, None]))
+            g_ankle = r3 @ g_ankle
+        rot[:, ankle] = quat.from_matrix(inv(g_knee) @ g_ankle)
     rot = quat.make_continuous(rot, axis=0)
     meta = dict(motion.meta)
     meta["constructed"] = (f"real clip lifted onto constructed {terrain.kind} (evalkit.motion.known_truth."

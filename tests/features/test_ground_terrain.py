@@ -40,14 +40,14 @@ def _support_under_contacts(track, contacts) -> np.ndarray:
     return np.asarray(out)
 
 
-@pytest.mark.parametrize("kind,make", [
-    ("stairs up, 12 cm, one foot per tread", lambda m: step_terrain(m, 0.12, every=1, first=2)),
-    ("stairs down, 12 cm", lambda m: step_terrain(m, -0.12, every=1, first=2)),
-    ("15 cm steps, both feet on each", lambda m: step_terrain(m, 0.15, every=2, first=3)),
-    ("8 % slope up", lambda m: slope_terrain(m, 0.08)),
-    ("12 % slope down", lambda m: slope_terrain(m, -0.12)),
+@pytest.mark.parametrize("kind,make,tol", [
+    ("stairs up, 12 cm, one foot per tread", lambda m: step_terrain(m, 0.12, every=1, first=2), 0.025),
+    ("stairs down, 12 cm", lambda m: step_terrain(m, -0.12, every=1, first=2), 0.025),
+    ("15 cm steps, both feet on each", lambda m: step_terrain(m, 0.15, every=2, first=3), 0.025),
+    ("8 % slope up", lambda m: slope_terrain(m, 0.08), 0.03),
+    ("12 % slope down", lambda m: slope_terrain(m, -0.12), 0.03),
 ])
-def test_support_under_each_contact_matches_the_constructed_terrain(walk, kind, make):
+def test_support_under_each_contact_matches_the_constructed_terrain(walk, kind, make, tol):
     lifted = lift_onto_terrain(walk, make(walk))
     assert lifted.ik_error < 1e-5  # the legs reach: the construction is what it says
     est = _support_under_contacts(foot_track(lifted.motion), lifted.contacts)
@@ -56,18 +56,20 @@ def test_support_under_each_contact_matches_the_constructed_terrain(walk, kind, 
     # support under each contact relative to the first one, after the source's own floor
     got = (est - src) - (est - src)[0]
     want = lifted.support - lifted.support[0]
-    assert np.abs(got - want).max() < 0.025, (kind, np.round(got - want, 3))
+    assert np.abs(got - want).max() < tol, (kind, np.round(got - want, 3))
 
 
 @pytest.mark.parametrize("make", [lambda m: step_terrain(m, 0.12, every=1, first=2),
-                                  lambda m: slope_terrain(m, 0.08)])
+                                  lambda m: step_terrain(m, -0.12, every=1, first=2),
+                                  lambda m: step_terrain(m, 0.15, every=2, first=3),
+                                  lambda m: slope_terrain(m, 0.08), lambda m: slope_terrain(m, -0.12)])
 def test_natural_walk_on_constructed_terrain_neither_penetrates_nor_floats(walk, make):
     lifted = lift_onto_terrain(walk, make(walk))
     on_terrain = ground_metrics(foot_track(lifted.motion))
     flat = ground_metrics(foot_track(lifted.motion, GroundConfig(local_support=False, max_slope=0.05)))
     base = ground_metrics(foot_track(walk))
     for k in ("penetration_mean", "floating_mean"):
-        assert on_terrain[k] < base[k] + 0.003, k
+        assert on_terrain[k] < base[k] + 0.005, k
     # one plane under the steps reads them as ground errors
     assert flat["penetration_mean"] + flat["floating_mean"] > 0.02
 

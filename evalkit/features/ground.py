@@ -266,6 +266,9 @@ def foot_track(
     speed = np.linalg.norm(vel, axis=-1)
     min_samples = int(round(cfg.min_still * grid_fps))
     levels = planted_levels(smooth[..., 1], speed, body.scale, cfg.still_speed, cfg.side_tolerance, min_samples)
+    tol = cfg.step_min * body.height  # a riser apart, not a slope's few centimetres
+    if cfg.local_support:  # a foot's points on one tread or stretch of slope (unchanged if they agree)
+        levels = one_tread_levels(levels, smooth[..., 1], speed, cfg.still_speed * body.scale, tol)
     slope, origin = np.zeros(2), np.zeros(2)
     if cfg.tilt:
         slope, origin = fit_slope(smooth, speed, levels, body.scale, cfg.still_speed, cfg.max_slope)
@@ -274,6 +277,8 @@ def foot_track(
                 break
             y = smooth[..., 1] - (smooth[..., [0, 2]] - origin) @ slope
             levels = planted_levels(y, speed, body.scale, cfg.still_speed, cfg.side_tolerance, min_samples)
+            if cfg.local_support:
+                levels = one_tread_levels(levels, y, speed, cfg.still_speed * body.scale, tol)
             extra, _ = fit_slope(smooth, speed, levels, body.scale, cfg.still_speed, cfg.max_slope,
                                  origin=origin, prior=slope)
             slope = slope + extra
@@ -282,7 +287,14 @@ def foot_track(
     heights = fp[..., 1] - levels - (fp[..., [0, 2]] - origin) @ slope
     support, contacts = None, ()
     if cfg.local_support:
-        above = smooth[..., 1] - levels - (smooth[..., [0, 2]] - origin) @ slope
+        rise = (smooth[..., [0, 2]] - origin) @ slope
+        one = one_tread_levels(levels, smooth[..., 1] - rise, speed, cfg.still_speed * body.scale, tol)
+        if one is not levels:  # a foot's points were levelled on different treads (stairs)
+            levels = one
+            if cfg.level is not None:
+                levels = levels - levels.min() + cfg.level
+            heights = fp[..., 1] - levels - (fp[..., [0, 2]] - origin) @ slope
+        above = smooth[..., 1] - levels - rise
         still = (speed < cfg.still_speed * body.scale).any(axis=-1)
         off, contacts = local_support(above, still, grid_fps, cfg.step_min * body.height, cfg.support_min_s,
                                       cfg.support_alone_s, smooth[..., [0, 2]].mean(axis=2),
@@ -347,7 +359,10 @@ def local_support(heights: np.ndarray, still: np.ndarray, rate: float, step_min:
       carried the body) it keeps the previous contact's support: a ground error, measured.
 
     The first contact, with none before it, takes the last three rules.
-    A support within ``step_min`` of the plane is the plane.
+    A support within ``step_min`` of the plane is the plane (and the next contact builds on
+    the plane: differences from contact to contact, capture noise on a level floor, never
+    accumulate; ground that rises by less than ``step_min`` per step is left to the plane's
+    slope).
 
     Between two contacts of a foot its support changes linearly in time (a swing from one
     tread to the next); before the first and after the last it holds. With no contact off the
@@ -400,7 +415,7 @@ def local_support(heights: np.ndarray, still: np.ndarray, rate: float, step_min:
             runs.append((a, side, b, float(level), float(end)))
     runs.sort()
     found: list[SupportContact] = []
-    prev_support, prev_end = 0.0, None
+    prev_raw, prev_end = 0.0, None
     for a, side, b, level, end_level in runs:
         alone = int((~still[a:b + 1, 1 - side]).sum())
         stepped = True
@@ -410,18 +425,18 @@ def local_support(heights: np.ndarray, still: np.ndarray, rate: float, step_min:
         own = abs(level) > step_min and alone >= alone_n and stepped  # may set its own support
         if prev_end is not None and abs(level - prev_end) <= step_min:
             # lands where the standing foot stands: the same surface, carrying over how far that
-            # foot had sunk or risen off its own support (a ground error moves no ground)
-            support = prev_support + (level - prev_end)
+            # foot had sunk or risen off its own support (a ground error moves no ground); a
+            # difference above the noise floor is the ground rising or falling (a slope)
+            raw = prev_raw + (level - prev_end)
         elif abs(level) <= step_min:
-            support = 0.0  # back on the plane
+            raw = 0.0  # back on the plane
         elif own:
-            support = level  # stepped up or down onto another surface
+            raw = level  # stepped up or down onto another surface
         else:
-            support = prev_support  # a jump without a step: a ground error, the ground stays
-        if abs(support) <= step_min:
-            support = 0.0  # within the threshold of the plane: the plane
+            raw = prev_raw  # a jump without a step: a ground error, the ground stays
+        support = raw if abs(raw) > step_min else 0.0  # within the threshold of the plane: the plane
         found.append(SupportContact(side, a, b, level, support != 0.0, support))
-        prev_support, prev_end = support, end_level
+        prev_raw, prev_end = support, end_level  # rounded: capture noise never accumulates
     out = np.zeros((t_n, 2))
     for side in (0, 1):
         mine = [c for c in found if c.side == side]
@@ -440,6 +455,40 @@ def local_support(heights: np.ndarray, still: np.ndarray, rate: float, step_min:
     return out, found
 
 
+def one_tread_levels(levels: np.ndarray, y: np.ndarray, speed: np.ndarray, still_speed: float,
+                     tol: float) -> np.ndarray:
+    """Planted levels of a foot's points taken on the same tread.
+
+    Each point's level is the most common height of that point (:func:`planted_levels`); on
+    stairs the ankle's most common tread need not be the toe's, and the foot's points then
+    disagree by a riser. The height of the toe relative to the ankle when both are still (the
+    mode of their difference) is a property of the rig; where the levels of a foot's points
+    differ from it by more than ``tol``, the pair is re-levelled from the point whose level
+    gives the lower ankle level. Levels that agree are returned as they are (the same object).
+
+    Args:
+        levels: ``(2, P)`` planted levels (m or H).
+        y: ``(T, 2, P)`` heights of the points (detrended by the plane's slope).
+        speed: ``(T, 2, P)`` their speeds.
+        still_speed: a point is still below this speed.
+        tol: largest disagreement left alone (same unit as ``y``).
+    """
+    if levels.shape[1] != 2:
+        return levels
+    out = None
+    for f in range(2):
+        both = (speed[:, f] < still_speed).all(axis=-1)
+        if both.sum() < 3:
+            continue
+        d = _mode_level(y[both, f, 1] - y[both, f, 0])  # toe above ankle, planted
+        if abs(levels[f, 1] - levels[f, 0] - d) <= tol:
+            continue
+        out = levels.copy() if out is None else out
+        ankle = min(levels[f, 0], levels[f, 1] - d)
+        out[f] = (ankle, ankle + d)
+    return levels if out is None else out
+
+
 def terrain_heights(feet: np.ndarray, speed: np.ndarray, fps: float, plane_heights: np.ndarray,
                     step_min: float = 0.03, still_speed: float = 0.3 / 1.75, travel: float = 0.1,
                     better: float = 0.75) -> np.ndarray | None:
@@ -453,7 +502,9 @@ def terrain_heights(feet: np.ndarray, speed: np.ndarray, fps: float, plane_heigh
     the treads, and the terrain is used only if some contact departs from the level floor and
     the contacts sit closer to their supports than to the plane: the RMS over contacts of the
     foot's median height above its support (less the median over contacts) is less than
-    ``better`` times the same above the plane.
+    ``better`` times the same above the plane, and the still feet do not scatter more about
+    their supports than about the plane (median absolute deviation of their lowest point; on a
+    slope, level treads would tilt every planted foot).
 
     Args:
         feet: ``(frames, 4, 3)`` left ankle, left toe, right ankle, right toe, H.
@@ -472,6 +523,7 @@ def terrain_heights(feet: np.ndarray, speed: np.ndarray, fps: float, plane_heigh
     y = feet[..., 1].reshape(n, 2, 2)
     sp = speed.reshape(n, 2, 2)
     levels = planted_levels(y, sp, 1.0 / REFERENCE_HEIGHT_M, still_speed * REFERENCE_HEIGHT_M, 0.05)
+    levels = one_tread_levels(levels, y, sp, still_speed, step_min)
     above = y - levels
     still = sp.min(axis=-1) < still_speed
     support, contacts = local_support(above, still, fps, step_min, xz=feet[..., [0, 2]].reshape(n, 2, 2, 2).mean(axis=2),
@@ -486,7 +538,11 @@ def terrain_heights(feet: np.ndarray, speed: np.ndarray, fps: float, plane_heigh
         r = np.array([np.median(low[c.start:c.end + 1, c.side]) for c in contacts])
         return float(np.sqrt(np.mean((r - np.median(r)) ** 2)))
 
-    if spread(terrain) >= better * spread(plane):
+    def jitter(h: np.ndarray) -> float:  # how the still feet move about their floor (MAD)
+        low = h.min(axis=-1)[still]
+        return float(np.median(np.abs(low - np.median(low)))) if low.size else np.inf
+
+    if spread(terrain) >= better * spread(plane) or jitter(terrain) > jitter(plane):
         return None
     return terrain.reshape(n, 4)
 

@@ -43,13 +43,16 @@ TERRAINS = {
 }
 
 
-def _support_error(track, flat_track, lifted) -> float:
-    """Largest |estimated − constructed| support under a contact, relative to the first contact
-    and to the source clip's own floor estimate, metres."""
+def _support_error(track, flat_track, lifted, fps: float) -> float:
+    """Largest |estimated − constructed| support under a contact (contacts of at least 0.15 s:
+    a clip's first or last contact can be a sliver), relative to the first such contact and to
+    the source clip's own floor estimate, metres."""
+    keep = [i for i, (_, a, b) in enumerate(lifted.contacts) if b - a + 1 >= 0.15 * fps]
+
     def under(t):
         sup = np.zeros((t.smooth.shape[0], 2)) if t.support is None else t.support
         out = []
-        for side, a, b in lifted.contacts:
+        for side, a, b in (lifted.contacts[i] for i in keep):
             g = t.frame_to_grid[(a + b) // 2]
             xz = t.smooth[g, side][:, [0, 2]].mean(axis=0)
             out.append(t.levels[side].min() + float(t.ground_rise(xz)) + sup[g, side])
@@ -57,7 +60,7 @@ def _support_error(track, flat_track, lifted) -> float:
 
     got = under(track) - under(flat_track)
     got = got - got[0]
-    want = lifted.support - lifted.support[0]
+    want = lifted.support[keep] - lifted.support[keep[0]]
     return float(np.abs(got - want).max())
 
 
@@ -95,7 +98,7 @@ def main() -> None:
             g = ground_metrics(t)
             rows.append({"clip": f"{src.stem}~{name}", "source": src.stem, "terrain": name, "sink_m": sink,
                          "ik_error_m": lifted.ik_error,
-                         "support_error_m": _support_error(t, flat, lifted) if sink == 0 else np.nan,
+                         "support_error_m": _support_error(t, flat, lifted, m.fps) if sink == 0 else np.nan,
                          "penetration_max_m": g["penetration_max"], "floating_mean_m": g["floating_mean"]})
     truth = pd.DataFrame(rows)
     scores_csv = args.out / "scores.csv"

@@ -295,7 +295,10 @@ def foot_track(
                 levels = levels - levels.min() + cfg.level
             heights = fp[..., 1] - levels - (fp[..., [0, 2]] - origin) @ slope
         above = smooth[..., 1] - levels - rise
-        still = (speed < cfg.still_speed * body.scale).any(axis=-1)
+        # still horizontally: a planted foot that the whole body drags up or down (a ground
+        # error) stays one contact, so the level it ends on is not taken for a new step
+        hspeed = np.linalg.norm(vel[..., [0, 2]], axis=-1)
+        still = (hspeed < cfg.still_speed * body.scale).any(axis=-1)
         off, contacts = local_support(above, still, grid_fps, cfg.step_min * body.height, cfg.support_min_s,
                                       cfg.support_alone_s, smooth[..., [0, 2]].mean(axis=2),
                                       cfg.support_travel * body.height)

@@ -331,6 +331,7 @@ class SupportContact:
     support: float = 0.0
 
 
+# long: two thirds of it is the docstring that states the rules (the code is 25 lines)
 def local_support(heights: np.ndarray, still: np.ndarray, rate: float, step_min: float,
                   min_s: float = 0.1, alone_s: float = 0.05, xz: np.ndarray | None = None,
                   travel_min: float = 0.0) -> tuple[np.ndarray, list[SupportContact]]:
@@ -387,11 +388,40 @@ def local_support(heights: np.ndarray, still: np.ndarray, rate: float, step_min:
         ``(support (T, 2), contacts)``: support height above the plane under each foot (same
         unit; 0 on the plane), and every contact (:class:`SupportContact`), in time order.
     """
-    t_n = heights.shape[0]
-    low = heights.min(axis=-1)  # (T, 2) the foot's lowest point
-    min_n = max(2, int(round(min_s * rate)))
+    runs = _contact_runs(heights, still, rate, step_min, min_s)
     alone_n = max(1, int(round(alone_s * rate)))
     lookback = max(1, int(round(0.3 * rate)))
+    found: list[SupportContact] = []
+    prev_raw, prev_end = 0.0, None
+    for a, side, b, level, end_level in runs:
+        alone = int((~still[a:b + 1, 1 - side]).sum())
+        stepped = True
+        if xz is not None and a >= lookback:  # how far the foot came from in the 0.3 s before it touched down
+            came = xz[max(0, a - lookback):a + 1, side] - xz[a, side]
+            stepped = float(np.sqrt((came ** 2).sum(axis=-1)).max()) >= travel_min
+        own = abs(level) > step_min and alone >= alone_n and stepped  # may set its own support
+        if prev_end is not None and abs(level - prev_end) <= step_min:
+            # lands where the standing foot stands: the same surface, carrying over how far that
+            # foot had sunk or risen off its own support (a ground error moves no ground)
+            raw = prev_raw + (level - prev_end)
+        elif abs(level) <= step_min:
+            raw = 0.0  # back on the plane
+        elif own:
+            raw = level  # stepped up or down onto another surface
+        else:
+            raw = prev_raw  # a jump without a step: a ground error, the ground stays
+        support = raw if abs(raw) > step_min else 0.0  # within the threshold of the plane: the plane
+        found.append(SupportContact(side, a, b, level, support != 0.0, support))
+        prev_raw, prev_end = support, end_level  # rounded: capture noise never accumulates
+    return _support_between_contacts(found, heights.shape[0]), found
+
+
+def _contact_runs(heights: np.ndarray, still: np.ndarray, rate: float, step_min: float,
+                  min_s: float) -> list[tuple[int, int, int, float, float]]:
+    """``[(start, side, end, touchdown level, end level), ...]`` of the contacts of
+    :func:`local_support` (sample indices, levels in the unit of ``heights``), in time order."""
+    low = heights.min(axis=-1)  # (T, 2) the foot's lowest point
+    min_n = max(2, int(round(min_s * rate)))
     # the foot's level where it is flat (its points equally high above their planted levels: a
     # heel strike or a toe-off rocks the foot, and its lowest point then reads a few cm high)
     flat = (heights.max(axis=-1) - heights.min(axis=-1)) < 0.5 * step_min
@@ -416,30 +446,12 @@ def local_support(heights: np.ndarray, still: np.ndarray, rate: float, step_min:
                 third = max(2, (b - a + 1) // 3)
                 level, end = np.median(low[a:a + third, side]), np.median(low[b + 1 - third:b + 1, side])
             runs.append((a, side, b, float(level), float(end)))
-    runs.sort()
-    found: list[SupportContact] = []
-    prev_raw, prev_end = 0.0, None
-    for a, side, b, level, end_level in runs:
-        alone = int((~still[a:b + 1, 1 - side]).sum())
-        stepped = True
-        if xz is not None and a >= lookback:  # how far the foot came from in the 0.3 s before it touched down
-            came = xz[max(0, a - lookback):a + 1, side] - xz[a, side]
-            stepped = float(np.sqrt((came ** 2).sum(axis=-1)).max()) >= travel_min
-        own = abs(level) > step_min and alone >= alone_n and stepped  # may set its own support
-        if prev_end is not None and abs(level - prev_end) <= step_min:
-            # lands where the standing foot stands: the same surface, carrying over how far that
-            # foot had sunk or risen off its own support (a ground error moves no ground); a
-            # difference above the noise floor is the ground rising or falling (a slope)
-            raw = prev_raw + (level - prev_end)
-        elif abs(level) <= step_min:
-            raw = 0.0  # back on the plane
-        elif own:
-            raw = level  # stepped up or down onto another surface
-        else:
-            raw = prev_raw  # a jump without a step: a ground error, the ground stays
-        support = raw if abs(raw) > step_min else 0.0  # within the threshold of the plane: the plane
-        found.append(SupportContact(side, a, b, level, support != 0.0, support))
-        prev_raw, prev_end = support, end_level  # rounded: capture noise never accumulates
+    return sorted(runs)
+
+
+def _support_between_contacts(found: list[SupportContact], t_n: int) -> np.ndarray:
+    """``(T, 2)`` support under each foot: its contact's inside a contact, linear in time
+    between two contacts of the foot, held before the first and after the last."""
     out = np.zeros((t_n, 2))
     for side in (0, 1):
         mine = [c for c in found if c.side == side]
@@ -455,7 +467,7 @@ def local_support(heights: np.ndarray, still: np.ndarray, rate: float, step_min:
             gaps[c.start:c.end + 1] = False
         idx = np.flatnonzero(gaps)
         out[idx, side] = np.interp(idx, knots_t, knots_v)
-    return out, found
+    return out
 
 
 def one_tread_levels(levels: np.ndarray, y: np.ndarray, speed: np.ndarray, still_speed: float,

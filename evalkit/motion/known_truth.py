@@ -311,7 +311,6 @@ def lift_onto_terrain(motion: Motion, terrain: Terrain, sink: float = 0.0, sink_
     from scipy.ndimage import gaussian_filter1d, minimum_filter1d
 
     from evalkit.motion import quat
-    from evalkit.motion.fit import shortest_arc
     from evalkit.motion.fk import forward_kinematics
     from evalkit.motion.roles import find_roles
 
@@ -321,7 +320,37 @@ def lift_onto_terrain(motion: Motion, terrain: Terrain, sink: float = 0.0, sink_
     roles = find_roles(motion.skeleton)
     parents = motion.skeleton.parents
     pos, grot = forward_kinematics(motion)
-    n, fps = motion.n_frames, motion.fps
+    offset, toe_rise, sink_depth, support = _foot_offsets(pos, roles, terrain, contacts, sink, sink_from)
+    w = max(1, int(round(root_window_s * motion.fps)))
+    low = minimum_filter1d(offset.min(axis=1), size=2 * w + 1, mode="nearest")
+    root = gaussian_filter1d(low, sigma=w / 3.0, truncate=3.0, mode="nearest")
+    root = np.minimum(root, offset.min(axis=1))  # rounding guard: legs never lengthen
+
+    rot = np.array(motion.rotations, dtype=np.float64)
+    trans = np.array(motion.translations, dtype=np.float64)
+    trans[:, int(np.flatnonzero(parents < 0)[0]), 1] += root
+    worst = 0.0
+    for side in (0, 1):
+        p = "left" if side == 0 else "right"
+        if parents[roles[f"{p}_knee"]] != roles[f"{p}_hip"] or parents[roles[f"{p}_ankle"]] != roles[f"{p}_knee"]:
+            raise InputError(f"{motion.name or 'clip'}: the {p} leg is not a hip-knee-ankle chain; cannot re-pose it")
+        err = _repose_leg(rot, pos, grot, parents, roles, p, offset[:, side] - root,
+                          toe_rise[:, side] if terrain.kind == "slope" else None)
+        worst = max(worst, err)
+    rot = quat.make_continuous(rot, axis=0)
+    meta = dict(motion.meta)
+    meta["constructed"] = (f"real clip lifted onto constructed {terrain.kind} (evalkit.motion.known_truth."
+                           f"lift_onto_terrain){'; feet sink into the terrain' if sink > 0 else ''}")
+    lifted = replace(motion, rotations=rot, translations=trans, name=f"{motion.name}~{terrain.kind}", meta=meta)
+    return LiftedClip(lifted, terrain, contacts, support, offset + sink_depth, root, sink_depth, worst)
+
+
+def _foot_offsets(pos: np.ndarray, roles: dict, terrain: Terrain, contacts: list, sink: float,
+                  sink_from: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Vertical offsets of :func:`lift_onto_terrain`: ``(frames, 2)`` of each ankle (sink
+    included), ``(frames, 2)`` toe rise above the ankle's (slopes), ``(frames, 2)`` sink depth,
+    and ``(contacts,)`` terrain height under each contact, metres."""
+    n = pos.shape[0]
     offset = np.zeros((n, 2))
     toe_rise = np.zeros((n, 2))  # toe above the ankle's offset (a foot tilted with a slope)
     sink_depth = np.zeros((n, 2))
@@ -340,89 +369,70 @@ def lift_onto_terrain(motion: Motion, terrain: Terrain, sink: float = 0.0, sink_
             if not slope:  # a tread: a planted foot does not move
                 offset[a:b + 1, side] = support[i]
             if sink > 0 and i >= sink_from:
-                depth = sink * _smoothstep(np.arange(b - a + 1) / max(1, b - a))
-                sink_depth[a:b + 1, side] = depth
-        # swings: between contacts, and before the first / after the last (hold)
-        if mine and slope:
-            for i, a, b in mine:
-                offset[a:b + 1, side] -= sink_depth[a:b + 1, side]
-            continue
-        if mine:
+                sink_depth[a:b + 1, side] = sink * _smoothstep(np.arange(b - a + 1) / max(1, b - a))
+        if mine and not slope:  # swings: to the next tread; before the first / after the last: hold
             offset[: mine[0][1], side] = offset[mine[0][1], side]
             offset[mine[-1][2] + 1:, side] = offset[mine[-1][2], side]
-        for (_, _, b0), (_, a1, _) in zip(mine[:-1], mine[1:]):
-            lo, hi = offset[b0, side] - sink_depth[b0, side], offset[a1, side]
-            t = np.arange(b0 + 1, a1) - b0
-            u = t / max(a1 - b0, 1)
-            ramp = _smoothstep((u - 0.1) / 0.5) if hi >= lo else _smoothstep((u - 0.4) / 0.5)
-            offset[b0 + 1:a1, side] = lo + (hi - lo) * ramp
-            sink_depth[b0 + 1:a1, side] = 0.0
-        offset[:, side] -= sink_depth[:, side]
-        # (the sink is folded into the offset: during a contact the foot goes below the terrain)
-        # keep offsets of contacts as the terrain minus the sink
-    w = max(1, int(round(root_window_s * fps)))
-    low = minimum_filter1d(offset.min(axis=1), size=2 * w + 1, mode="nearest")
-    root = gaussian_filter1d(low, sigma=w / 3.0, truncate=3.0, mode="nearest")
-    root = np.minimum(root, offset.min(axis=1))  # rounding guard: legs never lengthen
+            for (_, _, b0), (_, a1, _) in zip(mine[:-1], mine[1:]):
+                lo, hi = offset[b0, side] - sink_depth[b0, side], offset[a1, side]
+                u = (np.arange(b0 + 1, a1) - b0) / max(a1 - b0, 1)
+                ramp = _smoothstep((u - 0.1) / 0.5) if hi >= lo else _smoothstep((u - 0.4) / 0.5)
+                offset[b0 + 1:a1, side] = lo + (hi - lo) * ramp
+        offset[:, side] -= sink_depth[:, side]  # during a sinking contact the foot is below the terrain
+    return offset, toe_rise, sink_depth, support
 
-    rot = np.array(motion.rotations, dtype=np.float64)
-    trans = np.array(motion.translations, dtype=np.float64)
-    root_j = int(np.flatnonzero(parents < 0)[0])
-    trans[:, root_j, 1] += root
-    worst = 0.0
+
+def _repose_leg(rot: np.ndarray, pos: np.ndarray, grot: np.ndarray, parents: np.ndarray, roles: dict,
+                p: str, lift: np.ndarray, toe_rise: np.ndarray | None) -> float:
+    """Two-bone IK of one leg (``p`` = "left"/"right") of :func:`lift_onto_terrain`: the ankle
+    raised by ``lift`` ``(frames,)`` metres relative to the hip, the foot keeping its world
+    orientation (tilted so the toe rises by ``toe_rise`` more, if given). Writes the hip, knee
+    and ankle local rotations into ``rot``; returns the largest miss of the ankle target, m."""
+    from evalkit.motion import quat
+    from evalkit.motion.fit import shortest_arc
+
     up = np.array([0.0, 1.0, 0.0])
-    facing = np.cross(pos[:, roles["left_hip"]] - pos[:, roles["right_hip"]], up)  # (F, 3) horizontal
-    for side in (0, 1):
-        p = "left" if side == 0 else "right"
-        hip, knee, ankle = roles[f"{p}_hip"], roles[f"{p}_knee"], roles[f"{p}_ankle"]
-        if parents[knee] != hip or parents[ankle] != knee:
-            raise InputError(f"{motion.name or 'clip'}: the {p} leg is not a hip-knee-ankle chain; cannot re-pose it")
-        H, K, A = pos[:, hip], pos[:, knee], pos[:, ankle]
-        l1 = np.linalg.norm(K - H, axis=1)
-        l2 = np.linalg.norm(A - K, axis=1)
-        T = A + ((offset[:, side] - root)[:, None] * up)
-        d_vec = T - H
-        dist = np.linalg.norm(d_vec, axis=1)
-        reach = np.clip(dist, np.abs(l1 - l2) + 1e-6, l1 + l2 - 1e-6)
-        u = d_vec / dist[:, None]
-        # the knee bends in its own plane; a nearly straight (or hyperextended) leg has none,
-        # and then it bends the way the pelvis faces
-        def across(v):  # unit component of v normal to u
-            v = v - np.sum(v * u, axis=1)[:, None] * u
-            return v / np.maximum(np.linalg.norm(v, axis=1), 1e-12)[:, None]
+    hip, knee, ankle = roles[f"{p}_hip"], roles[f"{p}_knee"], roles[f"{p}_ankle"]
+    H, K, A = pos[:, hip], pos[:, knee], pos[:, ankle]
+    l1 = np.linalg.norm(K - H, axis=1)
+    l2 = np.linalg.norm(A - K, axis=1)
+    T = A + lift[:, None] * up
+    dist = np.linalg.norm(T - H, axis=1)
+    reach = np.clip(dist, np.abs(l1 - l2) + 1e-6, l1 + l2 - 1e-6)
+    u = (T - H) / dist[:, None]
 
-        u0 = (A - H) / np.linalg.norm(A - H, axis=1)[:, None]  # the source leg's hip-ankle line
-        perp = (K - H) - np.sum((K - H) * u0, axis=1)[:, None] * u0  # how its knee bends off it
-        own, fwd = across(perp), across(facing)
-        # the own plane unless the leg is ~straight or bent backwards (hyperextended)
-        w = np.clip(np.sum(perp * fwd, axis=1) / (0.02 * l1), 0.0, 1.0)  # knee ahead of the line
-        bend = across(w[:, None] * own + (1 - w[:, None]) * fwd)
-        a = (l1 ** 2 - l2 ** 2 + reach ** 2) / (2 * reach)
-        hk = np.sqrt(np.maximum(l1 ** 2 - a ** 2, 0.0))
-        K2 = H + a[:, None] * u + hk[:, None] * bend
-        A2 = H + reach[:, None] * u
-        worst = max(worst, float(np.max(np.linalg.norm(A2 - T, axis=1))))
-        # world rotations: thigh turned by r1, shin by r2 after r1; the foot keeps its own
-        r1 = quat.to_matrix(shortest_arc((K - H) / l1[:, None], (K2 - H) / l1[:, None]))
-        shin = np.einsum("fij,fj->fi", r1, A - K)
-        r2 = quat.to_matrix(shortest_arc(shin / l2[:, None], (A2 - K2) / l2[:, None]))
-        g_hip = r1 @ grot[:, hip]
-        g_knee = r2 @ r1 @ grot[:, knee]
-        g_par = grot[:, parents[hip]]
-        inv = lambda m: np.swapaxes(m, -1, -2)  # noqa: E731 (rotation inverse)
-        rot[:, hip] = quat.from_matrix(inv(g_par) @ g_hip)
-        rot[:, knee] = quat.from_matrix(inv(g_hip) @ g_knee)
-        g_ankle = grot[:, ankle]
-        if slope:  # tilt the foot with the slope: the toe rises by the ground's rise under it
-            T_toe = pos[:, roles[f"{p}_toe"]] - A
-            want = T_toe + toe_rise[:, side][:, None] * up
-            r3 = quat.to_matrix(shortest_arc(T_toe / np.linalg.norm(T_toe, axis=1)[:, None],
-                                             want / np.linalg.norm(want, axis=1)[:, None]))
-            g_ankle = r3 @ g_ankle
-        rot[:, ankle] = quat.from_matrix(inv(g_knee) @ g_ankle)
-    rot = quat.make_continuous(rot, axis=0)
-    meta = dict(motion.meta)
-    meta["constructed"] = (f"real clip lifted onto constructed {terrain.kind} (evalkit.motion.known_truth."
-                           f"lift_onto_terrain){'; feet sink into the terrain' if sink > 0 else ''}")
-    lifted = replace(motion, rotations=rot, translations=trans, name=f"{motion.name}~{terrain.kind}", meta=meta)
-    return LiftedClip(lifted, terrain, contacts, support, offset + sink_depth, root, sink_depth, worst)
+    def across(v):  # unit component of v normal to u
+        v = v - np.sum(v * u, axis=1)[:, None] * u
+        return v / np.maximum(np.linalg.norm(v, axis=1), 1e-12)[:, None]
+
+    # the knee bends in the source leg's own plane; a nearly straight (or hyperextended) leg
+    # has none, and then it bends the way the pelvis faces
+    facing = np.cross(pos[:, roles["left_hip"]] - pos[:, roles["right_hip"]], up)
+    u0 = (A - H) / np.linalg.norm(A - H, axis=1)[:, None]  # the source leg's hip-ankle line
+    perp = (K - H) - np.sum((K - H) * u0, axis=1)[:, None] * u0  # how its knee bends off it
+    own, fwd = across(perp), across(facing)
+    w = np.clip(np.sum(perp * fwd, axis=1) / (0.02 * l1), 0.0, 1.0)  # knee ahead of the line
+    bend = across(w[:, None] * own + (1 - w[:, None]) * fwd)
+    a = (l1 ** 2 - l2 ** 2 + reach ** 2) / (2 * reach)
+    K2 = H + a[:, None] * u + np.sqrt(np.maximum(l1 ** 2 - a ** 2, 0.0))[:, None] * bend
+    A2 = H + reach[:, None] * u
+    # world rotations: thigh turned by r1, shin by r2 after r1; the foot keeps its own
+    r1 = quat.to_matrix(shortest_arc((K - H) / l1[:, None], (K2 - H) / l1[:, None]))
+    shin = np.einsum("fij,fj->fi", r1, A - K)
+    r2 = quat.to_matrix(shortest_arc(shin / l2[:, None], (A2 - K2) / l2[:, None]))
+    g_hip = r1 @ grot[:, hip]
+    g_knee = r2 @ r1 @ grot[:, knee]
+    g_ankle = grot[:, ankle]
+    if toe_rise is not None:  # tilt the foot with the slope: the toe rises by the ground's rise under it
+        t0 = pos[:, roles[f"{p}_toe"]] - A
+        want = t0 + toe_rise[:, None] * up
+        g_ankle = quat.to_matrix(shortest_arc(t0 / np.linalg.norm(t0, axis=1)[:, None],
+                                              want / np.linalg.norm(want, axis=1)[:, None])) @ g_ankle
+
+    def inv(m):  # rotation inverse
+        return np.swapaxes(m, -1, -2)
+
+    rot[:, hip] = quat.from_matrix(inv(grot[:, parents[hip]]) @ g_hip)
+    rot[:, knee] = quat.from_matrix(inv(g_hip) @ g_knee)
+    rot[:, ankle] = quat.from_matrix(inv(g_knee) @ g_ankle)
+    return float(np.max(np.linalg.norm(A2 - T, axis=1)))

@@ -193,3 +193,18 @@ def test_score_traces_carry_the_support_under_each_foot(walk):
         got.append(float(tr[col].iloc[(a + b) // 2]))
     got = np.asarray(got) - got[0]
     assert np.abs(got - (lifted.support - lifted.support[0])).max() < 0.03
+
+
+def test_a_foot_is_levelled_on_one_stretch_of_ground(walk):
+    """At 30 fps the 8 % slope's ankle and toe most common heights fall on different stretches
+    of the slope (16 cm apart instead of the rig's 4-5 cm drop), and the slope fit then fails;
+    levelling a foot's points together recovers the slope and keeps the rig's drop."""
+    from evalkit.motion import resample
+
+    lifted = resample(lift_onto_terrain(walk, slope_terrain(walk, 0.08)).motion, 30)
+    plain = foot_track(lifted, GroundConfig(local_support=False))
+    t = foot_track(lifted)
+    drop_src = foot_track(walk).levels[:, 1] - foot_track(walk).levels[:, 0]
+    assert np.abs((plain.levels[:, 1] - plain.levels[:, 0]) - drop_src).max() > 0.06  # the problem
+    assert np.abs((t.levels[:, 1] - t.levels[:, 0]) - drop_src).max() < 0.02
+    assert float(np.hypot(*t.slope)) == pytest.approx(0.08, abs=0.01)

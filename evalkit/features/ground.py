@@ -267,8 +267,8 @@ def foot_track(
     min_samples = int(round(cfg.min_still * grid_fps))
     levels = planted_levels(smooth[..., 1], speed, body.scale, cfg.still_speed, cfg.side_tolerance, min_samples)
     tol = cfg.step_min * body.height  # a riser apart, not a slope's few centimetres
-    if cfg.local_support:  # a foot's points on one tread or stretch of slope (unchanged if they agree)
-        levels = one_tread_levels(levels, smooth[..., 1], speed, cfg.still_speed * body.scale, tol)
+    drop = planted_drop(smooth[..., 1], speed, cfg.still_speed * body.scale) if cfg.local_support else None
+    levels = one_tread_levels(levels, drop, tol)  # a foot's points on one tread (unchanged if they agree)
     slope, origin = np.zeros(2), np.zeros(2)
     if cfg.tilt:
         slope, origin = fit_slope(smooth, speed, levels, body.scale, cfg.still_speed, cfg.max_slope)
@@ -277,8 +277,7 @@ def foot_track(
                 break
             y = smooth[..., 1] - (smooth[..., [0, 2]] - origin) @ slope
             levels = planted_levels(y, speed, body.scale, cfg.still_speed, cfg.side_tolerance, min_samples)
-            if cfg.local_support:
-                levels = one_tread_levels(levels, y, speed, cfg.still_speed * body.scale, tol)
+            levels = one_tread_levels(levels, drop, tol)
             extra, _ = fit_slope(smooth, speed, levels, body.scale, cfg.still_speed, cfg.max_slope,
                                  origin=origin, prior=slope)
             slope = slope + extra
@@ -288,7 +287,7 @@ def foot_track(
     support, contacts = None, ()
     if cfg.local_support:
         rise = (smooth[..., [0, 2]] - origin) @ slope
-        one = one_tread_levels(levels, smooth[..., 1] - rise, speed, cfg.still_speed * body.scale, tol)
+        one = one_tread_levels(levels, drop, tol)
         if one is not levels:  # a foot's points were levelled on different treads (stairs)
             levels = one
             if cfg.level is not None:
@@ -441,10 +440,10 @@ def _contact_runs(heights: np.ndarray, still: np.ndarray, rate: float, step_min:
             idx = a + np.flatnonzero(flat[a:b + 1, side])
             if idx.size >= 4:
                 third = max(2, idx.size // 3)
-                level, end = np.median(mean[idx[:third], side]), np.median(mean[idx[-third:], side])
+                level, end = _median(mean[idx[:third], side]), _median(mean[idx[-third:], side])
             else:
                 third = max(2, (b - a + 1) // 3)
-                level, end = np.median(low[a:a + third, side]), np.median(low[b + 1 - third:b + 1, side])
+                level, end = _median(low[a:a + third, side]), _median(low[b + 1 - third:b + 1, side])
             runs.append((a, side, b, float(level), float(end)))
     return sorted(runs)
 
@@ -470,33 +469,42 @@ def _support_between_contacts(found: list[SupportContact], t_n: int) -> np.ndarr
     return out
 
 
-def one_tread_levels(levels: np.ndarray, y: np.ndarray, speed: np.ndarray, still_speed: float,
-                     tol: float) -> np.ndarray:
+def planted_drop(y: np.ndarray, speed: np.ndarray, still_speed: float) -> np.ndarray | None:
+    """``(2,)`` height of each foot's toe above its ankle while both are still (the median over
+    those samples; a property of the rig), or ``None`` without a toe (``P`` = 1). ``y``:
+    ``(T, 2, P)`` heights, ``speed``: ``(T, 2, P)`` speeds; NaN for a foot never still."""
+    if y.shape[2] != 2:
+        return None
+    out = np.full(2, np.nan)
+    for f in range(2):
+        both = (speed[:, f] < still_speed).all(axis=-1)
+        if both.sum() >= 3:
+            out[f] = _median(y[both, f, 1] - y[both, f, 0])
+    return out
+
+
+def one_tread_levels(levels: np.ndarray, drop: np.ndarray | None, tol: float) -> np.ndarray:
     """Planted levels of a foot's points taken on the same tread.
 
     Each point's level is the most common height of that point (:func:`planted_levels`); on
-    stairs the ankle's most common tread need not be the toe's, and the foot's points then
-    disagree by a riser. The height of the toe relative to the ankle when both are still (the
-    mode of their difference) is a property of the rig; where the levels of a foot's points
-    differ from it by more than ``tol``, the pair is re-levelled from the point whose level
-    gives the lower ankle level. Levels that agree are returned as they are (the same object).
+    stairs (or a steep slope) the ankle's most common height need not be on the toe's tread, and
+    the foot's points then disagree by a riser. The toe's height above the ankle when both are
+    still (``drop``, :func:`planted_drop`) is a property of the rig; where the levels of a
+    foot's points differ from it by more than ``tol``, the pair is re-levelled from the point
+    that gives the lower ankle level. Levels that agree are returned as they are (the same
+    object), so a level floor keeps its levels exactly.
 
     Args:
         levels: ``(2, P)`` planted levels (m or H).
-        y: ``(T, 2, P)`` heights of the points (detrended by the plane's slope).
-        speed: ``(T, 2, P)`` their speeds.
-        still_speed: a point is still below this speed.
-        tol: largest disagreement left alone (same unit as ``y``).
+        drop: ``(2,)`` toe above ankle while planted (``None``: no toe; NaN: unknown), same unit.
+        tol: largest disagreement left alone (same unit).
     """
-    if levels.shape[1] != 2:
+    if drop is None or levels.shape[1] != 2:
         return levels
     out = None
     for f in range(2):
-        both = (speed[:, f] < still_speed).all(axis=-1)
-        if both.sum() < 3:
-            continue
-        d = _mode_level(y[both, f, 1] - y[both, f, 0])  # toe above ankle, planted
-        if abs(levels[f, 1] - levels[f, 0] - d) <= tol:
+        d = drop[f]
+        if not np.isfinite(d) or abs(levels[f, 1] - levels[f, 0] - d) <= tol:
             continue
         out = levels.copy() if out is None else out
         ankle = min(levels[f, 0], levels[f, 1] - d)
@@ -538,7 +546,7 @@ def terrain_heights(feet: np.ndarray, speed: np.ndarray, fps: float, plane_heigh
     y = feet[..., 1].reshape(n, 2, 2)
     sp = speed.reshape(n, 2, 2)
     levels = planted_levels(y, sp, 1.0 / REFERENCE_HEIGHT_M, still_speed * REFERENCE_HEIGHT_M, 0.05)
-    levels = one_tread_levels(levels, y, sp, still_speed, step_min)
+    levels = one_tread_levels(levels, planted_drop(y, sp, still_speed), step_min)
     above = y - levels
     still = sp.min(axis=-1) < still_speed
     support, contacts = local_support(above, still, fps, step_min, xz=feet[..., [0, 2]].reshape(n, 2, 2, 2).mean(axis=2),
@@ -560,6 +568,14 @@ def terrain_heights(feet: np.ndarray, speed: np.ndarray, fps: float, plane_heigh
     if spread(terrain) >= better * spread(plane) or jitter(terrain) > jitter(plane):
         return None
     return terrain.reshape(n, 4)
+
+
+def _median(x: np.ndarray) -> float:
+    """Median of a short 1-D array (numpy's ``median`` costs more in checks than in sorting here;
+    the scoring speed target of issue 29 counts every call)."""
+    v = np.sort(x)
+    n = v.size
+    return float(v[n // 2]) if n % 2 else float((v[n // 2 - 1] + v[n // 2]) / 2)
 
 
 def _true_runs(mask: np.ndarray) -> list[tuple[int, int]]:

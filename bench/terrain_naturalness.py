@@ -110,7 +110,8 @@ def main() -> None:
     pd.set_option("display.width", 200)
     print("naturalness (shipped model) by source and terrain; CONSTRUCTED terrain under real walks:")
     print(table.pivot(index="source", columns="terrain", values="naturalness").round(3).to_string())
-    by = table.groupby("terrain").agg(naturalness=("naturalness", "mean"), natural_share=("naturalness", lambda v: (v >= 0.5).mean()),
+    by = table.groupby("terrain").agg(naturalness=("naturalness", "mean"),
+                                      natural_share=("naturalness", lambda v: (v >= 0.5).mean()),
                                       support_error_max_m=("support_error_m", "max"),
                                       penetration_max_m=("penetration_max_m", "mean"))
     print("\nper terrain (mean over sources; natural_share = share scoring >= 0.5):")

@@ -549,8 +549,8 @@ def terrain_heights(feet: np.ndarray, speed: np.ndarray, fps: float, plane_heigh
     levels = one_tread_levels(levels, planted_drop(y, sp, still_speed), step_min)
     above = y - levels
     still = sp.min(axis=-1) < still_speed
-    support, contacts = local_support(above, still, fps, step_min, xz=feet[..., [0, 2]].reshape(n, 2, 2, 2).mean(axis=2),
-                                      travel_min=travel)
+    xz = feet[..., [0, 2]].reshape(n, 2, 2, 2).mean(axis=2)
+    support, contacts = local_support(above, still, fps, step_min, xz=xz, travel_min=travel)
     if not support.any():
         return None
     terrain = above - support[..., None]

@@ -23,7 +23,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from evalkit.features.body import BodyIndex, body_index
+from evalkit.features.body import REFERENCE_HEIGHT_M, BodyIndex, body_index
 from evalkit.features.signal import DEFAULT_CUTOFF_HZ, MATRIX_MAX_FRAMES, apply_matrix, derivative, lowpass
 from evalkit.motion import Motion
 
@@ -69,11 +69,24 @@ class GroundConfig:
             The filtered foot trajectories are interpolated (cubic spline) onto this grid, so a
             contact's start and end are not quantised to the clip's frames and results agree
             between 30, 60 and 120 fps versions of a clip. Clips sampled faster use their own rate.
+        local_support: estimate the support height **per contact** (steps, stairs, slopes the
+            plane cannot follow; see :func:`local_support`); ``False``: one plane for the clip.
+        step_min: a contact departs from the fitted plane only when its touchdown level differs
+            from it by more than this, in body heights (0.03 H = 5.25 cm for a 1.75 m body);
+            smaller departures stay on the plane, so a level floor gives exactly the plane.
+        support_min_s: a foot must be still for at least this long (s) for its contact to set
+            a support height of its own.
+        support_alone_s: ... and be the only still foot for at least this long (s): it carries
+            the body alone, so it stands on something (a foot held still in the air while the
+            other foot stands never sets a support).
+        support_travel: ... and have moved at least this far (body heights) horizontally
+            since its previous contact: it stepped there (a planted foot jumping up or down in
+            place is a ground error).
     """
 
     level: float | None = None
     tilt: bool = True
-    max_slope: float = 0.05
+    max_slope: float = 0.3
     still_speed: float = 0.3
     min_still: float = 0.15
     side_tolerance: float = 0.05
@@ -81,6 +94,11 @@ class GroundConfig:
     cutoff_hz: float | None = DEFAULT_CUTOFF_HZ
     measure_cutoff_hz: float | None = MEASURE_CUTOFF_HZ
     analysis_fps: float = 120.0
+    local_support: bool = True
+    step_min: float = 0.03
+    support_min_s: float = 0.1
+    support_alone_s: float = 0.05
+    support_travel: float = 0.1
 
 
 @dataclass(frozen=True, eq=False)
@@ -105,6 +123,11 @@ class FootTrack:
         measured: ``(G, 2, P, 3)`` positions filtered at ``GroundConfig.measure_cutoff_hz`` on
             the grid (``None``: same as ``smooth``), metres.
         measured_velocity: their velocity, m/s (``None``: same as ``velocity``).
+        support: ``(G, 2)`` height of the support under each foot (left, right) above the
+            plane (levels + slope), metres, on the grid: the touchdown level of a contact that
+            departs from the plane (a step), interpolated in time between a foot's contacts;
+            ``None`` (or all zeros): the plane is the support everywhere.
+        contacts: the support contacts (:class:`SupportContact`, grid indices), in time order.
     """
 
     fps: float
@@ -120,6 +143,15 @@ class FootTrack:
     origin: np.ndarray = field(default_factory=lambda: np.zeros(2))
     measured: np.ndarray | None = None
     measured_velocity: np.ndarray | None = None
+    support: np.ndarray | None = None
+    contacts: tuple = ()
+
+    @property
+    def frame_support(self) -> np.ndarray:
+        """``(frames, 2)`` support height above the plane under each foot at the clip's frames, m."""
+        if self.support is None:
+            return np.zeros((self.n_frames, 2))
+        return self.support[self.frame_to_grid]
 
     def ground_rise(self, xz: np.ndarray) -> np.ndarray:
         """Height of the ground at horizontal positions ``(..., 2)`` relative to ``origin``, m."""
@@ -151,12 +183,14 @@ class FootTrack:
         """``(G, 2, P)`` heights above the ground on the grid from the trajectories filtered at the
         measuring cut-off, metres."""
         p = self.smooth if self.measured is None else self.measured
-        return p[..., 1] - self.levels - self.ground_rise(p[..., [0, 2]])
+        h = p[..., 1] - self.levels - self.ground_rise(p[..., [0, 2]])
+        return h if self.support is None else h - self.support[..., None]
 
     @property
     def smooth_heights(self) -> np.ndarray:
         """``(G, 2, P)`` filtered heights above the planted levels on the grid, metres."""
-        return self.smooth[..., 1] - self.levels - self.ground_rise(self.smooth[..., [0, 2]])
+        h = self.smooth[..., 1] - self.levels - self.ground_rise(self.smooth[..., [0, 2]])
+        return h if self.support is None else h - self.support[..., None]
 
 
 def planted_levels(
@@ -232,6 +266,9 @@ def foot_track(
     speed = np.linalg.norm(vel, axis=-1)
     min_samples = int(round(cfg.min_still * grid_fps))
     levels = planted_levels(smooth[..., 1], speed, body.scale, cfg.still_speed, cfg.side_tolerance, min_samples)
+    tol = cfg.step_min * body.height  # a riser apart, not a slope's few centimetres
+    drop = planted_drop(smooth[..., 1], speed, cfg.still_speed * body.scale) if cfg.local_support else None
+    levels = one_tread_levels(levels, drop, tol)  # a foot's points on one tread (unchanged if they agree)
     slope, origin = np.zeros(2), np.zeros(2)
     if cfg.tilt:
         slope, origin = fit_slope(smooth, speed, levels, body.scale, cfg.still_speed, cfg.max_slope)
@@ -240,15 +277,312 @@ def foot_track(
                 break
             y = smooth[..., 1] - (smooth[..., [0, 2]] - origin) @ slope
             levels = planted_levels(y, speed, body.scale, cfg.still_speed, cfg.side_tolerance, min_samples)
+            levels = one_tread_levels(levels, drop, tol)
             extra, _ = fit_slope(smooth, speed, levels, body.scale, cfg.still_speed, cfg.max_slope,
                                  origin=origin, prior=slope)
             slope = slope + extra
     if cfg.level is not None:
         levels = levels - levels.min() + cfg.level
     heights = fp[..., 1] - levels - (fp[..., [0, 2]] - origin) @ slope
+    support, contacts = None, ()
+    if cfg.local_support:
+        rise = (smooth[..., [0, 2]] - origin) @ slope
+        one = one_tread_levels(levels, drop, tol)
+        if one is not levels:  # a foot's points were levelled on different treads (stairs)
+            levels = one
+            if cfg.level is not None:
+                levels = levels - levels.min() + cfg.level
+            heights = fp[..., 1] - levels - (fp[..., [0, 2]] - origin) @ slope
+        above = smooth[..., 1] - levels - rise
+        # still horizontally: a planted foot that the whole body drags up or down (a ground
+        # error) stays one contact, so the level it ends on is not taken for a new step
+        hspeed = np.linalg.norm(vel[..., [0, 2]], axis=-1)
+        still = (hspeed < cfg.still_speed * body.scale).any(axis=-1)
+        off, contacts = local_support(above, still, grid_fps, cfg.step_min * body.height, cfg.support_min_s,
+                                      cfg.support_alone_s, smooth[..., [0, 2]].mean(axis=2),
+                                      cfg.support_travel * body.height)
+        if off.any():  # a level floor keeps support None: every height is exactly the plane's
+            support = off
+            heights = heights - off[f2g][..., None]
     return FootTrack(fps=motion.fps, positions=fp, heights=heights, grid_fps=grid_fps, smooth=smooth,
                      velocity=vel, levels=levels, frame_to_grid=f2g, body=body, slope=slope, origin=origin,
-                     measured=measured, measured_velocity=measured_vel)
+                     measured=measured, measured_velocity=measured_vel, support=support, contacts=tuple(contacts))
+
+
+@dataclass(frozen=True)
+class SupportContact:
+    """One foot contact as the support model sees it.
+
+    Attributes:
+        side: 0 left, 1 right.
+        start, end: first and last sample index of the contact (the caller's time base).
+        level: touchdown level: median height of the flat foot above the plane over the first
+            third of the contact (see :func:`local_support`; same unit as the heights given).
+        departs: the support under this contact is not the plane (see :func:`local_support`).
+        support: height of the support under this contact above the plane (0 on the plane).
+    """
+
+    side: int
+    start: int
+    end: int
+    level: float
+    departs: bool
+    support: float = 0.0
+
+
+# long: two thirds of it is the docstring that states the rules (the code is 25 lines)
+def local_support(heights: np.ndarray, still: np.ndarray, rate: float, step_min: float,
+                  min_s: float = 0.1, alone_s: float = 0.05, xz: np.ndarray | None = None,
+                  travel_min: float = 0.0) -> tuple[np.ndarray, list[SupportContact]]:
+    """Support height under each foot, contact by contact, above a fitted plane.
+
+    The plane (one level per foot point, :func:`planted_levels`, tilted by :func:`fit_slope`) is
+    the support unless the contacts clearly show another. A *contact* is a run of at least
+    ``min_s`` seconds in which the foot is still (pauses up to 0.05 s bridged); its *touchdown
+    level* is the median height of the foot above the plane over the first third of the
+    contact's samples in which the foot is flat (its points within ``step_min / 2`` of each other
+    above their planted levels; a heel strike or a toe-off rocks the foot and lifts its lowest
+    point; with fewer than 4 flat samples, the foot's lowest point over the first third), its
+    *end level* the same over the last third. Contacts are taken in time order; each is compared with the
+    contact before it (of either foot: the one standing when this foot lands):
+
+    * it lands within ``step_min`` of where the previous contact stands (its end level): it
+      is on the same surface, and its support is that contact's support plus the difference
+      between this touchdown and that end level. A foot that sank (or rose) while planted -- a
+      ground error, not terrain -- therefore moves no ground: the following contacts are
+      measured against the level the sinking foot touched down on;
+    * otherwise, if its touchdown is within ``step_min`` of the plane, it is back on the plane;
+    * otherwise, if it may set a support of its own, its support is its touchdown level (it
+      stepped up or down onto another surface). It may if for at least ``alone_s`` seconds of
+      it the other foot was not still (it carried the body alone: a foot held still in the air while the
+      other stands never sets a support), and the foot stepped there (in the 0.3 s before
+      touchdown it was at least ``travel_min`` away horizontally -- a planted foot that jumps
+      up or down in place did not step; a contact within 0.3 s of the clip's start passes);
+    * otherwise (a planted foot that jumped up or down in place, a raised foot that never
+      carried the body) it keeps the previous contact's support: a ground error, measured.
+
+    The first contact, with none before it, takes the last three rules.
+    A support within ``step_min`` of the plane is the plane (and the next contact builds on
+    the plane: differences from contact to contact, capture noise on a level floor, never
+    accumulate; ground that rises by less than ``step_min`` per step is left to the plane's
+    slope).
+
+    Between two contacts of a foot its support changes linearly in time (a swing from one
+    tread to the next); before the first and after the last it holds. With no contact off the
+    plane the support is 0 everywhere: the plane fit is the exact special case, so a level floor
+    gives exactly the plane's heights. Because the touchdown level is the support, a foot that
+    lands on a step and sinks into it is measured as penetrating the step.
+
+    Args:
+        heights: ``(T, 2, P)`` heights of the foot points above the plane (any length unit).
+        still: ``(T, 2)`` whether each foot (left, right) is still.
+        rate: samples per second.
+        step_min: smallest departure that sets a support (same unit as ``heights``).
+        min_s, alone_s: seconds (see above).
+        xz: ``(T, 2, 2)`` horizontal position (x, z) of each foot, same unit as ``heights``
+            (``None``: the travel test is skipped).
+        travel_min: see above (same unit as ``heights``).
+
+    Returns:
+        ``(support (T, 2), contacts)``: support height above the plane under each foot (same
+        unit; 0 on the plane), and every contact (:class:`SupportContact`), in time order.
+    """
+    runs = _contact_runs(heights, still, rate, step_min, min_s)
+    alone_n = max(1, int(round(alone_s * rate)))
+    lookback = max(1, int(round(0.3 * rate)))
+    found: list[SupportContact] = []
+    prev_raw, prev_end = 0.0, None
+    for a, side, b, level, end_level in runs:
+        alone = int((~still[a:b + 1, 1 - side]).sum())
+        stepped = True
+        if xz is not None and a >= lookback:  # how far the foot came from in the 0.3 s before it touched down
+            came = xz[max(0, a - lookback):a + 1, side] - xz[a, side]
+            stepped = float(np.sqrt((came ** 2).sum(axis=-1)).max()) >= travel_min
+        own = abs(level) > step_min and alone >= alone_n and stepped  # may set its own support
+        if prev_end is not None and abs(level - prev_end) <= step_min:
+            # lands where the standing foot stands: the same surface, carrying over how far that
+            # foot had sunk or risen off its own support (a ground error moves no ground)
+            raw = prev_raw + (level - prev_end)
+        elif abs(level) <= step_min:
+            raw = 0.0  # back on the plane
+        elif own:
+            raw = level  # stepped up or down onto another surface
+        else:
+            raw = prev_raw  # a jump without a step: a ground error, the ground stays
+        support = raw if abs(raw) > step_min else 0.0  # within the threshold of the plane: the plane
+        found.append(SupportContact(side, a, b, level, support != 0.0, support))
+        prev_raw, prev_end = support, end_level  # rounded: capture noise never accumulates
+    return _support_between_contacts(found, heights.shape[0]), found
+
+
+def _contact_runs(heights: np.ndarray, still: np.ndarray, rate: float, step_min: float,
+                  min_s: float) -> list[tuple[int, int, int, float, float]]:
+    """``[(start, side, end, touchdown level, end level), ...]`` of the contacts of
+    :func:`local_support` (sample indices, levels in the unit of ``heights``), in time order."""
+    low = heights.min(axis=-1)  # (T, 2) the foot's lowest point
+    min_n = max(2, int(round(min_s * rate)))
+    # the foot's level where it is flat (its points equally high above their planted levels: a
+    # heel strike or a toe-off rocks the foot, and its lowest point then reads a few cm high)
+    flat = (heights.max(axis=-1) - heights.min(axis=-1)) < 0.5 * step_min
+    mean = heights.mean(axis=-1)
+    gap_n = max(1, int(round(0.05 * rate)))
+    runs = []
+    for side in (0, 1):
+        merged: list[list[int]] = []
+        for a, b in _true_runs(still[:, side]):  # a blip of speed does not split a contact
+            if merged and a - merged[-1][1] - 1 <= gap_n:
+                merged[-1][1] = b
+            else:
+                merged.append([a, b])
+        for a, b in merged:
+            if b - a + 1 < min_n:
+                continue
+            idx = a + np.flatnonzero(flat[a:b + 1, side])
+            if idx.size >= 4:
+                third = max(2, idx.size // 3)
+                level, end = _median(mean[idx[:third], side]), _median(mean[idx[-third:], side])
+            else:
+                third = max(2, (b - a + 1) // 3)
+                level, end = _median(low[a:a + third, side]), _median(low[b + 1 - third:b + 1, side])
+            runs.append((a, side, b, float(level), float(end)))
+    return sorted(runs)
+
+
+def _support_between_contacts(found: list[SupportContact], t_n: int) -> np.ndarray:
+    """``(T, 2)`` support under each foot: its contact's inside a contact, linear in time
+    between two contacts of the foot, held before the first and after the last."""
+    out = np.zeros((t_n, 2))
+    for side in (0, 1):
+        mine = [c for c in found if c.side == side]
+        if not any(c.support != 0.0 for c in mine):
+            continue
+        knots_t, knots_v = [], []
+        for c in mine:
+            out[c.start:c.end + 1, side] = c.support
+            knots_t += [c.start, c.end]
+            knots_v += [c.support, c.support]
+        gaps = np.ones(t_n, dtype=bool)
+        for c in mine:
+            gaps[c.start:c.end + 1] = False
+        idx = np.flatnonzero(gaps)
+        out[idx, side] = np.interp(idx, knots_t, knots_v)
+    return out
+
+
+def planted_drop(y: np.ndarray, speed: np.ndarray, still_speed: float) -> np.ndarray | None:
+    """``(2,)`` height of each foot's toe above its ankle while both are still (the median over
+    those samples; a property of the rig), or ``None`` without a toe (``P`` = 1). ``y``:
+    ``(T, 2, P)`` heights, ``speed``: ``(T, 2, P)`` speeds; NaN for a foot never still."""
+    if y.shape[2] != 2:
+        return None
+    out = np.full(2, np.nan)
+    for f in range(2):
+        both = (speed[:, f] < still_speed).all(axis=-1)
+        if both.sum() >= 3:
+            out[f] = _median(y[both, f, 1] - y[both, f, 0])
+    return out
+
+
+def one_tread_levels(levels: np.ndarray, drop: np.ndarray | None, tol: float) -> np.ndarray:
+    """Planted levels of a foot's points taken on the same tread.
+
+    Each point's level is the most common height of that point (:func:`planted_levels`); on
+    stairs (or a steep slope) the ankle's most common height need not be on the toe's tread, and
+    the foot's points then disagree by a riser. The toe's height above the ankle when both are
+    still (``drop``, :func:`planted_drop`) is a property of the rig; where the levels of a
+    foot's points differ from it by more than ``tol``, the pair is re-levelled from the point
+    that gives the lower ankle level. Levels that agree are returned as they are (the same
+    object), so a level floor keeps its levels exactly.
+
+    Args:
+        levels: ``(2, P)`` planted levels (m or H).
+        drop: ``(2,)`` toe above ankle while planted (``None``: no toe; NaN: unknown), same unit.
+        tol: largest disagreement left alone (same unit).
+    """
+    if drop is None or levels.shape[1] != 2:
+        return levels
+    out = None
+    for f in range(2):
+        d = drop[f]
+        if not np.isfinite(d) or abs(levels[f, 1] - levels[f, 0] - d) <= tol:
+            continue
+        out = levels.copy() if out is None else out
+        ankle = min(levels[f, 0], levels[f, 1] - d)
+        out[f] = (ankle, ankle + d)
+    return levels if out is None else out
+
+
+def terrain_heights(feet: np.ndarray, speed: np.ndarray, fps: float, plane_heights: np.ndarray,
+                    step_min: float = 0.03, still_speed: float = 0.3 / 1.75, travel: float = 0.1,
+                    better: float = 0.75) -> np.ndarray | None:
+    """Foot heights above a terrain of level treads, when it fits the contacts far better than a
+    plane: the discriminator's view (:func:`evalkit.models.windows.ground_heights`) of
+    :func:`local_support`, for positions in body heights ``H``.
+
+    A least-squares plane fitted to stationary feet takes stairs for a slope and leaves each
+    tread a few centimetres above or below it. Here each foot point's planted level
+    (:func:`planted_levels`) on a *level* floor is the reference, :func:`local_support` finds
+    the treads, and the terrain is used only if some contact departs from the level floor and
+    the contacts sit closer to their supports than to the plane: the RMS over contacts of the
+    foot's median height above its support (less the median over contacts) is less than
+    ``better`` times the same above the plane, and the still feet do not scatter more about
+    their supports than about the plane (median absolute deviation of their lowest point; on a
+    slope, level treads would tilt every planted foot).
+
+    Args:
+        feet: ``(frames, 4, 3)`` left ankle, left toe, right ankle, right toe, H.
+        speed: ``(frames, 4)`` their horizontal speeds, H/s.
+        fps: frames per second.
+        plane_heights: ``(frames, 4)`` their heights above the fitted plane, each less its
+            planted level there, H.
+        step_min, travel: as ``GroundConfig.step_min`` / ``support_travel``, H; still_speed: a
+            foot is still when its slower point is slower than this, H/s.
+
+    Returns:
+        ``(frames, 4)`` heights above the support of each contact (0 when planted), H, or
+        ``None`` when the plane stays (always on a level floor: no contact departs from it).
+    """
+    n = feet.shape[0]
+    y = feet[..., 1].reshape(n, 2, 2)
+    sp = speed.reshape(n, 2, 2)
+    levels = planted_levels(y, sp, 1.0 / REFERENCE_HEIGHT_M, still_speed * REFERENCE_HEIGHT_M, 0.05)
+    levels = one_tread_levels(levels, planted_drop(y, sp, still_speed), step_min)
+    above = y - levels
+    still = sp.min(axis=-1) < still_speed
+    xz = feet[..., [0, 2]].reshape(n, 2, 2, 2).mean(axis=2)
+    support, contacts = local_support(above, still, fps, step_min, xz=xz, travel_min=travel)
+    if not support.any():
+        return None
+    terrain = above - support[..., None]
+    plane = plane_heights.reshape(n, 2, 2)
+
+    def spread(h: np.ndarray) -> float:  # how far the contacts sit off the floor (RMS over contacts)
+        low = h.min(axis=-1)
+        r = np.array([np.median(low[c.start:c.end + 1, c.side]) for c in contacts])
+        return float(np.sqrt(np.mean((r - np.median(r)) ** 2)))
+
+    def jitter(h: np.ndarray) -> float:  # how the still feet move about their floor (MAD)
+        low = h.min(axis=-1)[still]
+        return float(np.median(np.abs(low - np.median(low)))) if low.size else np.inf
+
+    if spread(terrain) >= better * spread(plane) or jitter(terrain) > jitter(plane):
+        return None
+    return terrain.reshape(n, 4)
+
+
+def _median(x: np.ndarray) -> float:
+    """Median of a short 1-D array (numpy's ``median`` costs more in checks than in sorting here;
+    the scoring speed target of issue 29 counts every call)."""
+    v = np.sort(x)
+    n = v.size
+    return float(v[n // 2]) if n % 2 else float((v[n // 2 - 1] + v[n // 2]) / 2)
+
+
+def _true_runs(mask: np.ndarray) -> list[tuple[int, int]]:
+    """``[(first, last), ...]`` index ranges where ``mask`` is true."""
+    m = np.concatenate([[False], np.asarray(mask, dtype=bool), [False]])
+    d = np.flatnonzero(np.diff(m.astype(np.int8)))
+    return [(int(a), int(b) - 1) for a, b in zip(d[::2], d[1::2])]
 
 
 def fit_slope(smooth: np.ndarray, speed: np.ndarray, levels: np.ndarray, scale: float = 1.0,

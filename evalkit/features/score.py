@@ -198,9 +198,11 @@ def traces_table(an: Analysis) -> "pandas.DataFrame":  # noqa: F821 (pandas impo
 
     Columns: ``frame``, ``time_s``, ``contact_left`` / ``contact_right`` (bool),
     ``skate_left`` / ``skate_right`` (m/s), ``foot_height`` (lowest foot point above ground, m),
-    ``penetration`` / ``floating`` (m), ``com_x`` / ``com_y`` / ``com_z`` (m), ``zmp_x`` / ``zmp_z``
-    (m), ``zmp_outside`` / ``zmp_cart_outside`` (m, NaN off ground), ``flight`` (bool),
-    ``ballistic_error`` (m/s², NaN off flight), ``jerk`` (mean over joints, m/s³).
+    ``penetration`` / ``floating`` (m), ``support_left`` / ``support_right`` (height of the
+    support under each foot above the fitted ground plane, m: steps and stairs; 0 on a level
+    floor), ``com_x`` / ``com_y`` / ``com_z`` (m), ``zmp_x`` / ``zmp_z`` (m), ``zmp_outside`` /
+    ``zmp_cart_outside`` (m, NaN off ground), ``flight`` (bool), ``ballistic_error`` (m/s², NaN
+    off flight), ``jerk`` (mean over joints, m/s³).
     """
     import pandas as pd
 
@@ -217,10 +219,11 @@ def traces_table(an: Analysis) -> "pandas.DataFrame":  # noqa: F821 (pandas impo
             "foot_height": lowest_foot_height(t),
             "penetration": penetration(t, an.config.ground.float_tolerance),
             "floating": floating(t, an.config.ground.float_tolerance),
+            "support_left": t.frame_support[:, 0], "support_right": t.frame_support[:, 1],
         })
     else:
         out.update({k: nan for k in ("contact_left", "contact_right", "skate_left", "skate_right", "foot_height",
-                                     "penetration", "floating")})
+                                     "penetration", "floating", "support_left", "support_right")})
     if ph is not None:
         out.update({
             "com_x": ph.com[:, 0], "com_y": ph.com[:, 1], "com_z": ph.com[:, 2],

@@ -66,6 +66,7 @@ from scipy.spatial.transform import Rotation
 from evalkit.errors import InputError
 from evalkit.features.body import (BONES, FOOT_ROLES, LIMB_ROOTS, ROLE_INDEX, Body, body_of, bone_vectors, heading,
                                  limb_joints, to_heading_frame)
+from evalkit.features.ground import terrain_heights
 from evalkit.motion import Motion, find_roles, quat, resample
 
 GRAVITY = 9.81  # m/s^2
@@ -265,7 +266,8 @@ def local_limb_directions(p: np.ndarray) -> np.ndarray:
                            dirs((("neck", "head"),), torso)], axis=1)
 
 
-def ground_heights(feet: np.ndarray, speed: np.ndarray, slope_ridge: float = 0.05) -> np.ndarray:
+def ground_heights(feet: np.ndarray, speed: np.ndarray, slope_ridge: float = 0.05,
+                   fps: float | None = None) -> np.ndarray:
     """``(frames, joints)`` heights of foot joints above the floor.
 
     The floor is a plane ``y = a_j + b x + c z`` with one offset per joint (an ankle sits higher
@@ -277,13 +279,22 @@ def ground_heights(feet: np.ndarray, speed: np.ndarray, slope_ridge: float = 0.0
     not always level: CMU subject 7's walks rise 13 cm over 4 m. Heights are then shifted so
     each joint's 5th percentile is 0.
 
+    With ``fps`` (and the four foot roles), heights are taken above the support of each contact
+    instead when a terrain of level treads fits the contacts far better than the plane
+    (:func:`evalkit.features.ground.terrain_heights`: steps, stairs; never on a level floor,
+    so the heights of a flat clip are unchanged), unless the floor had to be fitted to all
+    frames (too few stationary ones).
+
     Args:
-        feet: ``(frames, joints, 3)`` positions, any length unit (heights come out in it).
+        feet: ``(frames, joints, 3)`` positions in body heights (left ankle, left toe, right
+            ankle, right toe for the local support).
         speed: ``(frames, joints)`` horizontal speeds in body heights per second.
+        fps: frames per second (``None``: the plane only).
     """
     f, k, _ = feet.shape
     still = speed < 0.05
-    if still.sum() < 3 * k:
+    fitted = still.sum() >= 3 * k
+    if not fitted:
         still = np.ones_like(still)
     jj, tt = np.nonzero(still.T)
     pts = feet[tt, jj]
@@ -306,6 +317,9 @@ def ground_heights(feet: np.ndarray, speed: np.ndarray, slope_ridge: float = 0.0
             break
     plane = coef[k] * feet[..., 0] + coef[k + 1] * feet[..., 2]
     h = feet[..., 1] - plane
+    if fps is not None and k == 4 and fitted:  # steps, stairs: the support under each contact (issue 23)
+        terrain = terrain_heights(feet, speed, fps, h - coef[:k])
+        h = h if terrain is None else terrain
     return h - np.percentile(h, 5, axis=0)
 
 
@@ -470,7 +484,7 @@ def _foot_signals(p: np.ndarray, fps: float, config: WindowConfig) -> tuple[dict
     fv = np.gradient(p[:, fidx], axis=0) * fps if n > 1 else np.zeros((n, 4, 3))
     fvh = _norm(fv[..., [0, 2]])
     fvy = np.abs(fv[..., 1])
-    fh = ground_heights(p[:, fidx], fvh)
+    fh = ground_heights(p[:, fidx], fvh, fps=fps)
     sig = {"foot_h_min": fh.min(1)}
     contact = []
     skate = []

@@ -18,6 +18,7 @@ from evalkit.errors import ConfigError
 from webtest.config import HASH_FIX, WebtestConfig, cache_dir, ensure_secret_key, is_password_hash
 from webtest.db import Database, default_url, ensure_cells, ensure_stimulus_files, init_schema
 from webtest.design import balance_report, build_cells, cells_to_json, design_hash
+from webtest.fastpath import STIMULUS_MAX_AGE, WebtestWSGI
 from webtest.state import EXTENSION, PreparedStudy, StudyState, state
 from webtest.stimuli import prepare_stimuli, stimulus_digest, stimulus_names
 from webtest.strings import merged
@@ -147,6 +148,8 @@ def create_app(study_dir: str | Path | None = None, config: WebtestConfig | None
     app.register_blueprint(participant_bp)
     app.register_blueprint(admin_bp, url_prefix="/admin")
     _install_handlers(app)
+    # outermost: security headers on every response; stimuli answered without entering Flask
+    app.wsgi_app = WebtestWSGI(app.wsgi_app, files, STIMULUS_MAX_AGE)  # type: ignore[method-assign]
     if config.sql_stats_dir:
         _count_request_cpu(app, db)
     db.reset_stats()
@@ -172,24 +175,13 @@ def _count_request_cpu(app: Flask, db: Database) -> None:
 
 
 def _install_handlers(app: Flask) -> None:
-    """Template globals, security headers and error pages (JSON for JSON clients)."""
+    """Template globals and error pages (JSON for JSON clients); the security headers are
+    added by :class:`webtest.fastpath.WebtestWSGI`."""
 
     @app.context_processor
     def _inject():
         st = state()
         return {"t": st.t, "markdown": render_markdown, "study": st.study}
-
-    @app.after_request
-    def _headers(resp):
-        resp.headers.setdefault("X-Content-Type-Options", "nosniff")
-        resp.headers.setdefault("X-Frame-Options", "DENY")
-        resp.headers.setdefault("Referrer-Policy", "same-origin")
-        resp.headers.setdefault(
-            "Content-Security-Policy",
-            "default-src 'self'; img-src 'self' data:; media-src 'self'; style-src 'self'; "
-            "script-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; "
-            "form-action 'self' https:")
-        return resp
 
     def _error(code: int, key: str):
         msg = state().t(key)

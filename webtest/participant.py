@@ -24,6 +24,7 @@ from typing import Any, Callable
 
 from flask import (Blueprint, abort, jsonify, redirect, render_template, request, send_file, session,
                    url_for)
+from flask_wtf.csrf import generate_csrf
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
@@ -31,6 +32,7 @@ from evalkit.errors import InputError
 from webtest.answers import AnswerOutcome, parse_submission, store_answer, strict_json
 from webtest.assignment import claim_cell, has_free_cell, holds_cell, touch
 from webtest.crowd import completion_url, mturk_submit_url, parse_params, screen_out_url
+from webtest.fastpath import STIMULUS_MAX_AGE
 from webtest.state import state
 from webtest.study import DemographicField
 from webtest.tables import Participant
@@ -43,8 +45,6 @@ STOPPED = ("declined", "screened_out", "expired", "full")
 MAX_TEXT = 200
 #: Largest trial position a URL may name: positions are INTEGER columns (32-bit on PostgreSQL).
 MAX_POSITION = 2**31 - 1
-#: Browser cache lifetime of a stimulus, seconds: its name changes whenever its bytes do.
-STIMULUS_MAX_AGE = 365 * 24 * 3600
 
 
 def _key() -> str:
@@ -356,18 +356,42 @@ def trial_page(n: int):
         return redirect(url_for(".trial_page", n=current))
     trial = trials[n - 1]
     _mark_shown(n)
-    training = [t.position for t in trials if t.kind == "training"]
+    training = tuple(t.position for t in trials if t.kind == "training")
+    left, right = stim_left(trial), stim_right(trial)
+    key = (n, len(trials), training, trial.kind, left, right, trial.expected, trial.required_s)
+    page = st.pages.get(key)
+    if page is None:
+        page = _render_trial(st, trial, n, len(trials), training, left, right)
+        if len(st.pages) >= MAX_CACHED_PAGES:
+            st.pages.clear()
+        st.pages[key] = page
+    return page.replace(CSRF_SLOT, generate_csrf())
+
+
+#: Stands for the participant's CSRF token in a cached trial page (see :func:`_render_trial`).
+CSRF_SLOT = "evalkit-csrf-slot-7c1e0f4b"
+#: Trial pages kept rendered per worker process (each a few kB).
+MAX_CACHED_PAGES = 4096
+
+
+def _render_trial(st, trial, n: int, total: int, training: tuple[int, ...], left: str, right: str) -> str:
+    """The trial page for ``n`` with :data:`CSRF_SLOT` where the participant's CSRF token goes.
+
+    The page depends only on the arguments and the study (whose strings, scale and playback are
+    fixed while the app runs), never on who asks, so :func:`trial_page` renders each distinct
+    page once per process and fills in the token: the template is most of a trial page's cost.
+    """
     is_training = trial.kind == "training"
     points = scale_points(st.study.scale, st.t)
     attention = st.t("trial.attention", label=dict(points)[int(trial.expected)]) if trial.kind == "attention" else None
     return render_template(
-        "trial.html", trial=trial, n=n, total=len(trials), is_training=is_training, done_before=n - 1,
+        "trial.html", trial=trial, n=n, total=total, is_training=is_training, done_before=n - 1,
         number=training.index(n) + 1 if is_training else n - len(training),
-        n_shown=len(training) if is_training else len(trials) - len(training),
+        n_shown=len(training) if is_training else total - len(training),
         points=points, attention=attention,
-        sides={"left": _side(st, stim_left(trial)), "right": _side(st, stim_right(trial))},
+        sides={"left": _side(st, left), "right": _side(st, right)},
         question=st.study.question or st.t(f"scale.question.{st.study.scale.name}"),
-        playback=st.study.playback, required_s=trial.required_s,
+        playback=st.study.playback, required_s=trial.required_s, csrf_token=lambda: CSRF_SLOT,
     )
 
 

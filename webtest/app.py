@@ -10,6 +10,7 @@ from pathlib import Path
 
 import nh3
 from flask import Flask, jsonify, render_template, request
+from flask.sessions import SecureCookieSessionInterface
 from flask_wtf.csrf import CSRFError, CSRFProtect
 from markupsafe import Markup
 from markdown_it import MarkdownIt
@@ -49,8 +50,10 @@ def _markdown() -> MarkdownIt:
     return MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
 
 
+@functools.lru_cache(maxsize=256)
 def render_markdown(source: str) -> Markup:
-    """Markdown from the study file as safe HTML: raw HTML disabled, then sanitised by nh3."""
+    """Markdown from the study file as safe HTML: raw HTML disabled, then sanitised by nh3
+    (remembered: the same few texts are shown on every participant's pages)."""
     return Markup(nh3.clean(_markdown().render(source or "")))
 
 
@@ -140,6 +143,7 @@ def create_app(study_dir: str | Path | None = None, config: WebtestConfig | None
         admin_password_hash=config.admin_password_hash or study.admin_password_hash, config=config,
         stimulus_urls=urls, stimulus_files=files,
     )
+    app.session_interface = _CachedSigningSessions()
     CSRFProtect(app)
 
     from webtest.admin import bp as admin_bp
@@ -154,6 +158,20 @@ def create_app(study_dir: str | Path | None = None, config: WebtestConfig | None
         _count_request_cpu(app, db)
     db.reset_stats()
     return app
+
+
+class _CachedSigningSessions(SecureCookieSessionInterface):
+    """Flask's signed-cookie sessions with the (immutable) signing serializer built once per set
+    of keys instead of twice per request: building it was a visible share of a small request."""
+
+    _cache: tuple | None = None
+
+    def get_signing_serializer(self, app: Flask):
+        keys = (app.secret_key, tuple(app.config.get("SECRET_KEY_FALLBACKS") or ()))
+        cached = self._cache
+        if cached is None or cached[0] != keys:
+            cached = self._cache = (keys, super().get_signing_serializer(app))
+        return cached[1]
 
 
 def _count_request_cpu(app: Flask, db: Database) -> None:

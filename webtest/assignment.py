@@ -18,7 +18,7 @@ import random
 import time
 from dataclasses import dataclass
 
-from sqlalchemy import and_, insert, or_, select, update
+from sqlalchemy import and_, or_, select, update
 from sqlalchemy.orm import Session
 
 from webtest.design import cell_from_json
@@ -115,10 +115,12 @@ def _copy_trials(session: Session, study: Study, stimuli: dict[str, PreparedStim
                  cell_id: int, generation: int, trials_json: str, now: float) -> int:
     """Log the hand-out and give the participant their own copy of the cell's trials (one
     multi-row insert); returns the number of trials."""
-    session.execute(insert(Assignment), [{"cell_id": cell_id, "generation": generation,
-                                          "participant_id": participant_id, "assigned_at": now}])
+    # Core inserts of the tables (not the ORM's bulk insert, which splits the rows into one
+    # statement per set of non-NULL columns): the trials go in one executemany
+    session.execute(Assignment.__table__.insert(), [{"cell_id": cell_id, "generation": generation,
+                                                     "participant_id": participant_id, "assigned_at": now}])
     specs = cell_from_json(trials_json)
-    session.execute(insert(Trial), [{
+    session.execute(Trial.__table__.insert(), [{
         "participant_id": participant_id, "position": pos, "kind": spec.kind, "item": spec.item,
         "system_a": spec.system_a, "system_b": spec.system_b, "stim_a": spec.stim_a, "stim_b": spec.stim_b,
         "side_shown": spec.side_shown, "expected": spec.expected, "tolerance": spec.tolerance,

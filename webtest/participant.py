@@ -36,7 +36,7 @@ from webtest.fastpath import STIMULUS_MAX_AGE
 from webtest.state import state
 from webtest.study import DemographicField
 from webtest.tables import Participant
-from webtest.trials import (at_trials, current_position, is_answered, participant_state, stim_left, stim_right,
+from webtest.trials import (at_trials, begin_trials, current_position, is_answered, participant_state, stim_left, stim_right,
                             trials_with_state)
 
 bp = Blueprint("participant", __name__)
@@ -116,14 +116,19 @@ def _stage_page(stage: str, render: Callable[[], Any], submit: Callable[[Session
     response of its own, e.g. a form with errors), records activity, commits and moves on."""
     st = state()
     with st.db.session() as s:
-        here = _at_stage(s, stage)
+        if request.method == "GET":
+            here = _at_stage(s, stage)
+        else:  # the participant is loaded to be changed: check the stage on it (one read fewer)
+            p = _load(s)
+            here = None if p is None else (p.stage == stage and p.status == "active"
+                                           and (stage == "consent" or holds_cell(s, p)))
         if here is None:
             return redirect(url_for(".landing"))
         if not here:
+            s.rollback()
             return redirect(_current_stage_url())
         if request.method == "GET":
             return render()
-        p = _load(s)
         response = submit(s, p)
         if response is not None:
             return response
@@ -226,7 +231,7 @@ def consent():
             return None
         return redirect(url_for(f".{stage}"))  # committed with the claim, in one transaction
 
-    return _stage_page("consent", lambda: render_template("consent.html"), submit)
+    return _stage_page("consent", lambda: _static_page("consent.html"), submit)
 
 
 def validate_demographics(fields: tuple[DemographicField, ...], form, t) -> tuple[dict[str, Any], dict[str, str]]:
@@ -282,12 +287,20 @@ def demographics():
 
 @bp.route("/instructions", methods=["GET", "POST"])
 def instructions():
+    st = state()
+    pid = _pid()
+    if request.method == "POST" and pid is not None:  # the usual case in two statements, no ORM
+        with st.db.engine.connect() as conn:
+            if begin_trials(conn, pid, st.study.id, time.time()):
+                return redirect(url_for(".trial_page", n=1))
+    # (anyone not at the instructions is sent to their stage by _stage_page)
+
     def submit(_s: Session, p: Participant):
         p.stage = "trials"
         return None
 
     return _stage_page("instructions",
-                       lambda: render_template("instructions.html", n_keys=len(state().study.scale.points)), submit)
+                       lambda: _static_page("instructions.html", n_keys=len(state().study.scale.points)), submit)
 
 
 # -- trials ------------------------------------------------------------------------------------
@@ -358,20 +371,42 @@ def trial_page(n: int):
     _mark_shown(n)
     training = tuple(t.position for t in trials if t.kind == "training")
     left, right = stim_left(trial), stim_right(trial)
-    key = (n, len(trials), training, trial.kind, left, right, trial.expected, trial.required_s)
-    page = st.pages.get(key)
+    key = ("trial", n, len(trials), training, trial.kind, left, right, trial.expected, trial.required_s)
+    return _cached(key, lambda: _render_trial(st, trial, n, len(trials), training, left, right))
+
+
+#: Stands for the participant's CSRF token in a cached page (see :func:`_cached`).
+CSRF_SLOT = "evalkit-csrf-slot-7c1e0f4b"
+#: Pages kept rendered per worker process (each a few kB).
+MAX_CACHED_PAGES = 4096
+
+
+def _cached(key: tuple, render: Callable[[], str]) -> str:
+    """The page ``render()`` makes, rendered once per ``key`` and process, with the current
+    participant's CSRF token in place of :data:`CSRF_SLOT`.
+
+    Only for pages that depend on nothing but ``key`` and the study (fixed while the app runs),
+    never on who asks; ``render`` must output the token as :data:`CSRF_SLOT` (pass
+    ``csrf_token=_slot`` to the template). Rendering templates was most of these pages' cost.
+    """
+    pages = state().pages
+    page = pages.get(key)
     if page is None:
-        page = _render_trial(st, trial, n, len(trials), training, left, right)
-        if len(st.pages) >= MAX_CACHED_PAGES:
-            st.pages.clear()
-        st.pages[key] = page
+        page = render()
+        if len(pages) >= MAX_CACHED_PAGES:
+            pages.clear()
+        pages[key] = page
     return page.replace(CSRF_SLOT, generate_csrf())
 
 
-#: Stands for the participant's CSRF token in a cached trial page (see :func:`_render_trial`).
-CSRF_SLOT = "evalkit-csrf-slot-7c1e0f4b"
-#: Trial pages kept rendered per worker process (each a few kB).
-MAX_CACHED_PAGES = 4096
+def _slot() -> str:
+    return CSRF_SLOT
+
+
+def _static_page(template: str, **context) -> str:
+    """A template that is the same for every participant (see :func:`_cached`)."""
+    return _cached((template, *sorted(context.items())),
+                   lambda: render_template(template, csrf_token=_slot, **context))
 
 
 def _render_trial(st, trial, n: int, total: int, training: tuple[int, ...], left: str, right: str) -> str:
@@ -391,7 +426,7 @@ def _render_trial(st, trial, n: int, total: int, training: tuple[int, ...], left
         points=points, attention=attention,
         sides={"left": _side(st, left), "right": _side(st, right)},
         question=st.study.question or st.t(f"scale.question.{st.study.scale.name}"),
-        playback=st.study.playback, required_s=trial.required_s, csrf_token=lambda: CSRF_SLOT,
+        playback=st.study.playback, required_s=trial.required_s, csrf_token=_slot,
     )
 
 

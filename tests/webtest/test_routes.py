@@ -696,8 +696,10 @@ def test_an_answer_costs_at_most_eight_statements_and_one_commit(make_study, app
     assert len(per_answer) >= 8
     assert all(commits == 1 for _, commits in per_answer), per_answer
     assert max(st for st, _ in per_answer) <= 8, per_answer
-    # the last answers cost what the first did (a check trial may add one read)
-    assert per_answer[-1][0] <= per_answer[0][0] + 1, per_answer
+    # no growth with the trials answered: a failed check re-reads the failures (+1); the last
+    # answer also marks the participant completed and reads the response times once (+2)
+    assert max(st for st, _ in per_answer[:-1]) <= per_answer[0][0] + 1, per_answer
+    assert per_answer[-1][0] <= per_answer[0][0] + 2, per_answer
 
 
 def test_participants_table_reads_as_people_expect(make_study, app_factory):

@@ -19,6 +19,7 @@ import time
 from dataclasses import dataclass
 
 from sqlalchemy import and_, or_, select, update
+from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session
 
 from webtest.design import cell_from_json
@@ -60,17 +61,20 @@ def required_seconds(study: Study, stim_left: PreparedStimulus, stim_right: Prep
     return float(max(pb.min_time_s, pb.slack * play))
 
 
-def claim_cell(session: Session, study: Study, stimuli: dict[str, PreparedStimulus],
-               participant: Participant, now: float, max_rounds: int = 50,
+def claim_cell(session: Session | Connection, study: Study, stimuli: dict[str, PreparedStimulus],
+               participant_id: str, now: float, max_rounds: int = 50,
                updates: dict | None = None) -> ClaimResult | None:
-    """Give ``participant`` a design cell and create their trials; ``None`` if the study is full.
+    """Give the participant a design cell and create their trials; ``None`` if the study is full.
 
-    Commits on success, together with ``updates`` (participant attribute -> value, e.g. the
-    next stage). Free cells go first (lowest index first), then expired ones.
+    Commits on success, together with ``updates`` (participant column -> value, e.g. the next
+    stage), all in Core statements (``session`` may be an ORM Session or a Connection; an ORM
+    object of the participant loaded before is not refreshed). Free cells go first (lowest
+    index first), then expired ones.
     """
     cutoff = now - study.assignment_timeout_s
     rng = random.Random()
-    pg = session.bind is not None and session.bind.dialect.name == "postgresql"
+    dialect = session.dialect if isinstance(session, Connection) else session.get_bind().dialect
+    pg = dialect.name == "postgresql"
     for _ in range(max_rounds):
         query = (select(Cell.id, Cell.generation, Cell.idx)
                  .where(_claimable(study.id, cutoff))
@@ -91,7 +95,7 @@ def claim_cell(session: Session, study: Study, stimuli: dict[str, PreparedStimul
             update(Cell)
             .where(Cell.id == cid, Cell.generation == gen,
                    or_(Cell.status == "free", and_(Cell.status == "assigned", Cell.last_seen_at < cutoff)))
-            .values(status="assigned", participant_id=participant.id, generation=gen + 1,
+            .values(status="assigned", participant_id=participant_id, generation=gen + 1,
                     assigned_at=now, last_seen_at=now)
             .returning(Cell.trials_json)
             .execution_options(synchronize_session=False)
@@ -99,12 +103,9 @@ def claim_cell(session: Session, study: Study, stimuli: dict[str, PreparedStimul
         if trials_json is None:  # someone else claimed it first
             session.rollback()
             continue
-        specs = _copy_trials(session, study, stimuli, participant.id, cid, gen + 1, trials_json, now)
-        participant.cell_id = cid
-        participant.last_seen_at = now
-        for key, value in (updates or {}).items():
-            setattr(participant, key, value)
-        session.add(participant)
+        specs = _copy_trials(session, study, stimuli, participant_id, cid, gen + 1, trials_json, now)
+        session.execute(update(Participant.__table__).where(Participant.__table__.c.id == participant_id)
+                        .values(cell_id=cid, last_seen_at=now, **(updates or {})))
         session.commit()
         return ClaimResult(cid, idx, gen + 1, specs)
     session.rollback()

@@ -36,8 +36,8 @@ from webtest.fastpath import STIMULUS_MAX_AGE
 from webtest.state import state
 from webtest.study import DemographicField
 from webtest.tables import Participant
-from webtest.trials import (at_trials, begin_trials, current_position, is_answered, participant_state, stim_left, stim_right,
-                            trials_with_state)
+from webtest.trials import (at_trials, begin_trials, current_position, is_answered, participant_state, stim_left,
+                            stim_right, stop_participant, trials_with_state)
 
 bp = Blueprint("participant", __name__)
 
@@ -219,19 +219,25 @@ def start():
 # -- consent, demographics, instructions ------------------------------------------------------
 @bp.route("/consent", methods=["GET", "POST"])
 def consent():
-    def submit(s: Session, p: Participant):
-        st, now = state(), time.time()
-        if request.form.get("choice") != "agree":
-            p.status, p.stage = "declined", "stopped"
-            return None
-        stage = "demographics" if st.study.demographics else "instructions"
-        if claim_cell(s, st.study, st.stimuli, p, now, updates={"consent_at": now, "stage": stage}) is None:
-            p = s.get(Participant, p.id)
-            p.status, p.stage = "full", "stopped"
-            return None
-        return redirect(url_for(f".{stage}"))  # committed with the claim, in one transaction
-
-    return _stage_page("consent", lambda: _static_page("consent.html"), submit)
+    """GET: the consent page. POST: agreeing claims a design cell and creates the participant's
+    trials in one transaction (Core statements, no ORM objects); declining ends the study."""
+    st, pid = state(), _pid()
+    if request.method == "POST" and pid is not None:
+        with st.db.engine.connect() as conn:
+            row = participant_state(conn, pid, st.study.id)
+            if row is not None and row.stage == "consent" and row.status == "active":
+                now = time.time()
+                if request.form.get("choice") != "agree":
+                    stop_participant(conn, pid, "declined", now)
+                    return redirect(url_for(".stop"))
+                stage = "demographics" if st.study.demographics else "instructions"
+                if claim_cell(conn, st.study, st.stimuli, pid, now, updates={"consent_at": now, "stage": stage}) is None:
+                    stop_participant(conn, pid, "full", now)
+                    return redirect(url_for(".stop"))
+                return redirect(url_for(f".{stage}"))  # committed with the claim, in one transaction
+            conn.rollback()
+    # GET, and anyone not at the consent (sent to their stage)
+    return _stage_page("consent", lambda: _static_page("consent.html"), lambda s, p: None)
 
 
 def validate_demographics(fields: tuple[DemographicField, ...], form, t) -> tuple[dict[str, Any], dict[str, str]]:

@@ -71,6 +71,16 @@ def begin_trials(conn, participant_id: str, study_id: str, now: float) -> bool:
     return True
 
 
+_STOP = update(P).where(P.c.id == bindparam("pid")).values(status=bindparam("status"), stage="stopped",
+                                                          last_seen_at=bindparam("now"))
+
+
+def stop_participant(conn, participant_id: str, status: str, now: float) -> None:
+    """End the participant's study with ``status`` (e.g. ``declined``, ``full``) and commit."""
+    conn.execute(_STOP, {"pid": participant_id, "status": status, "now": now})
+    conn.commit()
+
+
 def participant_state(db, participant_id: str, study_id: str) -> Row | None:
     """The participant's ``id, study_id, stage, status, cell_id, exclusion_reason, platform`` and
     ``holder`` (who holds their cell now), or ``None``. ``db``: a Connection or Session."""

@@ -154,10 +154,16 @@ def create_app(study_dir: str | Path | None = None, config: WebtestConfig | None
     _install_handlers(app)
     # outermost: security headers on every response; stimuli answered without entering Flask
     app.wsgi_app = WebtestWSGI(app.wsgi_app, files, STIMULUS_MAX_AGE)  # type: ignore[method-assign]
+    for name in _PARTICIPANT_TEMPLATES:  # compiled now, in each worker's start, not on its first requests
+        app.jinja_env.get_template(name)
     if config.sql_stats_dir:
         _count_request_cpu(app, db)
     db.reset_stats()
     return app
+
+
+_PARTICIPANT_TEMPLATES = ("base.html", "landing.html", "consent.html", "demographics.html", "instructions.html",
+                          "trial.html", "done.html", "message.html")
 
 
 class _CachedSigningSessions(SecureCookieSessionInterface):

@@ -18,7 +18,7 @@ import random
 import time
 from dataclasses import dataclass
 
-from sqlalchemy import and_, or_, select, update
+from sqlalchemy import and_, bindparam, or_, select, update
 from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session
 
@@ -36,16 +36,27 @@ class ClaimResult:
     n_trials: int
 
 
-def _claimable(study_id: str, cutoff: float):
-    return and_(
-        Cell.study_id == study_id,
-        or_(Cell.status == "free", and_(Cell.status == "assigned", Cell.last_seen_at < cutoff)),
-    )
+# The claim's statements, built once with bound parameters (their compiled form is reused;
+# building them per request was a visible share of the enrolment's CPU).
+_C = Cell.__table__
+_CLAIMABLE = and_(_C.c.study_id == bindparam("study"),
+                  or_(_C.c.status == "free", and_(_C.c.status == "assigned", _C.c.last_seen_at < bindparam("cutoff"))))
+_ANY_CLAIMABLE = select(_C.c.id).where(_CLAIMABLE).limit(1)
+_CANDIDATES = (select(_C.c.id, _C.c.generation, _C.c.idx).where(_CLAIMABLE)
+               .order_by(_C.c.status.desc(), _C.c.generation, _C.c.idx)  # 'free' > 'assigned'
+               .limit(4))
+_CANDIDATES_PG = _CANDIDATES.with_for_update(skip_locked=True)
+_TAKE = (update(_C)
+         .where(_C.c.id == bindparam("cid"), _C.c.generation == bindparam("gen"),
+                or_(_C.c.status == "free", and_(_C.c.status == "assigned", _C.c.last_seen_at < bindparam("cutoff"))))
+         .values(status="assigned", participant_id=bindparam("pid"), generation=bindparam("new_gen"),
+                 assigned_at=bindparam("now"), last_seen_at=bindparam("now"))
+         .returning(_C.c.trials_json))
 
 
-def has_free_cell(session: Session, study_id: str, now: float, timeout_s: float) -> bool:
+def has_free_cell(session: Session | Connection, study_id: str, now: float, timeout_s: float) -> bool:
     """Whether a cell could be claimed now (free, or held by an inactive participant)."""
-    return session.execute(select(Cell.id).where(_claimable(study_id, now - timeout_s)).limit(1)).first() is not None
+    return session.execute(_ANY_CLAIMABLE, {"study": study_id, "cutoff": now - timeout_s}).first() is not None
 
 
 def required_seconds(study: Study, stim_left: PreparedStimulus, stim_right: PreparedStimulus) -> float:
@@ -76,13 +87,8 @@ def claim_cell(session: Session | Connection, study: Study, stimuli: dict[str, P
     dialect = session.dialect if isinstance(session, Connection) else session.get_bind().dialect
     pg = dialect.name == "postgresql"
     for _ in range(max_rounds):
-        query = (select(Cell.id, Cell.generation, Cell.idx)
-                 .where(_claimable(study.id, cutoff))
-                 .order_by(Cell.status.desc(), Cell.generation, Cell.idx)  # 'free' > 'assigned'
-                 .limit(4))
-        if pg:  # concurrent claimers pick different rows instead of queueing on one
-            query = query.with_for_update(skip_locked=True)
-        rows = session.execute(query).all()
+        # on PostgreSQL concurrent claimers pick different rows instead of queueing on one
+        rows = session.execute(_CANDIDATES_PG if pg else _CANDIDATES, {"study": study.id, "cutoff": cutoff}).all()
         if not rows:
             session.rollback()
             if pg and has_free_cell(session, study.id, now, study.assignment_timeout_s):
@@ -91,15 +97,8 @@ def claim_cell(session: Session | Connection, study: Study, stimuli: dict[str, P
                 continue
             return None
         cid, gen, idx = rows[rng.randrange(len(rows))] if len(rows) > 1 else rows[0]
-        trials_json = session.execute(
-            update(Cell)
-            .where(Cell.id == cid, Cell.generation == gen,
-                   or_(Cell.status == "free", and_(Cell.status == "assigned", Cell.last_seen_at < cutoff)))
-            .values(status="assigned", participant_id=participant_id, generation=gen + 1,
-                    assigned_at=now, last_seen_at=now)
-            .returning(Cell.trials_json)
-            .execution_options(synchronize_session=False)
-        ).scalar_one_or_none()
+        trials_json = session.execute(_TAKE, {"cid": cid, "gen": gen, "cutoff": cutoff, "pid": participant_id,
+                                              "new_gen": gen + 1, "now": now}).scalar_one_or_none()
         if trials_json is None:  # someone else claimed it first
             session.rollback()
             continue

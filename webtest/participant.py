@@ -173,6 +173,8 @@ def landing():
         status = 400
     elif full:
         error = st.t("stop.full")
+    if ids is not None and not ids.as_params():  # the same page for everybody (no platform ids)
+        return _static_page("landing.html", error=error, ids=ids, full=full, preview=ids.preview), status
     return render_template("landing.html", error=error, ids=ids, full=full,
                            preview=bool(ids and ids.preview)), status
 

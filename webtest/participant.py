@@ -95,7 +95,7 @@ def _wants_json() -> bool:
     return request.is_json or request.accept_mimetypes.best == "application/json"
 
 
-def _at_stage(s: Session, stage: str) -> bool | None:
+def _at_stage(s, stage: str) -> bool | None:
     """Whether the current participant is at ``stage`` (active, holding their cell after the
     consent), in one statement; ``None`` when there is no participant."""
     pid = _pid()
@@ -115,20 +115,22 @@ def _stage_page(stage: str, render: Callable[[], Any], submit: Callable[[Session
     theirs); GET renders it, POST runs ``submit`` (which changes the participant and may return a
     response of its own, e.g. a form with errors), records activity, commits and moves on."""
     st = state()
+    if request.method == "GET":  # one read, outside a transaction
+        with st.db.reader.connect() as conn:
+            here = _at_stage(conn, stage)
+        if here is None:
+            return redirect(url_for(".landing"))
+        return render() if here else redirect(_current_stage_url())
     with st.db.session() as s:
-        if request.method == "GET":
-            here = _at_stage(s, stage)
-        else:  # the participant is loaded to be changed: check the stage on it (one read fewer)
-            p = _load(s)
-            here = None if p is None else (p.stage == stage and p.status == "active"
-                                           and (stage == "consent" or holds_cell(s, p)))
+        # the participant is loaded to be changed: check the stage on it (one read fewer)
+        p = _load(s)
+        here = None if p is None else (p.stage == stage and p.status == "active"
+                                       and (stage == "consent" or holds_cell(s, p)))
         if here is None:
             return redirect(url_for(".landing"))
         if not here:
             s.rollback()
             return redirect(_current_stage_url())
-        if request.method == "GET":
-            return render()
         response = submit(s, p)
         if response is not None:
             return response
@@ -159,11 +161,13 @@ def healthz():
 @bp.get("/")
 def landing():
     st = state()
-    with st.db.session() as s:
-        p = _load(s)
-        if p is not None:
-            return redirect(_where(s, p))
-        full = not has_free_cell(s, st.study.id, time.time(), st.study.assignment_timeout_s)
+    if _pid() is not None:  # someone who started: to their stage
+        with st.db.session() as s:
+            p = _load(s)
+            if p is not None:
+                return redirect(_where(s, p))
+    with st.db.reader.connect() as conn:
+        full = not has_free_cell(conn, st.study.id, time.time(), st.study.assignment_timeout_s)
     crowd = st.study.crowdsourcing
     ids, bad = parse_params(crowd.platform, request.args)
     status = 200
@@ -326,7 +330,7 @@ def _trials_or_redirect(conn):
 
 @bp.get("/trial")
 def trial_current():
-    with state().db.engine.connect() as conn:
+    with state().db.reader.connect() as conn:
         trials, response = _trials_or_redirect(conn)
     if response is not None:
         return response
@@ -366,7 +370,7 @@ def _side(st, stimulus_id: str) -> dict:
 @bp.get("/trial/<int:n>")
 def trial_page(n: int):
     st = state()
-    with st.db.engine.connect() as conn:
+    with st.db.reader.connect() as conn:
         trials, response = _trials_or_redirect(conn)
     if response is not None:
         return response

@@ -18,7 +18,7 @@ import uuid
 from pathlib import Path
 
 from flask import Flask, jsonify, redirect, request, send_from_directory, session
-from sqlalchemy import create_engine, event, text
+from sqlalchemy import create_engine, event, exc, text
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -45,9 +45,12 @@ def _pragmas(conn, _record):
 engine = create_engine(URL) if URL.startswith("sqlite") else create_engine(URL, pool_size=5, max_overflow=10)
 if URL.startswith("sqlite"):
     event.listen(engine, "connect", _pragmas)
-with engine.begin() as conn:
-    conn.execute(text("CREATE TABLE IF NOT EXISTS answers (participant VARCHAR(32) NOT NULL, trial INTEGER NOT NULL, "
-                      "value INTEGER NOT NULL, received_at FLOAT NOT NULL, PRIMARY KEY (participant, trial))"))
+try:
+    with engine.begin() as conn:
+        conn.execute(text("CREATE TABLE IF NOT EXISTS answers (participant VARCHAR(32) NOT NULL, trial INTEGER NOT NULL, "
+                          "value INTEGER NOT NULL, received_at FLOAT NOT NULL, PRIMARY KEY (participant, trial))"))
+except exc.IntegrityError:  # another worker created it at the same moment (PostgreSQL's IF NOT EXISTS races)
+    pass
 
 app = Flask(__name__)
 app.secret_key = os.environ.get("MINIMAL_SECRET", "bench-only")

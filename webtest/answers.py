@@ -6,9 +6,9 @@ returns, so the caller acknowledges only a stored answer. Storing is idempotent 
 (participant, trial): a second submission of an answered trial returns the stored answer
 unchanged (first answer wins), also when two arrive at once. :func:`record_answer` does both.
 
-One answer is one transaction of at most five statements in the usual case (read the trials
-around it, insert the answer, update the cell and the participant, with the participant read
-before): the exclusion rules are updated incrementally (the participant's answers are read
+One answer is one transaction of three statements in the usual case (read the participant's
+state with the trials around the answered one, insert the answer, update the cell's activity;
+the participant's row is updated too when their status or exclusion reason changes): the exclusion rules are updated incrementally (the participant's answers are read
 again only when this answer failed a check, or at completion for a response-time rule).
 """
 
@@ -313,7 +313,8 @@ def _finish(db, participant, position: int, nxt: int | None, flags: tuple[str, .
     if db.execute(_CELL, cell).rowcount != 1:  # the cell was re-issued: the answer is not stored
         db.rollback()
         return AnswerOutcome("expired", position)
-    db.execute(_PERSON, person)
+    if screened or completed or reason != previous:  # else the participant's row stays as it is
+        db.execute(_PERSON, person)  # (the activity clock of a participant at the trials is the cell's)
     try:
         db.commit()
     except IntegrityError:

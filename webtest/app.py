@@ -10,6 +10,7 @@ from pathlib import Path
 
 import nh3
 from flask import Flask, jsonify, render_template, request
+from flask.sessions import SecureCookieSessionInterface
 from flask_wtf.csrf import CSRFError, CSRFProtect
 from markupsafe import Markup
 from markdown_it import MarkdownIt
@@ -18,6 +19,7 @@ from evalkit.errors import ConfigError
 from webtest.config import HASH_FIX, WebtestConfig, cache_dir, ensure_secret_key, is_password_hash
 from webtest.db import Database, default_url, ensure_cells, ensure_stimulus_files, init_schema
 from webtest.design import balance_report, build_cells, cells_to_json, design_hash
+from webtest.fastpath import STIMULUS_MAX_AGE, WebtestWSGI
 from webtest.state import EXTENSION, PreparedStudy, StudyState, state
 from webtest.stimuli import prepare_stimuli, stimulus_digest, stimulus_names
 from webtest.strings import merged
@@ -48,8 +50,10 @@ def _markdown() -> MarkdownIt:
     return MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
 
 
+@functools.lru_cache(maxsize=256)
 def render_markdown(source: str) -> Markup:
-    """Markdown from the study file as safe HTML: raw HTML disabled, then sanitised by nh3."""
+    """Markdown from the study file as safe HTML: raw HTML disabled, then sanitised by nh3
+    (remembered: the same few texts are shown on every participant's pages)."""
     return Markup(nh3.clean(_markdown().render(source or "")))
 
 
@@ -139,6 +143,7 @@ def create_app(study_dir: str | Path | None = None, config: WebtestConfig | None
         admin_password_hash=config.admin_password_hash or study.admin_password_hash, config=config,
         stimulus_urls=urls, stimulus_files=files,
     )
+    app.session_interface = _CachedSigningSessions()
     CSRFProtect(app)
 
     from webtest.admin import bp as admin_bp
@@ -147,10 +152,32 @@ def create_app(study_dir: str | Path | None = None, config: WebtestConfig | None
     app.register_blueprint(participant_bp)
     app.register_blueprint(admin_bp, url_prefix="/admin")
     _install_handlers(app)
+    # outermost: security headers on every response; stimuli answered without entering Flask
+    app.wsgi_app = WebtestWSGI(app.wsgi_app, files, STIMULUS_MAX_AGE)  # type: ignore[method-assign]
+    for name in _PARTICIPANT_TEMPLATES:  # compiled now, in each worker's start, not on its first requests
+        app.jinja_env.get_template(name)
     if config.sql_stats_dir:
         _count_request_cpu(app, db)
     db.reset_stats()
     return app
+
+
+_PARTICIPANT_TEMPLATES = ("base.html", "landing.html", "consent.html", "demographics.html", "instructions.html",
+                          "trial.html", "done.html", "message.html")
+
+
+class _CachedSigningSessions(SecureCookieSessionInterface):
+    """Flask's signed-cookie sessions with the (immutable) signing serializer built once per set
+    of keys instead of twice per request: building it was a visible share of a small request."""
+
+    _cache: tuple | None = None
+
+    def get_signing_serializer(self, app: Flask):
+        keys = (app.secret_key, tuple(app.config.get("SECRET_KEY_FALLBACKS") or ()))
+        cached = self._cache
+        if cached is None or cached[0] != keys:
+            cached = self._cache = (keys, super().get_signing_serializer(app))
+        return cached[1]
 
 
 def _count_request_cpu(app: Flask, db: Database) -> None:
@@ -172,24 +199,13 @@ def _count_request_cpu(app: Flask, db: Database) -> None:
 
 
 def _install_handlers(app: Flask) -> None:
-    """Template globals, security headers and error pages (JSON for JSON clients)."""
+    """Template globals and error pages (JSON for JSON clients); the security headers are
+    added by :class:`webtest.fastpath.WebtestWSGI`."""
 
     @app.context_processor
     def _inject():
         st = state()
         return {"t": st.t, "markdown": render_markdown, "study": st.study}
-
-    @app.after_request
-    def _headers(resp):
-        resp.headers.setdefault("X-Content-Type-Options", "nosniff")
-        resp.headers.setdefault("X-Frame-Options", "DENY")
-        resp.headers.setdefault("Referrer-Policy", "same-origin")
-        resp.headers.setdefault(
-            "Content-Security-Policy",
-            "default-src 'self'; img-src 'self' data:; media-src 'self'; style-src 'self'; "
-            "script-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; "
-            "form-action 'self' https:")
-        return resp
 
     def _error(code: int, key: str):
         msg = state().t(key)

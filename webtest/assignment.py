@@ -18,7 +18,8 @@ import random
 import time
 from dataclasses import dataclass
 
-from sqlalchemy import and_, insert, or_, select, update
+from sqlalchemy import and_, bindparam, or_, select, update
+from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session
 
 from webtest.design import cell_from_json
@@ -35,16 +36,27 @@ class ClaimResult:
     n_trials: int
 
 
-def _claimable(study_id: str, cutoff: float):
-    return and_(
-        Cell.study_id == study_id,
-        or_(Cell.status == "free", and_(Cell.status == "assigned", Cell.last_seen_at < cutoff)),
-    )
+# The claim's statements, built once with bound parameters (their compiled form is reused;
+# building them per request was a visible share of the enrolment's CPU).
+_C = Cell.__table__
+_CLAIMABLE = and_(_C.c.study_id == bindparam("study"),
+                  or_(_C.c.status == "free", and_(_C.c.status == "assigned", _C.c.last_seen_at < bindparam("cutoff"))))
+_ANY_CLAIMABLE = select(_C.c.id).where(_CLAIMABLE).limit(1)
+_CANDIDATES = (select(_C.c.id, _C.c.generation, _C.c.idx).where(_CLAIMABLE)
+               .order_by(_C.c.status.desc(), _C.c.generation, _C.c.idx)  # 'free' > 'assigned'
+               .limit(4))
+_CANDIDATES_PG = _CANDIDATES.with_for_update(skip_locked=True)
+_TAKE = (update(_C)
+         .where(_C.c.id == bindparam("cid"), _C.c.generation == bindparam("gen"),
+                or_(_C.c.status == "free", and_(_C.c.status == "assigned", _C.c.last_seen_at < bindparam("cutoff"))))
+         .values(status="assigned", participant_id=bindparam("pid"), generation=bindparam("new_gen"),
+                 assigned_at=bindparam("now"), last_seen_at=bindparam("now"))
+         .returning(_C.c.trials_json))
 
 
-def has_free_cell(session: Session, study_id: str, now: float, timeout_s: float) -> bool:
+def has_free_cell(session: Session | Connection, study_id: str, now: float, timeout_s: float) -> bool:
     """Whether a cell could be claimed now (free, or held by an inactive participant)."""
-    return session.execute(select(Cell.id).where(_claimable(study_id, now - timeout_s)).limit(1)).first() is not None
+    return session.execute(_ANY_CLAIMABLE, {"study": study_id, "cutoff": now - timeout_s}).first() is not None
 
 
 def required_seconds(study: Study, stim_left: PreparedStimulus, stim_right: PreparedStimulus) -> float:
@@ -60,25 +72,23 @@ def required_seconds(study: Study, stim_left: PreparedStimulus, stim_right: Prep
     return float(max(pb.min_time_s, pb.slack * play))
 
 
-def claim_cell(session: Session, study: Study, stimuli: dict[str, PreparedStimulus],
-               participant: Participant, now: float, max_rounds: int = 50,
+def claim_cell(session: Session | Connection, study: Study, stimuli: dict[str, PreparedStimulus],
+               participant_id: str, now: float, max_rounds: int = 50,
                updates: dict | None = None) -> ClaimResult | None:
-    """Give ``participant`` a design cell and create their trials; ``None`` if the study is full.
+    """Give the participant a design cell and create their trials; ``None`` if the study is full.
 
-    Commits on success, together with ``updates`` (participant attribute -> value, e.g. the
-    next stage). Free cells go first (lowest index first), then expired ones.
+    Commits on success, together with ``updates`` (participant column -> value, e.g. the next
+    stage), all in Core statements (``session`` may be an ORM Session or a Connection; an ORM
+    object of the participant loaded before is not refreshed). Free cells go first (lowest
+    index first), then expired ones.
     """
     cutoff = now - study.assignment_timeout_s
     rng = random.Random()
-    pg = session.bind is not None and session.bind.dialect.name == "postgresql"
+    dialect = session.dialect if isinstance(session, Connection) else session.get_bind().dialect
+    pg = dialect.name == "postgresql"
     for _ in range(max_rounds):
-        query = (select(Cell.id, Cell.generation, Cell.idx)
-                 .where(_claimable(study.id, cutoff))
-                 .order_by(Cell.status.desc(), Cell.generation, Cell.idx)  # 'free' > 'assigned'
-                 .limit(4))
-        if pg:  # concurrent claimers pick different rows instead of queueing on one
-            query = query.with_for_update(skip_locked=True)
-        rows = session.execute(query).all()
+        # on PostgreSQL concurrent claimers pick different rows instead of queueing on one
+        rows = session.execute(_CANDIDATES_PG if pg else _CANDIDATES, {"study": study.id, "cutoff": cutoff}).all()
         if not rows:
             session.rollback()
             if pg and has_free_cell(session, study.id, now, study.assignment_timeout_s):
@@ -87,24 +97,14 @@ def claim_cell(session: Session, study: Study, stimuli: dict[str, PreparedStimul
                 continue
             return None
         cid, gen, idx = rows[rng.randrange(len(rows))] if len(rows) > 1 else rows[0]
-        trials_json = session.execute(
-            update(Cell)
-            .where(Cell.id == cid, Cell.generation == gen,
-                   or_(Cell.status == "free", and_(Cell.status == "assigned", Cell.last_seen_at < cutoff)))
-            .values(status="assigned", participant_id=participant.id, generation=gen + 1,
-                    assigned_at=now, last_seen_at=now)
-            .returning(Cell.trials_json)
-            .execution_options(synchronize_session=False)
-        ).scalar_one_or_none()
+        trials_json = session.execute(_TAKE, {"cid": cid, "gen": gen, "cutoff": cutoff, "pid": participant_id,
+                                              "new_gen": gen + 1, "now": now}).scalar_one_or_none()
         if trials_json is None:  # someone else claimed it first
             session.rollback()
             continue
-        specs = _copy_trials(session, study, stimuli, participant.id, cid, gen + 1, trials_json, now)
-        participant.cell_id = cid
-        participant.last_seen_at = now
-        for key, value in (updates or {}).items():
-            setattr(participant, key, value)
-        session.add(participant)
+        specs = _copy_trials(session, study, stimuli, participant_id, cid, gen + 1, trials_json, now)
+        session.execute(update(Participant.__table__).where(Participant.__table__.c.id == participant_id)
+                        .values(cell_id=cid, last_seen_at=now, **(updates or {})))
         session.commit()
         return ClaimResult(cid, idx, gen + 1, specs)
     session.rollback()
@@ -115,10 +115,12 @@ def _copy_trials(session: Session, study: Study, stimuli: dict[str, PreparedStim
                  cell_id: int, generation: int, trials_json: str, now: float) -> int:
     """Log the hand-out and give the participant their own copy of the cell's trials (one
     multi-row insert); returns the number of trials."""
-    session.execute(insert(Assignment), [{"cell_id": cell_id, "generation": generation,
-                                          "participant_id": participant_id, "assigned_at": now}])
+    # Core inserts of the tables (not the ORM's bulk insert, which splits the rows into one
+    # statement per set of non-NULL columns): the trials go in one executemany
+    session.execute(Assignment.__table__.insert(), [{"cell_id": cell_id, "generation": generation,
+                                                     "participant_id": participant_id, "assigned_at": now}])
     specs = cell_from_json(trials_json)
-    session.execute(insert(Trial), [{
+    session.execute(Trial.__table__.insert(), [{
         "participant_id": participant_id, "position": pos, "kind": spec.kind, "item": spec.item,
         "system_a": spec.system_a, "system_b": spec.system_b, "stim_a": spec.stim_a, "stim_b": spec.stim_b,
         "side_shown": spec.side_shown, "expected": spec.expected, "tolerance": spec.tolerance,

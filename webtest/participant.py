@@ -24,6 +24,7 @@ from typing import Any, Callable
 
 from flask import (Blueprint, abort, jsonify, redirect, render_template, request, send_file, session,
                    url_for)
+from flask_wtf.csrf import generate_csrf
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
@@ -31,11 +32,12 @@ from evalkit.errors import InputError
 from webtest.answers import AnswerOutcome, parse_submission, store_answer, strict_json
 from webtest.assignment import claim_cell, has_free_cell, holds_cell, touch
 from webtest.crowd import completion_url, mturk_submit_url, parse_params, screen_out_url
+from webtest.fastpath import STIMULUS_MAX_AGE
 from webtest.state import state
 from webtest.study import DemographicField
 from webtest.tables import Participant
-from webtest.trials import (at_trials, current_position, is_answered, participant_state, stim_left, stim_right,
-                            trials_with_state)
+from webtest.trials import (at_trials, begin_trials, current_position, is_answered, participant_state, stim_left,
+                            stim_right, stop_participant, trials_with_state)
 
 bp = Blueprint("participant", __name__)
 
@@ -43,8 +45,6 @@ STOPPED = ("declined", "screened_out", "expired", "full")
 MAX_TEXT = 200
 #: Largest trial position a URL may name: positions are INTEGER columns (32-bit on PostgreSQL).
 MAX_POSITION = 2**31 - 1
-#: Browser cache lifetime of a stimulus, seconds: its name changes whenever its bytes do.
-STIMULUS_MAX_AGE = 365 * 24 * 3600
 
 
 def _key() -> str:
@@ -95,7 +95,7 @@ def _wants_json() -> bool:
     return request.is_json or request.accept_mimetypes.best == "application/json"
 
 
-def _at_stage(s: Session, stage: str) -> bool | None:
+def _at_stage(s, stage: str) -> bool | None:
     """Whether the current participant is at ``stage`` (active, holding their cell after the
     consent), in one statement; ``None`` when there is no participant."""
     pid = _pid()
@@ -115,15 +115,22 @@ def _stage_page(stage: str, render: Callable[[], Any], submit: Callable[[Session
     theirs); GET renders it, POST runs ``submit`` (which changes the participant and may return a
     response of its own, e.g. a form with errors), records activity, commits and moves on."""
     st = state()
+    if request.method == "GET":  # one read, outside a transaction
+        with st.db.reader.connect() as conn:
+            here = _at_stage(conn, stage)
+        if here is None:
+            return redirect(url_for(".landing"))
+        return render() if here else redirect(_current_stage_url())
     with st.db.session() as s:
-        here = _at_stage(s, stage)
+        # the participant is loaded to be changed: check the stage on it (one read fewer)
+        p = _load(s)
+        here = None if p is None else (p.stage == stage and p.status == "active"
+                                       and (stage == "consent" or holds_cell(s, p)))
         if here is None:
             return redirect(url_for(".landing"))
         if not here:
+            s.rollback()
             return redirect(_current_stage_url())
-        if request.method == "GET":
-            return render()
-        p = _load(s)
         response = submit(s, p)
         if response is not None:
             return response
@@ -154,11 +161,13 @@ def healthz():
 @bp.get("/")
 def landing():
     st = state()
-    with st.db.session() as s:
-        p = _load(s)
-        if p is not None:
-            return redirect(_where(s, p))
-        full = not has_free_cell(s, st.study.id, time.time(), st.study.assignment_timeout_s)
+    if _pid() is not None:  # someone who started: to their stage
+        with st.db.session() as s:
+            p = _load(s)
+            if p is not None:
+                return redirect(_where(s, p))
+    with st.db.reader.connect() as conn:
+        full = not has_free_cell(conn, st.study.id, time.time(), st.study.assignment_timeout_s)
     crowd = st.study.crowdsourcing
     ids, bad = parse_params(crowd.platform, request.args)
     status = 200
@@ -168,6 +177,8 @@ def landing():
         status = 400
     elif full:
         error = st.t("stop.full")
+    if ids is not None and not ids.as_params():  # the same page for everybody (no platform ids)
+        return _static_page("landing.html", error=error, ids=ids, full=full, preview=ids.preview), status
     return render_template("landing.html", error=error, ids=ids, full=full,
                            preview=bool(ids and ids.preview)), status
 
@@ -214,19 +225,25 @@ def start():
 # -- consent, demographics, instructions ------------------------------------------------------
 @bp.route("/consent", methods=["GET", "POST"])
 def consent():
-    def submit(s: Session, p: Participant):
-        st, now = state(), time.time()
-        if request.form.get("choice") != "agree":
-            p.status, p.stage = "declined", "stopped"
-            return None
-        stage = "demographics" if st.study.demographics else "instructions"
-        if claim_cell(s, st.study, st.stimuli, p, now, updates={"consent_at": now, "stage": stage}) is None:
-            p = s.get(Participant, p.id)
-            p.status, p.stage = "full", "stopped"
-            return None
-        return redirect(url_for(f".{stage}"))  # committed with the claim, in one transaction
-
-    return _stage_page("consent", lambda: render_template("consent.html"), submit)
+    """GET: the consent page. POST: agreeing claims a design cell and creates the participant's
+    trials in one transaction (Core statements, no ORM objects); declining ends the study."""
+    st, pid = state(), _pid()
+    if request.method == "POST" and pid is not None:
+        with st.db.engine.connect() as conn:
+            row = participant_state(conn, pid, st.study.id)
+            if row is not None and row.stage == "consent" and row.status == "active":
+                now = time.time()
+                if request.form.get("choice") != "agree":
+                    stop_participant(conn, pid, "declined", now)
+                    return redirect(url_for(".stop"))
+                stage = "demographics" if st.study.demographics else "instructions"
+                if claim_cell(conn, st.study, st.stimuli, pid, now, updates={"consent_at": now, "stage": stage}) is None:
+                    stop_participant(conn, pid, "full", now)
+                    return redirect(url_for(".stop"))
+                return redirect(url_for(f".{stage}"))  # committed with the claim, in one transaction
+            conn.rollback()
+    # GET, and anyone not at the consent (sent to their stage)
+    return _stage_page("consent", lambda: _static_page("consent.html"), lambda s, p: None)
 
 
 def validate_demographics(fields: tuple[DemographicField, ...], form, t) -> tuple[dict[str, Any], dict[str, str]]:
@@ -282,12 +299,20 @@ def demographics():
 
 @bp.route("/instructions", methods=["GET", "POST"])
 def instructions():
+    st = state()
+    pid = _pid()
+    if request.method == "POST" and pid is not None:  # the usual case in two statements, no ORM
+        with st.db.engine.connect() as conn:
+            if begin_trials(conn, pid, st.study.id, time.time()):
+                return redirect(url_for(".trial_page", n=1))
+    # (anyone not at the instructions is sent to their stage by _stage_page)
+
     def submit(_s: Session, p: Participant):
         p.stage = "trials"
         return None
 
     return _stage_page("instructions",
-                       lambda: render_template("instructions.html", n_keys=len(state().study.scale.points)), submit)
+                       lambda: _static_page("instructions.html", n_keys=len(state().study.scale.points)), submit)
 
 
 # -- trials ------------------------------------------------------------------------------------
@@ -305,7 +330,7 @@ def _trials_or_redirect(conn):
 
 @bp.get("/trial")
 def trial_current():
-    with state().db.engine.connect() as conn:
+    with state().db.reader.connect() as conn:
         trials, response = _trials_or_redirect(conn)
     if response is not None:
         return response
@@ -345,7 +370,7 @@ def _side(st, stimulus_id: str) -> dict:
 @bp.get("/trial/<int:n>")
 def trial_page(n: int):
     st = state()
-    with st.db.engine.connect() as conn:
+    with st.db.reader.connect() as conn:
         trials, response = _trials_or_redirect(conn)
     if response is not None:
         return response
@@ -356,18 +381,64 @@ def trial_page(n: int):
         return redirect(url_for(".trial_page", n=current))
     trial = trials[n - 1]
     _mark_shown(n)
-    training = [t.position for t in trials if t.kind == "training"]
+    training = tuple(t.position for t in trials if t.kind == "training")
+    left, right = stim_left(trial), stim_right(trial)
+    key = ("trial", n, len(trials), training, trial.kind, left, right, trial.expected, trial.required_s)
+    return _cached(key, lambda: _render_trial(st, trial, n, len(trials), training, left, right))
+
+
+#: Stands for the participant's CSRF token in a cached page (see :func:`_cached`).
+CSRF_SLOT = "evalkit-csrf-slot-7c1e0f4b"
+#: Pages kept rendered per worker process (each a few kB).
+MAX_CACHED_PAGES = 4096
+
+
+def _cached(key: tuple, render: Callable[[], str]) -> str:
+    """The page ``render()`` makes, rendered once per ``key`` and process, with the current
+    participant's CSRF token in place of :data:`CSRF_SLOT`.
+
+    Only for pages that depend on nothing but ``key`` and the study (fixed while the app runs),
+    never on who asks; ``render`` must output the token as :data:`CSRF_SLOT` (pass
+    ``csrf_token=_slot`` to the template). Rendering templates was most of these pages' cost.
+    """
+    pages = state().pages
+    page = pages.get(key)
+    if page is None:
+        page = render()
+        if len(pages) >= MAX_CACHED_PAGES:
+            pages.clear()
+        pages[key] = page
+    return page.replace(CSRF_SLOT, generate_csrf())
+
+
+def _slot() -> str:
+    return CSRF_SLOT
+
+
+def _static_page(template: str, **context) -> str:
+    """A template that is the same for every participant (see :func:`_cached`)."""
+    return _cached((template, *sorted(context.items())),
+                   lambda: render_template(template, csrf_token=_slot, **context))
+
+
+def _render_trial(st, trial, n: int, total: int, training: tuple[int, ...], left: str, right: str) -> str:
+    """The trial page for ``n`` with :data:`CSRF_SLOT` where the participant's CSRF token goes.
+
+    The page depends only on the arguments and the study (whose strings, scale and playback are
+    fixed while the app runs), never on who asks, so :func:`trial_page` renders each distinct
+    page once per process and fills in the token: the template is most of a trial page's cost.
+    """
     is_training = trial.kind == "training"
     points = scale_points(st.study.scale, st.t)
     attention = st.t("trial.attention", label=dict(points)[int(trial.expected)]) if trial.kind == "attention" else None
     return render_template(
-        "trial.html", trial=trial, n=n, total=len(trials), is_training=is_training, done_before=n - 1,
+        "trial.html", trial=trial, n=n, total=total, is_training=is_training, done_before=n - 1,
         number=training.index(n) + 1 if is_training else n - len(training),
-        n_shown=len(training) if is_training else len(trials) - len(training),
+        n_shown=len(training) if is_training else total - len(training),
         points=points, attention=attention,
-        sides={"left": _side(st, stim_left(trial)), "right": _side(st, stim_right(trial))},
+        sides={"left": _side(st, left), "right": _side(st, right)},
         question=st.study.question or st.t(f"scale.question.{st.study.scale.name}"),
-        playback=st.study.playback, required_s=trial.required_s,
+        playback=st.study.playback, required_s=trial.required_s, csrf_token=_slot,
     )
 
 

@@ -55,6 +55,8 @@ class StudyState:
     config: WebtestConfig
     stimulus_urls: dict[str, dict[str, str]] = field(default_factory=dict)
     stimulus_files: dict[str, tuple[str, str]] = field(default_factory=dict)
+    #: rendered trial pages of this process (see :func:`webtest.participant.trial_page`)
+    pages: dict[tuple, str] = field(default_factory=dict)
 
     @property
     def study(self) -> Study:

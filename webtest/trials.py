@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from sqlalchemy import bindparam, func, select
+from sqlalchemy import bindparam, exists, func, select, update
 from sqlalchemy.engine import Row
 
 from webtest.tables import Answer, Cell, Participant, Trial
@@ -48,6 +48,37 @@ _FIRST_UNANSWERED = select(func.min(T.c.position)).where(
     T.c.id.not_in(select(A.c.trial_id).where(A.c.participant_id == bindparam("pid"))))
 _IS_ANSWERED = select(A.c.id).join(T, T.c.id == A.c.trial_id).where(
     T.c.participant_id == bindparam("pid"), T.c.position == bindparam("pos"))
+
+
+_TO_TRIALS = (update(P).where(P.c.id == bindparam("pid"), P.c.study_id == bindparam("study"),
+                              P.c.stage == "instructions", P.c.status == "active",
+                              exists().where(C.c.id == P.c.cell_id, C.c.participant_id == P.c.id))
+              .values(stage="trials", last_seen_at=bindparam("now")))
+_TOUCH_CELL = (update(C).where(C.c.id == select(P.c.cell_id).where(P.c.id == bindparam("pid")).scalar_subquery(),
+                               C.c.participant_id == bindparam("pid"), C.c.status == "assigned")
+               .values(last_seen_at=bindparam("now")))
+
+
+def begin_trials(conn, participant_id: str, study_id: str, now: float) -> bool:
+    """Move a participant who is at the instructions (active, holding their cell) to the trials
+    and record the activity on their cell, in two statements and one commit. ``False`` (nothing
+    changed) when the participant is anywhere else."""
+    if conn.execute(_TO_TRIALS, {"pid": participant_id, "study": study_id, "now": now}).rowcount != 1:
+        conn.rollback()
+        return False
+    conn.execute(_TOUCH_CELL, {"pid": participant_id, "now": now})
+    conn.commit()
+    return True
+
+
+_STOP = update(P).where(P.c.id == bindparam("pid")).values(status=bindparam("status"), stage="stopped",
+                                                          last_seen_at=bindparam("now"))
+
+
+def stop_participant(conn, participant_id: str, status: str, now: float) -> None:
+    """End the participant's study with ``status`` (e.g. ``declined``, ``full``) and commit."""
+    conn.execute(_STOP, {"pid": participant_id, "status": status, "now": now})
+    conn.commit()
 
 
 def participant_state(db, participant_id: str, study_id: str) -> Row | None:

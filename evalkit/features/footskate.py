@@ -34,6 +34,7 @@ from scipy.ndimage import uniform_filter1d
 from evalkit.features.contacts import ContactConfig, contact_intervals, grid_contacts
 from evalkit.features.ground import FootTrack
 from evalkit.features.signal import lowpass
+from evalkit.motion.vectors import norm_xz
 
 
 @dataclass(frozen=True)
@@ -172,7 +173,7 @@ def skating_ratio(
     toes = np.asarray(toes, dtype=np.float64)
     if toes.shape[0] < 2:
         return 0.0, np.zeros(0, bool), np.zeros((0, 2))
-    v = np.linalg.norm(np.diff(toes[..., [0, 2]], axis=0), axis=-1) * fps  # (T-1, 2)
+    v = norm_xz(np.diff(toes, axis=0)) * fps  # (T-1, 2)
     size = max(1, 2 * int(round(window_s * fps / 2.0)) + 1)
     # Zero padding at the ends ("constant" mode), as in the published definition.
     v_avg = uniform_filter1d(v, size=size, axis=0, mode="constant", cval=0.0)

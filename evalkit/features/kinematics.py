@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from evalkit.features.body import BodyIndex
+from evalkit.motion.vectors import norm
 
 #: Fixed histogram bin edges, physical units (log-spaced; first/last bins catch under/overflow).
 HIST_EDGES: dict[str, np.ndarray] = {
@@ -57,8 +58,8 @@ def genea_accel_jerk(positions: np.ndarray, fps: float) -> tuple[float, float]:
     """
     if positions.shape[0] < 4:
         return float("nan"), float("nan")
-    acc = np.linalg.norm(np.diff(positions, n=2, axis=0), axis=-1) * fps**2
-    jerk = np.linalg.norm(np.diff(positions, n=3, axis=0), axis=-1) * fps**3
+    acc = norm(np.diff(positions, n=2, axis=0)) * fps**2
+    jerk = norm(np.diff(positions, n=3, axis=0)) * fps**3
     return float(acc.mean()), float(jerk.mean())
 
 
@@ -71,7 +72,7 @@ def jerk_per_frame(positions: np.ndarray, fps: float) -> np.ndarray:
     n = positions.shape[0]
     if n < 4:
         return np.zeros(n)
-    j = np.linalg.norm(np.diff(positions, n=3, axis=0), axis=-1).mean(axis=1) * fps**3
+    j = norm(np.diff(positions, n=3, axis=0)).mean(axis=1) * fps**3
     return np.pad(j, (1, 2), mode="edge")
 
 
@@ -105,7 +106,7 @@ def derivative_magnitudes(positions: np.ndarray, fps: float, rate: float | None 
         x = resample_points(x, fps, rate)
         fps = rate
     return {
-        name: np.linalg.norm(np.diff(x, n=k, axis=0), axis=-1) * fps**k
+        name: norm(np.diff(x, n=k, axis=0)) * fps**k
         for k, name in ((1, "speed"), (2, "accel"), (3, "jerk"))
     }
 
@@ -145,8 +146,8 @@ def joint_angles(positions: np.ndarray, body: BodyIndex) -> dict[str, np.ndarray
             continue
         u = pt(a) - pt(v)
         w = pt(b) - pt(v)
-        nu = np.linalg.norm(u, axis=-1)
-        nw = np.linalg.norm(w, axis=-1)
+        nu = norm(u)
+        nw = norm(w)
         if np.any(nu < 1e-9) or np.any(nw < 1e-9):
             continue
         c = np.einsum("fi,fi->f", u, w) / (nu * nw)
@@ -168,7 +169,7 @@ def bone_length_drift(positions: np.ndarray, parents: np.ndarray) -> tuple[float
     child = np.flatnonzero(parents >= 0)
     if child.size == 0:
         return 0.0, 0.0
-    lengths = np.linalg.norm(positions[:, child] - positions[:, parents[child]], axis=-1)  # (F, B)
+    lengths = norm(positions[:, child] - positions[:, parents[child]])  # (F, B)
     med = np.median(lengths, axis=0)
     keep = med > 0.01
     if not keep.any():

@@ -24,6 +24,7 @@ import numpy as np
 from evalkit.features.body import BodyIndex
 from evalkit.features.signal import DEFAULT_CUTOFF_HZ, smooth_derivative
 from evalkit.motion.roles import ROLE_NAMES
+from evalkit.motion.vectors import norm
 
 #: Roles whose joints make up the FMDistance vector, in this order.
 FM_ROLES: tuple[str, ...] = ROLE_NAMES
@@ -62,7 +63,7 @@ def kinetic_features(positions: np.ndarray, fps: float, window: int = 2, up_axis
     hi = np.minimum(n - 2, i + window - 1)
     v = _window_sums(d, lo, hi) / ((hi - lo + 1)[:, None, None] * dt)
     horiz = [a for a in range(3) if a != up_axis]
-    ke_h = (np.linalg.norm(v[..., horiz], axis=-1) ** 2).mean(axis=0)
+    ke_h = (norm(v[..., horiz]) ** 2).mean(axis=0)
     ke_v = (v[..., up_axis] ** 2).mean(axis=0)
     # acceleration: second differences centred at c in [i-w, i+w] ∩ [1, n-2]
     dd = np.diff(p, n=2, axis=0)  # dd[c-1] centred at c
@@ -71,7 +72,7 @@ def kinetic_features(positions: np.ndarray, fps: float, window: int = 2, up_axis
     cnt = hi_a - lo_a + 1
     acc = _window_sums(dd, lo_a, np.maximum(hi_a, lo_a)) / (np.maximum(cnt, 1)[:, None, None] * dt * dt)
     acc[cnt <= 0] = 0.0
-    ee = np.linalg.norm(acc, axis=-1).mean(axis=0)
+    ee = norm(acc).mean(axis=0)
     return np.stack([ke_h, ke_v, ee], axis=1)
 
 
@@ -99,7 +100,7 @@ def fm_vector(positions: np.ndarray, fps: float, body: BodyIndex,
         return out
     cols = [j for _, j in idx]
     v = smooth_derivative(positions[:, cols], fps, 1, cutoff_hz)
-    e = 0.5 * (np.linalg.norm(v, axis=-1) ** 2).sum(axis=0) / fps
+    e = 0.5 * (norm(v) ** 2).sum(axis=0) / fps
     out[[k for k, _ in idx]] = np.log(e + _EPS)
     return out
 

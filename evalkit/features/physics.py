@@ -32,6 +32,7 @@ from evalkit.features.body import BodyIndex
 from evalkit.features.contacts import ContactConfig
 from evalkit.features.ground import FootTrack
 from evalkit.features.signal import DEFAULT_CUTOFF_HZ, MATRIX_MAX_WORK, smooth_derivative
+from evalkit.motion.vectors import norm
 
 #: Standard gravity, m/s².
 GRAVITY = 9.81
@@ -216,7 +217,7 @@ def _segment_distance(p: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray
     denom = np.einsum("...i,...i->...", ab, ab)
     t = np.where(denom > 1e-12, np.einsum("...i,...i->...", p - a, ab) / np.where(denom > 1e-12, denom, 1.0), 0.0)
     t = np.clip(t, 0.0, 1.0)
-    return np.linalg.norm(p - (a + t[..., None] * ab), axis=-1)
+    return norm(p - (a + t[..., None] * ab))
 
 
 def _in_triangle(p: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
@@ -249,7 +250,7 @@ def distance_outside_hull(p: np.ndarray, pts: np.ndarray, valid: np.ndarray) -> 
     n, k = valid.shape
     dist = np.full(n, np.inf)
     for i in range(k):  # single points
-        d = np.linalg.norm(p - pts[:, i], axis=-1)
+        d = norm(p - pts[:, i])
         dist = np.where(valid[:, i], np.minimum(dist, d), dist)
     for i, j in combinations(range(k), 2):
         d = _segment_distance(p, pts[:, i], pts[:, j])

@@ -24,17 +24,14 @@ def depth_levels(parents: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
     return [(order[a:b], parents[order[a:b]]) for a, b in zip(bounds[:-1], bounds[1:])]
 
 
-def _solve(motion: Motion, leaf_rotations: bool) -> tuple[np.ndarray, np.ndarray]:
+def _solve(motion: Motion) -> tuple[np.ndarray, np.ndarray]:
     """World positions ``(joints, frames, 3)`` and rotations ``(joints, frames, 3, 3)``, joint-major
     (gathers of whole joints are contiguous). All joints at one depth are solved together, so
-    the Python loop runs once per level (about 10 for a human rig); without ``leaf_rotations``
-    the rotations of joints without children are left unset (positions do not need them)."""
+    the Python loop runs once per level (about 10 for a human rig)."""
     local_r = quat.to_matrix(motion.rotations).transpose(1, 0, 2, 3)
     local_t = motion.translations.transpose(1, 0, 2)
     parents = motion.skeleton.parents
     n_j, n_f = local_t.shape[:2]
-    inner = np.zeros(n_j, dtype=bool)
-    inner[parents[parents >= 0]] = True
     g_r = np.empty((n_j, n_f, 3, 3))
     g_p = np.empty((n_j, n_f, 3))
     roots = np.flatnonzero(parents < 0)
@@ -43,8 +40,7 @@ def _solve(motion: Motion, leaf_rotations: bool) -> tuple[np.ndarray, np.ndarray
     for joints, par in depth_levels(parents):
         pr = g_r[par]
         g_p[joints] = np.einsum("kfij,kfj->kfi", pr, local_t[joints]) + g_p[par]
-        need = slice(None) if leaf_rotations else inner[joints]
-        g_r[joints[need]] = np.matmul(pr[need], local_r[joints[need]])
+        g_r[joints] = np.matmul(pr, local_r[joints])
     return g_p, g_r
 
 
@@ -55,14 +51,51 @@ def forward_kinematics(motion: Motion) -> tuple[np.ndarray, np.ndarray]:
         positions: ``(frames, joints, 3)`` metres, Y-up world space.
         rotations: ``(frames, joints, 3, 3)`` world rotation matrices of each joint's frame.
     """
-    g_p, g_r = _solve(motion, leaf_rotations=True)
+    g_p, g_r = _solve(motion)
     return np.ascontiguousarray(g_p.transpose(1, 0, 2)), np.ascontiguousarray(g_r.transpose(1, 0, 2, 3))
 
 
 def global_positions(motion: Motion) -> np.ndarray:
-    """``(frames, joints, 3)`` world joint positions in metres (see :func:`forward_kinematics`;
-    skips the world rotations of joints without children, which positions do not need)."""
-    return np.ascontiguousarray(_solve(motion, leaf_rotations=False)[0].transpose(1, 0, 2))
+    """``(frames, joints, 3)`` world joint positions in metres (the positions of
+    :func:`forward_kinematics`, to ~1e-15 m).
+
+    Composes unit quaternions instead of rotation matrices, component by component on
+    contiguous ``(joints, frames)`` rows, a whole depth level of the hierarchy per step, and
+    skips the world rotations of joints without children: two to three times faster than the
+    matrix solve on long clips, where forward kinematics was the largest single cost of scoring.
+    """
+    parents = motion.skeleton.parents
+    q = np.ascontiguousarray(np.asarray(motion.rotations, dtype=np.float64).transpose(2, 1, 0))  # (4, J, F)
+    q /= np.sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3])  # unit, as quat.to_matrix does
+    t = np.ascontiguousarray(np.asarray(motion.translations, dtype=np.float64).transpose(2, 1, 0))  # (3, J, F)
+    inner = np.zeros(len(parents), dtype=bool)
+    inner[parents[parents >= 0]] = True
+    world = np.empty_like(q)
+    pos = np.empty_like(t)
+    roots = np.flatnonzero(parents < 0)
+    world[:, roots] = q[:, roots]
+    pos[:, roots] = t[:, roots]
+    for joints, par in depth_levels(parents):
+        ax, ay, az, aw = world[:, par]
+        # v rotated by the parent's world rotation (u, w): v + w t + u x t with t = 2 u x v
+        vx, vy, vz = t[:, joints]
+        tx, ty, tz = 2 * (ay * vz - az * vy), 2 * (az * vx - ax * vz), 2 * (ax * vy - ay * vx)
+        px, py, pz = pos[:, par]
+        pos[0, joints] = px + vx + aw * tx + (ay * tz - az * ty)
+        pos[1, joints] = py + vy + aw * ty + (az * tx - ax * tz)
+        pos[2, joints] = pz + vz + aw * tz + (ax * ty - ay * tx)
+        need = inner[joints]
+        if not need.any():
+            continue
+        if not need.all():
+            ax, ay, az, aw = ax[need], ay[need], az[need], aw[need]
+        kids = joints[need]
+        bx, by, bz, bw = q[:, kids]  # Hamilton product: the parent's world rotation, then the local one
+        world[0, kids] = aw * bx + ax * bw + ay * bz - az * by
+        world[1, kids] = aw * by - ax * bz + ay * bw + az * bx
+        world[2, kids] = aw * bz + ax * by - ay * bx + az * bw
+        world[3, kids] = aw * bw - ax * bx - ay * by - az * bz
+    return np.ascontiguousarray(pos.transpose(2, 1, 0))
 
 
 def end_site_positions(motion: Motion) -> dict[int, np.ndarray]:

@@ -122,6 +122,7 @@ def contact_slides(skate: np.ndarray, contacts: np.ndarray, fps: float) -> np.nd
 
 def skate_metrics(
     track: FootTrack, config: SkateConfig | None = None, contact_config: ContactConfig | None = None,
+    contacts: np.ndarray | None = None,
 ) -> dict[str, float]:
     """Clip-level contact-based skate metrics (evaluated on the analysis grid).
 
@@ -131,9 +132,12 @@ def skate_metrics(
         ``skate_speed``), ``skate_speed_mean`` (mean skate speed over that time, m/s),
         ``skate_distance_mean`` / ``skate_distance_max`` (slide per contact, m),
         ``skate_distance_per_s`` (total slide per second of clip, m/s).
+
+    ``contacts``: ``(G, 2)`` planted feet on the grid when already computed
+    (:func:`grid_contacts` of ``track`` with ``contact_config``).
     """
     cfg = config or SkateConfig()
-    contacts = grid_contacts(track, contact_config)
+    contacts = grid_contacts(track, contact_config) if contacts is None else contacts
     v = grid_skate_speed(track, contacts, contact_config, cfg)
     slides = contact_slides(v, contacts, track.grid_fps)
     core = contact_cores(contacts, track.grid_fps, cfg.edge_trim)
@@ -188,10 +192,19 @@ def resample_points(x: np.ndarray, fps: float, new_fps: float, offset_s: float =
     """Linear interpolation of ``(frames, ...)`` samples at ``fps`` onto a grid at ``new_fps``
     starting ``offset_s`` seconds after the first frame and spanning the rest of the clip
     (``floor((duration − offset) × new_fps) + 1`` samples)."""
+    return _interpolate(x, fps, _grid_times(x.shape[0], fps, new_fps, offset_s))
+
+
+def _grid_times(n: int, fps: float, new_fps: float, offset_s: float) -> np.ndarray:
+    """Times (s) of :func:`resample_points`' grid for a clip of ``n`` frames."""
+    m = int(np.floor(((n - 1) / fps - offset_s) * new_fps + 1e-9)) + 1
+    return offset_s + np.arange(max(m, 0)) / new_fps
+
+
+def _interpolate(x: np.ndarray, fps: float, tn: np.ndarray) -> np.ndarray:
+    """``(frames, ...)`` samples at ``fps`` linearly interpolated at times ``tn`` (s) -> ``(len(tn), ...)``."""
     n = x.shape[0]
     t = np.arange(n) / fps
-    m = int(np.floor(((n - 1) / fps - offset_s) * new_fps + 1e-9)) + 1
-    tn = offset_s + np.arange(max(m, 0)) / new_fps
     flat = np.asarray(x, dtype=np.float64).reshape(n, -1)
     if n < 2:
         out = np.repeat(flat[:1], len(tn), axis=0)
@@ -218,9 +231,10 @@ def to_20fps(x: np.ndarray, fps: float, offset_s: float = 0.0) -> np.ndarray:
 
 
 def _to_20fps_phases(x: np.ndarray, fps: float, offsets: np.ndarray) -> list[np.ndarray]:
-    """:func:`to_20fps` at several offsets, low-passing once."""
-    smooth = lowpass(x, fps, 10.0)
-    return [resample_points(smooth, fps, 20.0, o) for o in offsets]
+    """:func:`to_20fps` at several offsets, low-passing once and interpolating once."""
+    times = [_grid_times(x.shape[0], fps, 20.0, o) for o in offsets]
+    both = _interpolate(lowpass(x, fps, 10.0), fps, np.concatenate(times))
+    return np.split(both, np.cumsum([len(t) for t in times])[:-1])
 
 
 #: Sampling phases of the 20 fps grid averaged in ``skating_ratio_20fps``.

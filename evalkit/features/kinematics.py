@@ -129,30 +129,30 @@ def hellinger(p: np.ndarray, q: np.ndarray) -> float:
 def joint_angles(positions: np.ndarray, body: BodyIndex) -> dict[str, np.ndarray]:
     """Interior joint angles in degrees, ``{name: (frames,)}``, for every angle whose roles exist.
 
-    The angle at the vertex between the directions to A and to B (180° = straight limb).
+    The angle at the vertex between the directions to A and to B (180° = straight limb). An
+    angle with a zero-length side on some frame is left out. All angles are taken at once on
+    ``(frames, angles, 3)`` arrays.
     """
     roles = body.roles
-    out = {}
-    points: dict[tuple[str, ...], np.ndarray] = {}
+    names = [n for n, (a, v, b) in ANGLES.items() if all(r in roles for r in a + v + b)]
+    if not names:
+        return {}
 
-    def pt(rs):
-        if rs not in points:  # each point once (the mean of one joint is the joint itself)
-            points[rs] = (positions[:, roles[rs[0]]] if len(rs) == 1
-                          else positions[:, [roles[r] for r in rs]].mean(axis=1))
-        return points[rs]
+    def points(part: int) -> np.ndarray:  # (frames, angles, 3); a tuple of roles is their midpoint
+        sides = [ANGLES[n][part] for n in names]
+        if all(len(rs) == 1 for rs in sides):
+            return positions[:, [roles[rs[0]] for rs in sides]]
+        return np.stack([positions[:, [roles[r] for r in rs]].mean(axis=1) for rs in sides], axis=1)
 
-    for name, (a, v, b) in ANGLES.items():
-        if not all(r in roles for r in a + v + b):
-            continue
-        u = pt(a) - pt(v)
-        w = pt(b) - pt(v)
-        nu = norm(u)
-        nw = norm(w)
-        if np.any(nu < 1e-9) or np.any(nw < 1e-9):
-            continue
-        c = np.einsum("fi,fi->f", u, w) / (nu * nw)
-        out[name] = np.degrees(np.arccos(np.clip(c, -1.0, 1.0)))
-    return out
+    v = points(1)
+    u = points(0) - v
+    w = points(2) - v
+    nu = norm(u)
+    nw = norm(w)
+    ok = ~((nu < 1e-9).any(axis=0) | (nw < 1e-9).any(axis=0))
+    c = np.einsum("fai,fai->af", u, w) / (nu * nw).T
+    deg = np.degrees(np.arccos(np.clip(c, -1.0, 1.0)))
+    return {n: deg[k] for k, n in enumerate(names) if ok[k]}
 
 
 def bone_length_drift(positions: np.ndarray, parents: np.ndarray) -> tuple[float, float]:

@@ -248,16 +248,16 @@ def distance_outside_hull(p: np.ndarray, pts: np.ndarray, valid: np.ndarray) -> 
         ``(frames,)`` distance ≥ 0 (0 inside), NaN where no point is valid.
     """
     n, k = valid.shape
-    dist = np.full(n, np.inf)
-    for i in range(k):  # single points
-        d = norm(p - pts[:, i])
-        dist = np.where(valid[:, i], np.minimum(dist, d), dist)
-    for i, j in combinations(range(k), 2):
-        d = _segment_distance(p, pts[:, i], pts[:, j])
-        dist = np.where(valid[:, i] & valid[:, j], np.minimum(dist, d), dist)
-    for i, j, l in combinations(range(k), 3):
-        inside = _in_triangle(p, pts[:, i], pts[:, j], pts[:, l]) & valid[:, i] & valid[:, j] & valid[:, l]
-        dist = np.where(inside, 0.0, dist)
+    q = p[:, None]  # every point, pair and triple of points of a frame at once: (frames, combinations)
+    dist = np.where(valid, norm(q - pts), np.inf).min(axis=1, initial=np.inf)
+    if k >= 2:
+        i, j = np.array(list(combinations(range(k), 2))).T
+        d = np.where(valid[:, i] & valid[:, j], _segment_distance(q, pts[:, i], pts[:, j]), np.inf)
+        dist = np.minimum(dist, d.min(axis=1))
+    if k >= 3:
+        i, j, l = np.array(list(combinations(range(k), 3))).T
+        inside = _in_triangle(q, pts[:, i], pts[:, j], pts[:, l]) & valid[:, i] & valid[:, j] & valid[:, l]
+        dist[inside.any(axis=1)] = 0.0
     dist[~valid.any(axis=1)] = np.nan
     dist[np.isnan(p).any(axis=1)] = np.nan
     return dist

@@ -161,7 +161,7 @@ def score_analysis(an: Analysis, reference: Reference | None = None,
     }
     if an.track is not None:
         row.update(ground_metrics(an.track, cfg.ground))
-        row.update(skate_metrics(an.track, cfg.skate, cfg.contacts))
+        row.update(skate_metrics(an.track, cfg.skate, cfg.contacts, an.grid_contacts))
         row.update(skating_ratio_metric(an.track, cfg.skate, lowest_y=float(pos[..., 1].min())))
     if an.physics is not None:
         row.update(physics_metrics(an.physics, body.scale, cfg.physics))

@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from evalkit.features.body import BodyIndex
-from evalkit.features.signal import DEFAULT_CUTOFF_HZ, smooth_derivative
+from evalkit.features.signal import DEFAULT_CUTOFF_HZ, derivative, smooth_derivative
 from evalkit.motion.roles import ROLE_NAMES
 from evalkit.motion.vectors import norm
 
@@ -89,17 +89,26 @@ def kinetic_metrics(positions: np.ndarray, fps: float, body: BodyIndex, window: 
 
 
 def fm_vector(positions: np.ndarray, fps: float, body: BodyIndex,
-              cutoff_hz: float | None = DEFAULT_CUTOFF_HZ) -> np.ndarray:
+              cutoff_hz: float | None = DEFAULT_CUTOFF_HZ,
+              smooth: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
     """``(len(FM_ROLES),)`` log total kinetic energy per role joint, ``log(Σ ½ v² Δt + 1e-6)``.
 
     Velocities are low-pass filtered derivatives (m/s). Roles missing from the skeleton are NaN.
+    ``smooth``: ``(joints, (frames, len(joints), 3))`` positions of (at least) the role joints
+    already low-passed at ``cutoff_hz``, metres (not filtered again).
     """
     out = np.full(len(FM_ROLES), np.nan)
     idx = [(k, body.roles[r]) for k, r in enumerate(FM_ROLES) if r in body.roles]
     if not idx:
         return out
     cols = [j for _, j in idx]
-    v = smooth_derivative(positions[:, cols], fps, 1, cutoff_hz)
+    if smooth is not None:
+        at = np.searchsorted(smooth[0], cols)
+        if not (at < len(smooth[0])).all() or not np.array_equal(smooth[0][at], cols):
+            raise ValueError("fm_vector: smooth lacks some role joints")
+        v = derivative(smooth[1][:, at], fps, 1)
+    else:
+        v = smooth_derivative(positions[:, cols], fps, 1, cutoff_hz)
     e = 0.5 * (norm(v) ** 2).sum(axis=0) / fps
     out[[k for k, _ in idx]] = np.log(e + _EPS)
     return out

@@ -31,7 +31,7 @@ from evalkit.errors import RolesNotFoundError
 from evalkit.features.body import BodyIndex
 from evalkit.features.contacts import ContactConfig
 from evalkit.features.ground import FootTrack
-from evalkit.features.signal import DEFAULT_CUTOFF_HZ, MATRIX_MAX_WORK, smooth_derivative
+from evalkit.features.signal import DEFAULT_CUTOFF_HZ, MATRIX_MAX_WORK, derivative, smooth_derivative
 from evalkit.motion.vectors import norm
 
 #: Standard gravity, m/s².
@@ -160,16 +160,29 @@ def center_of_mass(positions: np.ndarray, body: BodyIndex) -> np.ndarray:
     return np.einsum("s,sj,fjc->fc", m, w, positions)
 
 
-def segment_coms(positions: np.ndarray, body: BodyIndex) -> tuple[np.ndarray, np.ndarray]:
-    """``((frames, segments, 3) segment COMs in metres, (segments,) mass fractions)``."""
-    _, w, m = _cached_weights(tuple(sorted(body.roles.items())), positions.shape[1])
+def segment_coms(positions: np.ndarray, body: BodyIndex, joints: np.ndarray | None = None
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """``((frames, segments, 3) segment COMs in metres, (segments,) mass fractions)``.
+
+    ``joints``: ``positions`` holds only these joints of the skeleton (``(frames, len(joints), 3)``),
+    which must include every joint the segments are built from (the roles' joints do)."""
+    if joints is None:
+        _, w, m = _cached_weights(tuple(sorted(body.roles.items())), positions.shape[1])
+    else:
+        _, w, m = _cached_weights(tuple(sorted(body.roles.items())), int(max(body.roles.values())) + 1)
+        w = w[:, joints]
+    return _segment_product(positions, w), m
+
+
+def _segment_product(positions: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """``(frames, segments, 3)``: ``w @ positions`` per frame for ``(segments, joints)`` weights."""
     f, j, _ = positions.shape
     # (frames*3, joints) @ (joints, segments) products instead of an einsum loop, in blocks of
     # rows small enough for single-threaded BLAS (see evalkit.features.signal.apply_matrix)
     flat = positions.transpose(0, 2, 1).reshape(f * 3, j)
     step = max(1, MATRIX_MAX_WORK // max(1, w.size))
     seg = np.concatenate([flat[i:i + step] @ w.T for i in range(0, f * 3, step)]) if f else flat @ w.T
-    return seg.reshape(f, 3, -1).transpose(0, 2, 1), m
+    return seg.reshape(f, 3, -1).transpose(0, 2, 1)
 
 
 @lru_cache(maxsize=64)
@@ -183,7 +196,8 @@ def _cached_weights(roles: tuple[tuple[str, int], ...], n_joints: int):
 
 
 def zmp(points: np.ndarray, masses: np.ndarray, fps: float, ground: float = 0.0,
-        cutoff_hz: float | None = DEFAULT_CUTOFF_HZ, gravity: float = GRAVITY) -> np.ndarray:
+        cutoff_hz: float | None = DEFAULT_CUTOFF_HZ, gravity: float = GRAVITY,
+        acc: np.ndarray | None = None) -> np.ndarray:
     """Zero-moment point of point masses on the plane ``y = ground``.
 
     Args:
@@ -192,12 +206,15 @@ def zmp(points: np.ndarray, masses: np.ndarray, fps: float, ground: float = 0.0,
         masses: ``(masses,)`` masses (any unit; only ratios matter).
         fps: frames per second.
         ground: world y of the ground, metres.
+        acc: ``(frames, masses, 3)`` accelerations of the points (m/s²) when already computed;
+            otherwise :func:`smooth_derivative` of ``points`` at ``cutoff_hz``.
 
     Returns:
         ``(frames, 2)`` ZMP (x, z) on the ground, metres. Frames where the total vertical force
         is near zero (free fall) get NaN.
     """
-    acc = smooth_derivative(points, fps, 2, cutoff_hz)
+    if acc is None:
+        acc = smooth_derivative(points, fps, 2, cutoff_hz)
     pts = points
     fy = (acc[..., 1] + gravity) * masses  # (F, M)
     den = fy.sum(axis=1)
@@ -320,14 +337,16 @@ def flight_frames(track: FootTrack, contacts: np.ndarray, fps: float, trim_s: fl
 
 
 def ballistic_error(com: np.ndarray, flight: np.ndarray, fps: float, cutoff_hz: float | None = DEFAULT_CUTOFF_HZ,
-                    gravity: float = GRAVITY) -> np.ndarray:
+                    gravity: float = GRAVITY, acc: np.ndarray | None = None) -> np.ndarray:
     """``(frames,)`` ``|ÿ_com + g|`` on flight frames (m/s²), NaN elsewhere.
 
     Args:
         com: ``(frames, 3)`` centre of mass, metres.
         flight: ``(frames,)`` bool flight frames (:func:`flight_frames`).
+        acc: ``(frames,)`` vertical COM acceleration (m/s²) when already computed.
     """
-    acc = smooth_derivative(com[:, 1], fps, 2, cutoff_hz)
+    if acc is None:
+        acc = smooth_derivative(com[:, 1], fps, 2, cutoff_hz)
     return np.where(flight, np.abs(acc + gravity), np.nan)
 
 
@@ -360,21 +379,32 @@ class PhysicsTraces:
 
 
 def physics_traces(positions: np.ndarray, track: FootTrack, contacts: np.ndarray,
-                   config: PhysicsConfig | None = None, contact_config: ContactConfig | None = None) -> PhysicsTraces:
+                   config: PhysicsConfig | None = None, contact_config: ContactConfig | None = None,
+                   smooth: tuple[np.ndarray, np.ndarray] | None = None) -> PhysicsTraces:
     """Compute COM, both ZMPs, support distances and the ballistic check for one clip.
 
     Args:
         positions: ``(frames, joints, 3)`` world positions, metres.
         track: foot points and ground (:func:`evalkit.features.ground.foot_track`).
         contacts: ``(frames, 2)`` planted feet (:func:`evalkit.features.contacts.foot_contacts`).
+        smooth: ``(joints, (frames, len(joints), 3))`` the role joints' positions already
+            low-passed at ``config.cutoff_hz`` (metres): the segment accelerations are taken from
+            them (filtering is linear, so this equals filtering the segment COMs) instead of
+            filtering again.
     """
     cfg = config or PhysicsConfig()
     fps = track.fps
     seg, m = segment_coms(positions, track.body)
     com = np.einsum("s,fsc->fc", m, seg)
     ground = track.ground
-    z_multi = zmp(seg, m, fps, ground, cfg.cutoff_hz, cfg.gravity)
-    z_cart = zmp(com[:, None], np.ones(1), fps, ground, cfg.cutoff_hz, cfg.gravity)
+    # accelerations of the segment COMs; the COM's are their mass-weighted sum (all linear)
+    seg_smooth = seg_acc = None
+    if smooth is not None:
+        seg_smooth, _ = segment_coms(smooth[1], track.body, smooth[0])
+    seg_acc = smooth_derivative(seg, fps, 2, cfg.cutoff_hz) if seg_smooth is None else derivative(seg_smooth, fps, 2)
+    com_acc = np.einsum("s,fsc->fc", m, seg_acc)
+    z_multi = zmp(seg, m, fps, ground, cfg.cutoff_hz, cfg.gravity, acc=seg_acc)
+    z_cart = zmp(com[:, None], np.ones(1), fps, ground, cfg.cutoff_hz, cfg.gravity, acc=com_acc[:, None])
     flight = flight_frames(track, contacts, fps, cfg.flight_trim, contact_config)
     # both ZMPs against the same support polygons in one pass
     outside = zmp_outside(track, np.concatenate([contacts, contacts]), np.concatenate([z_multi, z_cart]),
@@ -385,7 +415,7 @@ def physics_traces(positions: np.ndarray, track: FootTrack, contacts: np.ndarray
         zmp_outside=outside[:n],
         zmp_cart_outside=outside[n:],
         flight=flight,
-        ballistic_error=ballistic_error(com, flight, fps, cfg.cutoff_hz, cfg.gravity),
+        ballistic_error=ballistic_error(com, flight, fps, cfg.cutoff_hz, cfg.gravity, acc=com_acc[:, 1]),
     )
 
 

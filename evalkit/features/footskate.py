@@ -89,13 +89,20 @@ def grid_skate_speed(track: FootTrack, contacts: np.ndarray, config: ContactConf
         track: foot points of the clip.
         contacts: ``(G, 2)`` bool planted feet on the grid (:func:`grid_contacts`).
     """
+    return _skate_and_cores(track, contacts, config, skate)[0]
+
+
+def _skate_and_cores(track: FootTrack, contacts: np.ndarray, config: ContactConfig | None,
+                     skate: SkateConfig | None) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`grid_skate_speed` and the contact cores it keeps (:func:`contact_cores`), ``(G, 2)`` each."""
     cfg = config or ContactConfig()
     scfg = skate or SkateConfig()
     hs = track.slide_speed  # (G, 2, P), filtered at the measuring cut-off
     near = track.smooth_heights < cfg.height * track.body.scale
     masked = np.where(near, hs, np.inf).min(axis=2)
     v = np.where(np.isfinite(masked), masked, hs.min(axis=2))
-    return np.where(contact_cores(contacts, track.grid_fps, scfg.edge_trim), v, 0.0)
+    core = contact_cores(contacts, track.grid_fps, scfg.edge_trim)
+    return np.where(core, v, 0.0), core
 
 
 def skate_speed(track: FootTrack, config: ContactConfig | None = None, skate: SkateConfig | None = None) -> np.ndarray:
@@ -138,9 +145,8 @@ def skate_metrics(
     """
     cfg = config or SkateConfig()
     contacts = grid_contacts(track, contact_config) if contacts is None else contacts
-    v = grid_skate_speed(track, contacts, contact_config, cfg)
+    v, core = _skate_and_cores(track, contacts, contact_config, cfg)
     slides = contact_slides(v, contacts, track.grid_fps)
-    core = contact_cores(contacts, track.grid_fps, cfg.edge_trim)
     n_planted = int(core.sum())
     duration = track.n_frames / track.fps
     on = v[core]
@@ -177,15 +183,23 @@ def skating_ratio(
     toes = np.asarray(toes, dtype=np.float64)
     if toes.shape[0] < 2:
         return 0.0, np.zeros(0, bool), np.zeros((0, 2))
-    v = norm_xz(np.diff(toes, axis=0)) * fps  # (T-1, 2)
+    skating, contact, v_avg = _skating_pairs(toes, fps, ground, height, speed, window_s)
+    return float(skating.mean()), skating, np.where(contact, v_avg, 0.0)
+
+
+def _skating_pairs(toes: np.ndarray, fps: float, ground: float, height: float, speed: float, window_s: float
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`skating_ratio`'s frame pairs for ``(T, ..., 2, 3)`` toes (``...``: several clips of
+    one length at once): ``(T − 1, ...)`` skating pairs, ``(T − 1, ..., 2)`` contact pairs and
+    windowed speeds (m/s)."""
+    v = norm_xz(np.diff(toes, axis=0)) * fps  # (T-1, ..., 2)
     size = max(1, 2 * int(round(window_s * fps / 2.0)) + 1)
     # Zero padding at the ends ("constant" mode), as in the published definition.
     v_avg = uniform_filter1d(v, size=size, axis=0, mode="constant", cval=0.0)
     h = toes[..., 1] - ground
     contact = (h[:-1] < height) & (h[1:] < height)
     skating = contact & (v > speed) & (v_avg > speed)
-    skating = skating.any(axis=1)
-    return float(skating.mean()), skating, np.where(contact, v_avg, 0.0)
+    return skating.any(axis=-1), contact, v_avg
 
 
 def resample_points(x: np.ndarray, fps: float, new_fps: float, offset_s: float = 0.0) -> np.ndarray:
@@ -270,5 +284,16 @@ def skating_ratio_metric(
         # arbitrary phase; the mean has the same expectation and does not change by a frame pair
         # or two when a clip starts a frame earlier or later (a 4 s clip has only ~80 pairs).
         phases = np.arange(RATIO_PHASES) / (20.0 * RATIO_PHASES)
-        ratio20 = float(np.mean([skating_ratio(t20, 20.0, *args)[0] for t20 in _to_20fps_phases(toes, track.fps, phases)]))
+        ratio20 = float(np.mean(_phase_ratios(_to_20fps_phases(toes, track.fps, phases), args)))
     return {"skating_ratio": ratio, "skating_ratio_20fps": ratio20}
+
+
+def _phase_ratios(clips: list[np.ndarray], args: tuple) -> np.ndarray:
+    """:func:`skating_ratio` of each ``(T_k, 2, 3)`` 20 fps toe trajectory, those of one length in one pass."""
+    out = np.zeros(len(clips))
+    lengths = np.array([len(c) for c in clips])
+    for n in np.unique(lengths[lengths >= 2]):
+        pick = np.flatnonzero(lengths == n)
+        skating, _, _ = _skating_pairs(np.stack([clips[k] for k in pick], axis=1), 20.0, *args)
+        out[pick] = skating.mean(axis=0)
+    return out

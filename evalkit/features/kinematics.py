@@ -169,12 +169,12 @@ def bone_length_drift(positions: np.ndarray, parents: np.ndarray) -> tuple[float
     child = np.flatnonzero(parents >= 0)
     if child.size == 0:
         return 0.0, 0.0
-    lengths = norm(positions[:, child] - positions[:, parents[child]])  # (F, B)
-    med = np.median(lengths, axis=0)
+    lengths = np.ascontiguousarray(norm(positions[:, child] - positions[:, parents[child]]).T)  # (B, F)
+    med = np.median(lengths, axis=1)  # contiguous rows: numpy's partition runs twice as fast
     keep = med > 0.01
     if not keep.any():
         return 0.0, 0.0
-    drift = (lengths.max(axis=0) - lengths.min(axis=0))[keep] / med[keep]
+    drift = (lengths.max(axis=1) - lengths.min(axis=1))[keep] / med[keep]
     return float(drift.max()), float(drift.mean())
 
 

@@ -406,9 +406,11 @@ def physics_traces(positions: np.ndarray, track: FootTrack, contacts: np.ndarray
     z_multi = zmp(seg, m, fps, ground, cfg.cutoff_hz, cfg.gravity, acc=seg_acc)
     z_cart = zmp(com[:, None], np.ones(1), fps, ground, cfg.cutoff_hz, cfg.gravity, acc=com_acc[:, None])
     flight = flight_frames(track, contacts, fps, cfg.flight_trim, contact_config)
-    # both ZMPs against the same support polygons in one pass
-    outside = zmp_outside(track, np.concatenate([contacts, contacts]), np.concatenate([z_multi, z_cart]),
-                          cfg, contact_config, track_frames=2)
+    # both ZMPs against the same support polygons in one pass (as zmp_outside measures them)
+    pts, valid = support_points(track, contacts, contact_config)
+    d = distance_outside_hull(np.concatenate([z_multi, z_cart]), np.concatenate([pts, pts]),
+                              np.concatenate([valid, valid]))
+    outside = np.maximum(0.0, d - cfg.support_margin * track.body.scale)
     n = len(com)
     return PhysicsTraces(
         com=com, zmp=z_multi, zmp_cart=z_cart,

@@ -55,12 +55,17 @@ def forward_kinematics(motion: Motion) -> tuple[np.ndarray, np.ndarray]:
     return np.ascontiguousarray(g_p.transpose(1, 0, 2)), np.ascontiguousarray(g_r.transpose(1, 0, 2, 3))
 
 
+#: Component orders (y, z, x) and (z, x, y) for cross products of stacked ``(3, ...)`` vectors.
+_NEXT = [1, 2, 0]
+_AFTER = [2, 0, 1]
+
+
 def global_positions(motion: Motion) -> np.ndarray:
     """``(frames, joints, 3)`` world joint positions in metres (the positions of
     :func:`forward_kinematics`, to ~1e-15 m).
 
-    Composes unit quaternions instead of rotation matrices, component by component on
-    contiguous ``(joints, frames)`` rows, a whole depth level of the hierarchy per step, and
+    Composes unit quaternions instead of rotation matrices, on contiguous ``(joints, frames)``
+    rows of each component, a whole depth level of the hierarchy per step, and
     skips the world rotations of joints without children: two to three times faster than the
     matrix solve on long clips, where forward kinematics was the largest single cost of scoring.
     """
@@ -76,25 +81,23 @@ def global_positions(motion: Motion) -> np.ndarray:
     world[:, roots] = q[:, roots]
     pos[:, roots] = t[:, roots]
     for joints, par in depth_levels(parents):
-        ax, ay, az, aw = world[:, par]
-        # v rotated by the parent's world rotation (u, w): v + w t + u x t with t = 2 u x v
-        vx, vy, vz = t[:, joints]
-        tx, ty, tz = 2 * (ay * vz - az * vy), 2 * (az * vx - ax * vz), 2 * (ax * vy - ay * vx)
-        px, py, pz = pos[:, par]
-        pos[0, joints] = px + vx + aw * tx + (ay * tz - az * ty)
-        pos[1, joints] = py + vy + aw * ty + (az * tx - ax * tz)
-        pos[2, joints] = pz + vz + aw * tz + (ax * ty - ay * tx)
+        parent = world[:, par]
+        u, w = parent[:3], parent[3]  # vector and scalar parts of the parents' world rotations
+        u1, u2 = u[_NEXT], u[_AFTER]  # cross products as u1 * b2 - u2 * b1, one array op each
+        v = t[:, joints]
+        # v rotated by the parent's world rotation: v + w s + u x s with s = 2 u x v
+        s = 2 * (u1 * v[_AFTER] - u2 * v[_NEXT])
+        pos[:, joints] = pos[:, par] + v + w * s + (u1 * s[_AFTER] - u2 * s[_NEXT])
         need = inner[joints]
         if not need.any():
             continue
         if not need.all():
-            ax, ay, az, aw = ax[need], ay[need], az[need], aw[need]
+            u, w, u1, u2 = u[:, need], w[need], u1[:, need], u2[:, need]
         kids = joints[need]
-        bx, by, bz, bw = q[:, kids]  # Hamilton product: the parent's world rotation, then the local one
-        world[0, kids] = aw * bx + ax * bw + ay * bz - az * by
-        world[1, kids] = aw * by - ax * bz + ay * bw + az * bx
-        world[2, kids] = aw * bz + ax * by - ay * bx + az * bw
-        world[3, kids] = aw * bw - ax * bx - ay * by - az * bz
+        b = q[:, kids]  # Hamilton product: the parent's world rotation, then the local one
+        bv, bw = b[:3], b[3]
+        world[:3, kids] = w * bv + bw * u + (u1 * bv[_AFTER] - u2 * bv[_NEXT])
+        world[3, kids] = w * bw - (u[0] * bv[0] + u[1] * bv[1] + u[2] * bv[2])
     return np.ascontiguousarray(pos.transpose(2, 1, 0))
 
 

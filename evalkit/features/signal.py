@@ -148,8 +148,18 @@ def derivative(x: np.ndarray, fps: float, order: int = 1) -> np.ndarray:
     if d.shape[0] < 2:
         return np.zeros_like(d)
     for _ in range(order):
-        d = np.gradient(d, axis=0) * fps
+        d = _gradient(d) * fps
     return d
+
+
+def _gradient(f: np.ndarray) -> np.ndarray:
+    """``numpy.gradient(f, axis=0)`` (unit spacing, first-order ends) for ``(frames >= 2, ...)``,
+    the same arithmetic without its argument handling (a third of its time on short clips)."""
+    out = np.empty_like(f)
+    out[1:-1] = (f[2:] - f[:-2]) / 2.0
+    out[0] = f[1] - f[0]
+    out[-1] = f[-1] - f[-2]
+    return out
 
 
 def smooth_derivative(

@@ -43,3 +43,21 @@ def test_blocked_matrix_product_equals_the_plain_product(shape):
     got = apply_matrix(m, x)
     assert got.shape == (rows, c)
     assert np.abs(got - m @ x).max() < 1e-12 * np.abs(m @ x).max()
+
+
+def test_gradient_is_numpys_bit_for_bit(joints):
+    from evalkit.features.signal import _gradient
+
+    for x in (joints, joints[:2], joints[:3, :1], np.diff(joints, axis=0)):
+        assert np.array_equal(_gradient(x), np.gradient(x, axis=0))
+
+
+def test_bin_counts_equal_numpy_histogram_with_edge_values(joints):
+    from evalkit.features.kinematics import HIST_EDGES, bin_counts
+
+    speed = np.abs(np.diff(joints, axis=0)).ravel() * 120.0
+    for edges in HIST_EDGES.values():
+        extra = np.concatenate([speed, edges, [-1.0, -0.0, np.inf, np.nan, edges[-2] * 1.5]])
+        assert np.array_equal(bin_counts(extra, edges), np.histogram(extra, bins=edges)[0])
+    finite = np.array([0.0, 0.5, 1.0, 1.0, 2.0, 3.0])
+    assert np.array_equal(bin_counts(finite, np.array([0.0, 1.0, 2.0])), [2, 3])  # last bin closed, 3 left out

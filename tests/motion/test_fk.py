@@ -6,12 +6,14 @@ import numpy as np
 import pytest
 
 from evalkit.motion import load_motion
-from evalkit.motion.fk import depth_levels, forward_kinematics, global_positions
+from evalkit.motion.fk import MATRIX_FK_MAX_FRAMES, depth_levels, forward_kinematics, global_positions
 
 
-@pytest.mark.parametrize("name", ["131_01.bvh", "16_15.amc"])
-def test_positions_equal_the_matrix_solve_on_real_capture(cmu_dir, name):
-    m = load_motion(cmu_dir / name)
+@pytest.mark.parametrize("name, frames", [("131_01.bvh", None), ("16_15.amc", None), ("01_01.bvh", 200),
+                                          ("01_01.bvh", MATRIX_FK_MAX_FRAMES + 1)])
+def test_positions_equal_the_matrix_solve_on_real_capture(cmu_dir, name, frames):
+    """Both ways of solving (rotation matrices up to MATRIX_FK_MAX_FRAMES, quaternions beyond)."""
+    m = load_motion(cmu_dir / name)[:frames]
     pos, rot = forward_kinematics(m)
     fast = global_positions(m)
     assert fast.shape == (m.n_frames, m.n_joints, 3) and fast.flags.c_contiguous
@@ -19,16 +21,18 @@ def test_positions_equal_the_matrix_solve_on_real_capture(cmu_dir, name):
     assert np.allclose(np.einsum("fjik,fjil->fjkl", rot, rot), np.eye(3), atol=1e-12)  # rotations stay rotations
 
 
-def test_quaternions_of_any_length_give_the_same_pose(bvh_motion):
+@pytest.mark.parametrize("frames", [50, MATRIX_FK_MAX_FRAMES + 50])
+def test_quaternions_of_any_length_give_the_same_pose(bvh_motion, frames):
     """Rotations are normalised first (as the matrix solve does): scaling a quaternion is no rotation."""
-    m = bvh_motion[:50]
+    m = bvh_motion[:frames]
     scale = np.random.default_rng(0).uniform(0.5, 3.0, size=m.rotations.shape[:2] + (1,))
     scaled = m.with_(rotations=m.rotations * scale)
     assert np.abs(global_positions(scaled) - global_positions(m)).max() < 1e-12
 
 
-def test_a_moved_joint_moves_exactly_its_descendants(bvh_motion):
-    m = bvh_motion[:20]
+@pytest.mark.parametrize("frames", [20, MATRIX_FK_MAX_FRAMES + 20])
+def test_a_moved_joint_moves_exactly_its_descendants(bvh_motion, frames):
+    m = bvh_motion[:frames]
     parents = m.skeleton.parents
     j = next(int(k) for joints, _ in depth_levels(parents)[2:] for k in joints if (parents == k).any())
     rot = np.array(m.rotations)

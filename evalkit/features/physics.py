@@ -257,27 +257,32 @@ def distance_outside_hull(p: np.ndarray, pts: np.ndarray, valid: np.ndarray) -> 
     hull is its distance to the nearest segment between two of the points.
 
     Args:
-        p: ``(frames, 2)`` query points (NaN allowed → NaN).
+        p: ``(frames, 2)`` query points (NaN allowed → NaN), or ``(frames, Q, 2)``: Q query
+            points per frame against the same hulls.
         pts: ``(frames, K, 2)`` candidate hull points.
         valid: ``(frames, K)`` bool, which points exist on each frame.
 
     Returns:
-        ``(frames,)`` distance ≥ 0 (0 inside), NaN where no point is valid.
+        ``(frames,)`` (or ``(frames, Q)``) distance ≥ 0 (0 inside), NaN where no point is valid.
     """
     n, k = valid.shape
-    q = p[:, None]  # every point, pair and triple of points of a frame at once: (frames, combinations)
-    dist = np.where(valid, norm(q - pts), np.inf).min(axis=1, initial=np.inf)
+    p = np.asarray(p, dtype=np.float64)
+    queries = p[:, None] if p.ndim == 2 else p  # (frames, Q, 2)
+    # every point, pair and triple of points of a frame at once: (frames, Q, combinations)
+    q, pts, valid = queries[:, :, None], pts[:, None], valid[:, None]
+    dist = np.where(valid, norm(q - pts), np.inf).min(axis=2, initial=np.inf)
     if k >= 2:
         i, j = np.array(list(combinations(range(k), 2))).T
-        d = np.where(valid[:, i] & valid[:, j], _segment_distance(q, pts[:, i], pts[:, j]), np.inf)
-        dist = np.minimum(dist, d.min(axis=1))
+        d = np.where(valid[..., i] & valid[..., j], _segment_distance(q, pts[:, :, i], pts[:, :, j]), np.inf)
+        dist = np.minimum(dist, d.min(axis=2))
     if k >= 3:
         i, j, l = np.array(list(combinations(range(k), 3))).T
-        inside = _in_triangle(q, pts[:, i], pts[:, j], pts[:, l]) & valid[:, i] & valid[:, j] & valid[:, l]
-        dist[inside.any(axis=1)] = 0.0
-    dist[~valid.any(axis=1)] = np.nan
-    dist[np.isnan(p).any(axis=1)] = np.nan
-    return dist
+        inside = (_in_triangle(q, pts[:, :, i], pts[:, :, j], pts[:, :, l])
+                  & valid[..., i] & valid[..., j] & valid[..., l])
+        dist[inside.any(axis=2)] = 0.0
+    dist[~valid[:, 0].any(axis=1)] = np.nan
+    dist[np.isnan(queries).any(axis=2)] = np.nan
+    return dist.reshape(p.shape[:-1])
 
 
 def support_points(track: FootTrack, contacts: np.ndarray, contact_config: ContactConfig | None = None
@@ -408,9 +413,8 @@ def physics_traces(positions: np.ndarray, track: FootTrack, contacts: np.ndarray
     flight = flight_frames(track, contacts, fps, cfg.flight_trim, contact_config)
     # both ZMPs against the same support polygons in one pass (as zmp_outside measures them)
     pts, valid = support_points(track, contacts, contact_config)
-    d = distance_outside_hull(np.concatenate([z_multi, z_cart]), np.concatenate([pts, pts]),
-                              np.concatenate([valid, valid]))
-    outside = np.maximum(0.0, d - cfg.support_margin * track.body.scale)
+    d = distance_outside_hull(np.stack([z_multi, z_cart], axis=1), pts, valid)
+    outside = np.maximum(0.0, d - cfg.support_margin * track.body.scale).T.reshape(-1)
     n = len(com)
     return PhysicsTraces(
         com=com, zmp=z_multi, zmp_cart=z_cart,

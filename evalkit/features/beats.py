@@ -25,6 +25,7 @@ from scipy.signal import find_peaks, stft
 
 from evalkit.errors import FileFormatError, InputError
 from evalkit.features.signal import smooth_derivative
+from evalkit.motion.vectors import norm
 
 
 @dataclass(frozen=True)
@@ -55,7 +56,7 @@ class BeatConfig:
 
 def mean_joint_speed(positions: np.ndarray, fps: float) -> np.ndarray:
     """``(frames,)`` speed averaged over joints, m/s (filtered derivative)."""
-    return np.linalg.norm(smooth_derivative(positions, fps, 1), axis=-1).mean(axis=1)
+    return norm(smooth_derivative(positions, fps, 1)).mean(axis=1)
 
 
 def motion_beats(positions: np.ndarray, fps: float, config: BeatConfig | None = None) -> np.ndarray:

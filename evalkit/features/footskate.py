@@ -34,6 +34,7 @@ from scipy.ndimage import uniform_filter1d
 from evalkit.features.contacts import ContactConfig, contact_intervals, grid_contacts
 from evalkit.features.ground import FootTrack
 from evalkit.features.signal import lowpass
+from evalkit.motion.vectors import norm_xz
 
 
 @dataclass(frozen=True)
@@ -88,13 +89,20 @@ def grid_skate_speed(track: FootTrack, contacts: np.ndarray, config: ContactConf
         track: foot points of the clip.
         contacts: ``(G, 2)`` bool planted feet on the grid (:func:`grid_contacts`).
     """
+    return _skate_and_cores(track, contacts, config, skate)[0]
+
+
+def _skate_and_cores(track: FootTrack, contacts: np.ndarray, config: ContactConfig | None,
+                     skate: SkateConfig | None) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`grid_skate_speed` and the contact cores it keeps (:func:`contact_cores`), ``(G, 2)`` each."""
     cfg = config or ContactConfig()
     scfg = skate or SkateConfig()
     hs = track.slide_speed  # (G, 2, P), filtered at the measuring cut-off
     near = track.smooth_heights < cfg.height * track.body.scale
     masked = np.where(near, hs, np.inf).min(axis=2)
     v = np.where(np.isfinite(masked), masked, hs.min(axis=2))
-    return np.where(contact_cores(contacts, track.grid_fps, scfg.edge_trim), v, 0.0)
+    core = contact_cores(contacts, track.grid_fps, scfg.edge_trim)
+    return np.where(core, v, 0.0), core
 
 
 def skate_speed(track: FootTrack, config: ContactConfig | None = None, skate: SkateConfig | None = None) -> np.ndarray:
@@ -121,6 +129,7 @@ def contact_slides(skate: np.ndarray, contacts: np.ndarray, fps: float) -> np.nd
 
 def skate_metrics(
     track: FootTrack, config: SkateConfig | None = None, contact_config: ContactConfig | None = None,
+    contacts: np.ndarray | None = None,
 ) -> dict[str, float]:
     """Clip-level contact-based skate metrics (evaluated on the analysis grid).
 
@@ -130,12 +139,14 @@ def skate_metrics(
         ``skate_speed``), ``skate_speed_mean`` (mean skate speed over that time, m/s),
         ``skate_distance_mean`` / ``skate_distance_max`` (slide per contact, m),
         ``skate_distance_per_s`` (total slide per second of clip, m/s).
+
+    ``contacts``: ``(G, 2)`` planted feet on the grid when already computed
+    (:func:`grid_contacts` of ``track`` with ``contact_config``).
     """
     cfg = config or SkateConfig()
-    contacts = grid_contacts(track, contact_config)
-    v = grid_skate_speed(track, contacts, contact_config, cfg)
+    contacts = grid_contacts(track, contact_config) if contacts is None else contacts
+    v, core = _skate_and_cores(track, contacts, contact_config, cfg)
     slides = contact_slides(v, contacts, track.grid_fps)
-    core = contact_cores(contacts, track.grid_fps, cfg.edge_trim)
     n_planted = int(core.sum())
     duration = track.n_frames / track.fps
     on = v[core]
@@ -172,25 +183,42 @@ def skating_ratio(
     toes = np.asarray(toes, dtype=np.float64)
     if toes.shape[0] < 2:
         return 0.0, np.zeros(0, bool), np.zeros((0, 2))
-    v = np.linalg.norm(np.diff(toes[..., [0, 2]], axis=0), axis=-1) * fps  # (T-1, 2)
+    skating, contact, v_avg = _skating_pairs(toes, fps, ground, height, speed, window_s)
+    return float(skating.mean()), skating, np.where(contact, v_avg, 0.0)
+
+
+def _skating_pairs(toes: np.ndarray, fps: float, ground: float, height: float, speed: float, window_s: float
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`skating_ratio`'s frame pairs for ``(T, ..., 2, 3)`` toes (``...``: several clips of
+    one length at once): ``(T − 1, ...)`` skating pairs, ``(T − 1, ..., 2)`` contact pairs and
+    windowed speeds (m/s)."""
+    v = norm_xz(np.diff(toes, axis=0)) * fps  # (T-1, ..., 2)
     size = max(1, 2 * int(round(window_s * fps / 2.0)) + 1)
     # Zero padding at the ends ("constant" mode), as in the published definition.
     v_avg = uniform_filter1d(v, size=size, axis=0, mode="constant", cval=0.0)
     h = toes[..., 1] - ground
     contact = (h[:-1] < height) & (h[1:] < height)
     skating = contact & (v > speed) & (v_avg > speed)
-    skating = skating.any(axis=1)
-    return float(skating.mean()), skating, np.where(contact, v_avg, 0.0)
+    return skating.any(axis=-1), contact, v_avg
 
 
 def resample_points(x: np.ndarray, fps: float, new_fps: float, offset_s: float = 0.0) -> np.ndarray:
     """Linear interpolation of ``(frames, ...)`` samples at ``fps`` onto a grid at ``new_fps``
     starting ``offset_s`` seconds after the first frame and spanning the rest of the clip
     (``floor((duration − offset) × new_fps) + 1`` samples)."""
+    return _interpolate(x, fps, _grid_times(x.shape[0], fps, new_fps, offset_s))
+
+
+def _grid_times(n: int, fps: float, new_fps: float, offset_s: float) -> np.ndarray:
+    """Times (s) of :func:`resample_points`' grid for a clip of ``n`` frames."""
+    m = int(np.floor(((n - 1) / fps - offset_s) * new_fps + 1e-9)) + 1
+    return offset_s + np.arange(max(m, 0)) / new_fps
+
+
+def _interpolate(x: np.ndarray, fps: float, tn: np.ndarray) -> np.ndarray:
+    """``(frames, ...)`` samples at ``fps`` linearly interpolated at times ``tn`` (s) -> ``(len(tn), ...)``."""
     n = x.shape[0]
     t = np.arange(n) / fps
-    m = int(np.floor(((n - 1) / fps - offset_s) * new_fps + 1e-9)) + 1
-    tn = offset_s + np.arange(max(m, 0)) / new_fps
     flat = np.asarray(x, dtype=np.float64).reshape(n, -1)
     if n < 2:
         out = np.repeat(flat[:1], len(tn), axis=0)
@@ -217,9 +245,10 @@ def to_20fps(x: np.ndarray, fps: float, offset_s: float = 0.0) -> np.ndarray:
 
 
 def _to_20fps_phases(x: np.ndarray, fps: float, offsets: np.ndarray) -> list[np.ndarray]:
-    """:func:`to_20fps` at several offsets, low-passing once."""
-    smooth = lowpass(x, fps, 10.0)
-    return [resample_points(smooth, fps, 20.0, o) for o in offsets]
+    """:func:`to_20fps` at several offsets, low-passing once and interpolating once."""
+    times = [_grid_times(x.shape[0], fps, 20.0, o) for o in offsets]
+    both = _interpolate(lowpass(x, fps, 10.0), fps, np.concatenate(times))
+    return np.split(both, np.cumsum([len(t) for t in times])[:-1])
 
 
 #: Sampling phases of the 20 fps grid averaged in ``skating_ratio_20fps``.
@@ -255,5 +284,16 @@ def skating_ratio_metric(
         # arbitrary phase; the mean has the same expectation and does not change by a frame pair
         # or two when a clip starts a frame earlier or later (a 4 s clip has only ~80 pairs).
         phases = np.arange(RATIO_PHASES) / (20.0 * RATIO_PHASES)
-        ratio20 = float(np.mean([skating_ratio(t20, 20.0, *args)[0] for t20 in _to_20fps_phases(toes, track.fps, phases)]))
+        ratio20 = float(np.mean(_phase_ratios(_to_20fps_phases(toes, track.fps, phases), args)))
     return {"skating_ratio": ratio, "skating_ratio_20fps": ratio20}
+
+
+def _phase_ratios(clips: list[np.ndarray], args: tuple) -> np.ndarray:
+    """:func:`skating_ratio` of each ``(T_k, 2, 3)`` 20 fps toe trajectory, those of one length in one pass."""
+    out = np.zeros(len(clips))
+    lengths = np.array([len(c) for c in clips])
+    for n in np.unique(lengths[lengths >= 2]):
+        pick = np.flatnonzero(lengths == n)
+        skating, _, _ = _skating_pairs(np.stack([clips[k] for k in pick], axis=1), 20.0, *args)
+        out[pick] = skating.mean(axis=0)
+    return out

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from evalkit.features.body import BodyIndex
+from evalkit.motion.vectors import norm
 
 #: Fixed histogram bin edges, physical units (log-spaced; first/last bins catch under/overflow).
 HIST_EDGES: dict[str, np.ndarray] = {
@@ -57,8 +58,8 @@ def genea_accel_jerk(positions: np.ndarray, fps: float) -> tuple[float, float]:
     """
     if positions.shape[0] < 4:
         return float("nan"), float("nan")
-    acc = np.linalg.norm(np.diff(positions, n=2, axis=0), axis=-1) * fps**2
-    jerk = np.linalg.norm(np.diff(positions, n=3, axis=0), axis=-1) * fps**3
+    acc = norm(np.diff(positions, n=2, axis=0)) * fps**2
+    jerk = norm(np.diff(positions, n=3, axis=0)) * fps**3
     return float(acc.mean()), float(jerk.mean())
 
 
@@ -71,7 +72,7 @@ def jerk_per_frame(positions: np.ndarray, fps: float) -> np.ndarray:
     n = positions.shape[0]
     if n < 4:
         return np.zeros(n)
-    j = np.linalg.norm(np.diff(positions, n=3, axis=0), axis=-1).mean(axis=1) * fps**3
+    j = norm(np.diff(positions, n=3, axis=0)).mean(axis=1) * fps**3
     return np.pad(j, (1, 2), mode="edge")
 
 
@@ -105,14 +106,25 @@ def derivative_magnitudes(positions: np.ndarray, fps: float, rate: float | None 
         x = resample_points(x, fps, rate)
         fps = rate
     return {
-        name: np.linalg.norm(np.diff(x, n=k, axis=0), axis=-1) * fps**k
+        name: norm(np.diff(x, n=k, axis=0)) * fps**k
         for k, name in ((1, "speed"), (2, "accel"), (3, "jerk"))
     }
 
 
 def histograms(mags: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """Counts of each magnitude on :data:`HIST_EDGES` (``{name: (bins,)}``, not normalised)."""
-    return {k: np.histogram(mags[k].ravel(), bins=HIST_EDGES[k])[0].astype(float) for k in HIST_EDGES}
+    return {k: bin_counts(mags[k], HIST_EDGES[k]).astype(float) for k in HIST_EDGES}
+
+
+def bin_counts(x: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """``numpy.histogram(x, bins=edges)[0]`` (bins ``[e_i, e_i+1)``, the last one closed; values
+    outside the edges and NaN not counted) by a binary search per value instead of sorting the
+    values: three times faster for the few thousand values of a clip."""
+    x = np.asarray(x, dtype=np.float64).ravel()
+    nb = len(edges) - 1
+    idx = np.searchsorted(edges, x, side="right") - 1
+    idx[x == edges[-1]] = nb - 1
+    return np.bincount(idx[(idx >= 0) & (idx < nb)], minlength=nb)
 
 
 def hellinger(p: np.ndarray, q: np.ndarray) -> float:
@@ -128,30 +140,30 @@ def hellinger(p: np.ndarray, q: np.ndarray) -> float:
 def joint_angles(positions: np.ndarray, body: BodyIndex) -> dict[str, np.ndarray]:
     """Interior joint angles in degrees, ``{name: (frames,)}``, for every angle whose roles exist.
 
-    The angle at the vertex between the directions to A and to B (180° = straight limb).
+    The angle at the vertex between the directions to A and to B (180° = straight limb). An
+    angle with a zero-length side on some frame is left out. All angles are taken at once on
+    ``(frames, angles, 3)`` arrays.
     """
     roles = body.roles
-    out = {}
-    points: dict[tuple[str, ...], np.ndarray] = {}
+    names = [n for n, (a, v, b) in ANGLES.items() if all(r in roles for r in a + v + b)]
+    if not names:
+        return {}
 
-    def pt(rs):
-        if rs not in points:  # each point once (the mean of one joint is the joint itself)
-            points[rs] = (positions[:, roles[rs[0]]] if len(rs) == 1
-                          else positions[:, [roles[r] for r in rs]].mean(axis=1))
-        return points[rs]
+    def points(part: int) -> np.ndarray:  # (frames, angles, 3); a tuple of roles is their midpoint
+        sides = [ANGLES[n][part] for n in names]
+        if all(len(rs) == 1 for rs in sides):
+            return positions[:, [roles[rs[0]] for rs in sides]]
+        return np.stack([positions[:, [roles[r] for r in rs]].mean(axis=1) for rs in sides], axis=1)
 
-    for name, (a, v, b) in ANGLES.items():
-        if not all(r in roles for r in a + v + b):
-            continue
-        u = pt(a) - pt(v)
-        w = pt(b) - pt(v)
-        nu = np.linalg.norm(u, axis=-1)
-        nw = np.linalg.norm(w, axis=-1)
-        if np.any(nu < 1e-9) or np.any(nw < 1e-9):
-            continue
-        c = np.einsum("fi,fi->f", u, w) / (nu * nw)
-        out[name] = np.degrees(np.arccos(np.clip(c, -1.0, 1.0)))
-    return out
+    v = points(1)
+    u = points(0) - v
+    w = points(2) - v
+    nu = norm(u)
+    nw = norm(w)
+    ok = ~((nu < 1e-9).any(axis=0) | (nw < 1e-9).any(axis=0))
+    c = np.einsum("fai,fai->af", u, w) / (nu * nw).T
+    deg = np.degrees(np.arccos(np.clip(c, -1.0, 1.0)))
+    return {n: deg[k] for k, n in enumerate(names) if ok[k]}
 
 
 def bone_length_drift(positions: np.ndarray, parents: np.ndarray) -> tuple[float, float]:
@@ -168,12 +180,12 @@ def bone_length_drift(positions: np.ndarray, parents: np.ndarray) -> tuple[float
     child = np.flatnonzero(parents >= 0)
     if child.size == 0:
         return 0.0, 0.0
-    lengths = np.linalg.norm(positions[:, child] - positions[:, parents[child]], axis=-1)  # (F, B)
-    med = np.median(lengths, axis=0)
+    lengths = np.ascontiguousarray(norm(positions[:, child] - positions[:, parents[child]]).T)  # (B, F)
+    med = np.median(lengths, axis=1)  # contiguous rows: numpy's partition runs twice as fast
     keep = med > 0.01
     if not keep.any():
         return 0.0, 0.0
-    drift = (lengths.max(axis=0) - lengths.min(axis=0))[keep] / med[keep]
+    drift = (lengths.max(axis=1) - lengths.min(axis=1))[keep] / med[keep]
     return float(drift.max()), float(drift.mean())
 
 

@@ -22,18 +22,13 @@ from __future__ import annotations
 import numpy as np
 
 from evalkit.features.body import BodyIndex
-from evalkit.features.signal import DEFAULT_CUTOFF_HZ, smooth_derivative
+from evalkit.features.signal import DEFAULT_CUTOFF_HZ, derivative, smooth_derivative
 from evalkit.motion.roles import ROLE_NAMES
+from evalkit.motion.vectors import norm
 
 #: Roles whose joints make up the FMDistance vector, in this order.
 FM_ROLES: tuple[str, ...] = ROLE_NAMES
 _EPS = 1e-6
-
-
-def _window_sums(d: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-    """Sums ``d[lo[i]:hi[i] + 1]`` along axis 0 for every i, by cumulative sums."""
-    c = np.concatenate([np.zeros((1,) + d.shape[1:]), np.cumsum(d, axis=0)])
-    return c[hi + 1] - c[lo]
 
 
 def kinetic_features(positions: np.ndarray, fps: float, window: int = 2, up_axis: int = 1) -> np.ndarray:
@@ -56,22 +51,23 @@ def kinetic_features(positions: np.ndarray, fps: float, window: int = 2, up_axis
         return np.full((p.shape[1], 3), np.nan)
     dt = 1.0 / fps
     i = np.arange(1, n)
-    # velocity: displacements d[k] = p[k+1] - p[k], k in [i-w-1, i+w-1] ∩ [0, n-2]
-    d = np.diff(p, axis=0)
+    # velocity: mean of the displacements d[k] = p[k+1] - p[k], k in [i-w-1, i+w-1] ∩ [0, n-2];
+    # their sum telescopes to p[hi+1] - p[lo]
     lo = np.maximum(0, i - window - 1)
     hi = np.minimum(n - 2, i + window - 1)
-    v = _window_sums(d, lo, hi) / ((hi - lo + 1)[:, None, None] * dt)
+    v = (p[hi + 1] - p[lo]) / ((hi - lo + 1)[:, None, None] * dt)
     horiz = [a for a in range(3) if a != up_axis]
-    ke_h = (np.linalg.norm(v[..., horiz], axis=-1) ** 2).mean(axis=0)
+    ke_h = (norm(v[..., horiz]) ** 2).mean(axis=0)
     ke_v = (v[..., up_axis] ** 2).mean(axis=0)
-    # acceleration: second differences centred at c in [i-w, i+w] ∩ [1, n-2]
-    dd = np.diff(p, n=2, axis=0)  # dd[c-1] centred at c
+    # acceleration: mean of the second differences dd[c-1] = d[c] - d[c-1] centred at c in
+    # [i-w, i+w] ∩ [1, n-2]; their sum telescopes to d[hi_a+1] - d[lo_a]
+    d = np.diff(p, axis=0)
     lo_a = np.maximum(1, i - window) - 1
     hi_a = np.minimum(n - 2, i + window) - 1
     cnt = hi_a - lo_a + 1
-    acc = _window_sums(dd, lo_a, np.maximum(hi_a, lo_a)) / (np.maximum(cnt, 1)[:, None, None] * dt * dt)
+    acc = (d[np.maximum(hi_a, lo_a) + 1] - d[lo_a]) / (np.maximum(cnt, 1)[:, None, None] * dt * dt)
     acc[cnt <= 0] = 0.0
-    ee = np.linalg.norm(acc, axis=-1).mean(axis=0)
+    ee = norm(acc).mean(axis=0)
     return np.stack([ke_h, ke_v, ee], axis=1)
 
 
@@ -88,18 +84,27 @@ def kinetic_metrics(positions: np.ndarray, fps: float, body: BodyIndex, window: 
 
 
 def fm_vector(positions: np.ndarray, fps: float, body: BodyIndex,
-              cutoff_hz: float | None = DEFAULT_CUTOFF_HZ) -> np.ndarray:
+              cutoff_hz: float | None = DEFAULT_CUTOFF_HZ,
+              smooth: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
     """``(len(FM_ROLES),)`` log total kinetic energy per role joint, ``log(Σ ½ v² Δt + 1e-6)``.
 
     Velocities are low-pass filtered derivatives (m/s). Roles missing from the skeleton are NaN.
+    ``smooth``: ``(joints, (frames, len(joints), 3))`` positions of (at least) the role joints
+    already low-passed at ``cutoff_hz``, metres (not filtered again).
     """
     out = np.full(len(FM_ROLES), np.nan)
     idx = [(k, body.roles[r]) for k, r in enumerate(FM_ROLES) if r in body.roles]
     if not idx:
         return out
     cols = [j for _, j in idx]
-    v = smooth_derivative(positions[:, cols], fps, 1, cutoff_hz)
-    e = 0.5 * (np.linalg.norm(v, axis=-1) ** 2).sum(axis=0) / fps
+    if smooth is not None:
+        at = np.searchsorted(smooth[0], cols)
+        if not (at < len(smooth[0])).all() or not np.array_equal(smooth[0][at], cols):
+            raise ValueError("fm_vector: smooth lacks some role joints")
+        v = derivative(smooth[1][:, at], fps, 1)
+    else:
+        v = smooth_derivative(positions[:, cols], fps, 1, cutoff_hz)
+    e = 0.5 * (norm(v) ** 2).sum(axis=0) / fps
     out[[k for k, _ in idx]] = np.log(e + _EPS)
     return out
 

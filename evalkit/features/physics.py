@@ -31,7 +31,8 @@ from evalkit.errors import RolesNotFoundError
 from evalkit.features.body import BodyIndex
 from evalkit.features.contacts import ContactConfig
 from evalkit.features.ground import FootTrack
-from evalkit.features.signal import DEFAULT_CUTOFF_HZ, MATRIX_MAX_WORK, smooth_derivative
+from evalkit.features.signal import DEFAULT_CUTOFF_HZ, MATRIX_MAX_WORK, derivative, smooth_derivative
+from evalkit.motion.vectors import norm
 
 #: Standard gravity, m/s².
 GRAVITY = 9.81
@@ -159,16 +160,29 @@ def center_of_mass(positions: np.ndarray, body: BodyIndex) -> np.ndarray:
     return np.einsum("s,sj,fjc->fc", m, w, positions)
 
 
-def segment_coms(positions: np.ndarray, body: BodyIndex) -> tuple[np.ndarray, np.ndarray]:
-    """``((frames, segments, 3) segment COMs in metres, (segments,) mass fractions)``."""
-    _, w, m = _cached_weights(tuple(sorted(body.roles.items())), positions.shape[1])
+def segment_coms(positions: np.ndarray, body: BodyIndex, joints: np.ndarray | None = None
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """``((frames, segments, 3) segment COMs in metres, (segments,) mass fractions)``.
+
+    ``joints``: ``positions`` holds only these joints of the skeleton (``(frames, len(joints), 3)``),
+    which must include every joint the segments are built from (the roles' joints do)."""
+    if joints is None:
+        _, w, m = _cached_weights(tuple(sorted(body.roles.items())), positions.shape[1])
+    else:
+        _, w, m = _cached_weights(tuple(sorted(body.roles.items())), int(max(body.roles.values())) + 1)
+        w = w[:, joints]
+    return _segment_product(positions, w), m
+
+
+def _segment_product(positions: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """``(frames, segments, 3)``: ``w @ positions`` per frame for ``(segments, joints)`` weights."""
     f, j, _ = positions.shape
     # (frames*3, joints) @ (joints, segments) products instead of an einsum loop, in blocks of
     # rows small enough for single-threaded BLAS (see evalkit.features.signal.apply_matrix)
     flat = positions.transpose(0, 2, 1).reshape(f * 3, j)
     step = max(1, MATRIX_MAX_WORK // max(1, w.size))
     seg = np.concatenate([flat[i:i + step] @ w.T for i in range(0, f * 3, step)]) if f else flat @ w.T
-    return seg.reshape(f, 3, -1).transpose(0, 2, 1), m
+    return seg.reshape(f, 3, -1).transpose(0, 2, 1)
 
 
 @lru_cache(maxsize=64)
@@ -182,7 +196,8 @@ def _cached_weights(roles: tuple[tuple[str, int], ...], n_joints: int):
 
 
 def zmp(points: np.ndarray, masses: np.ndarray, fps: float, ground: float = 0.0,
-        cutoff_hz: float | None = DEFAULT_CUTOFF_HZ, gravity: float = GRAVITY) -> np.ndarray:
+        cutoff_hz: float | None = DEFAULT_CUTOFF_HZ, gravity: float = GRAVITY,
+        acc: np.ndarray | None = None) -> np.ndarray:
     """Zero-moment point of point masses on the plane ``y = ground``.
 
     Args:
@@ -191,12 +206,15 @@ def zmp(points: np.ndarray, masses: np.ndarray, fps: float, ground: float = 0.0,
         masses: ``(masses,)`` masses (any unit; only ratios matter).
         fps: frames per second.
         ground: world y of the ground, metres.
+        acc: ``(frames, masses, 3)`` accelerations of the points (m/s²) when already computed;
+            otherwise :func:`smooth_derivative` of ``points`` at ``cutoff_hz``.
 
     Returns:
         ``(frames, 2)`` ZMP (x, z) on the ground, metres. Frames where the total vertical force
         is near zero (free fall) get NaN.
     """
-    acc = smooth_derivative(points, fps, 2, cutoff_hz)
+    if acc is None:
+        acc = smooth_derivative(points, fps, 2, cutoff_hz)
     pts = points
     fy = (acc[..., 1] + gravity) * masses  # (F, M)
     den = fy.sum(axis=1)
@@ -216,7 +234,7 @@ def _segment_distance(p: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray
     denom = np.einsum("...i,...i->...", ab, ab)
     t = np.where(denom > 1e-12, np.einsum("...i,...i->...", p - a, ab) / np.where(denom > 1e-12, denom, 1.0), 0.0)
     t = np.clip(t, 0.0, 1.0)
-    return np.linalg.norm(p - (a + t[..., None] * ab), axis=-1)
+    return norm(p - (a + t[..., None] * ab))
 
 
 def _in_triangle(p: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
@@ -239,27 +257,32 @@ def distance_outside_hull(p: np.ndarray, pts: np.ndarray, valid: np.ndarray) -> 
     hull is its distance to the nearest segment between two of the points.
 
     Args:
-        p: ``(frames, 2)`` query points (NaN allowed → NaN).
+        p: ``(frames, 2)`` query points (NaN allowed → NaN), or ``(frames, Q, 2)``: Q query
+            points per frame against the same hulls.
         pts: ``(frames, K, 2)`` candidate hull points.
         valid: ``(frames, K)`` bool, which points exist on each frame.
 
     Returns:
-        ``(frames,)`` distance ≥ 0 (0 inside), NaN where no point is valid.
+        ``(frames,)`` (or ``(frames, Q)``) distance ≥ 0 (0 inside), NaN where no point is valid.
     """
     n, k = valid.shape
-    dist = np.full(n, np.inf)
-    for i in range(k):  # single points
-        d = np.linalg.norm(p - pts[:, i], axis=-1)
-        dist = np.where(valid[:, i], np.minimum(dist, d), dist)
-    for i, j in combinations(range(k), 2):
-        d = _segment_distance(p, pts[:, i], pts[:, j])
-        dist = np.where(valid[:, i] & valid[:, j], np.minimum(dist, d), dist)
-    for i, j, l in combinations(range(k), 3):
-        inside = _in_triangle(p, pts[:, i], pts[:, j], pts[:, l]) & valid[:, i] & valid[:, j] & valid[:, l]
-        dist = np.where(inside, 0.0, dist)
-    dist[~valid.any(axis=1)] = np.nan
-    dist[np.isnan(p).any(axis=1)] = np.nan
-    return dist
+    p = np.asarray(p, dtype=np.float64)
+    queries = p[:, None] if p.ndim == 2 else p  # (frames, Q, 2)
+    # every point, pair and triple of points of a frame at once: (frames, Q, combinations)
+    q, pts, valid = queries[:, :, None], pts[:, None], valid[:, None]
+    dist = np.where(valid, norm(q - pts), np.inf).min(axis=2, initial=np.inf)
+    if k >= 2:
+        i, j = np.array(list(combinations(range(k), 2))).T
+        d = np.where(valid[..., i] & valid[..., j], _segment_distance(q, pts[:, :, i], pts[:, :, j]), np.inf)
+        dist = np.minimum(dist, d.min(axis=2))
+    if k >= 3:
+        i, j, l = np.array(list(combinations(range(k), 3))).T
+        inside = (_in_triangle(q, pts[:, :, i], pts[:, :, j], pts[:, :, l])
+                  & valid[..., i] & valid[..., j] & valid[..., l])
+        dist[inside.any(axis=2)] = 0.0
+    dist[~valid[:, 0].any(axis=1)] = np.nan
+    dist[np.isnan(queries).any(axis=2)] = np.nan
+    return dist.reshape(p.shape[:-1])
 
 
 def support_points(track: FootTrack, contacts: np.ndarray, contact_config: ContactConfig | None = None
@@ -319,14 +342,16 @@ def flight_frames(track: FootTrack, contacts: np.ndarray, fps: float, trim_s: fl
 
 
 def ballistic_error(com: np.ndarray, flight: np.ndarray, fps: float, cutoff_hz: float | None = DEFAULT_CUTOFF_HZ,
-                    gravity: float = GRAVITY) -> np.ndarray:
+                    gravity: float = GRAVITY, acc: np.ndarray | None = None) -> np.ndarray:
     """``(frames,)`` ``|ÿ_com + g|`` on flight frames (m/s²), NaN elsewhere.
 
     Args:
         com: ``(frames, 3)`` centre of mass, metres.
         flight: ``(frames,)`` bool flight frames (:func:`flight_frames`).
+        acc: ``(frames,)`` vertical COM acceleration (m/s²) when already computed.
     """
-    acc = smooth_derivative(com[:, 1], fps, 2, cutoff_hz)
+    if acc is None:
+        acc = smooth_derivative(com[:, 1], fps, 2, cutoff_hz)
     return np.where(flight, np.abs(acc + gravity), np.nan)
 
 
@@ -359,32 +384,44 @@ class PhysicsTraces:
 
 
 def physics_traces(positions: np.ndarray, track: FootTrack, contacts: np.ndarray,
-                   config: PhysicsConfig | None = None, contact_config: ContactConfig | None = None) -> PhysicsTraces:
+                   config: PhysicsConfig | None = None, contact_config: ContactConfig | None = None,
+                   smooth: tuple[np.ndarray, np.ndarray] | None = None) -> PhysicsTraces:
     """Compute COM, both ZMPs, support distances and the ballistic check for one clip.
 
     Args:
         positions: ``(frames, joints, 3)`` world positions, metres.
         track: foot points and ground (:func:`evalkit.features.ground.foot_track`).
         contacts: ``(frames, 2)`` planted feet (:func:`evalkit.features.contacts.foot_contacts`).
+        smooth: ``(joints, (frames, len(joints), 3))`` the role joints' positions already
+            low-passed at ``config.cutoff_hz`` (metres): the segment accelerations are taken from
+            them (filtering is linear, so this equals filtering the segment COMs) instead of
+            filtering again.
     """
     cfg = config or PhysicsConfig()
     fps = track.fps
     seg, m = segment_coms(positions, track.body)
     com = np.einsum("s,fsc->fc", m, seg)
     ground = track.ground
-    z_multi = zmp(seg, m, fps, ground, cfg.cutoff_hz, cfg.gravity)
-    z_cart = zmp(com[:, None], np.ones(1), fps, ground, cfg.cutoff_hz, cfg.gravity)
+    # accelerations of the segment COMs; the COM's are their mass-weighted sum (all linear)
+    seg_smooth = seg_acc = None
+    if smooth is not None:
+        seg_smooth, _ = segment_coms(smooth[1], track.body, smooth[0])
+    seg_acc = smooth_derivative(seg, fps, 2, cfg.cutoff_hz) if seg_smooth is None else derivative(seg_smooth, fps, 2)
+    com_acc = np.einsum("s,fsc->fc", m, seg_acc)
+    z_multi = zmp(seg, m, fps, ground, cfg.cutoff_hz, cfg.gravity, acc=seg_acc)
+    z_cart = zmp(com[:, None], np.ones(1), fps, ground, cfg.cutoff_hz, cfg.gravity, acc=com_acc[:, None])
     flight = flight_frames(track, contacts, fps, cfg.flight_trim, contact_config)
-    # both ZMPs against the same support polygons in one pass
-    outside = zmp_outside(track, np.concatenate([contacts, contacts]), np.concatenate([z_multi, z_cart]),
-                          cfg, contact_config, track_frames=2)
+    # both ZMPs against the same support polygons in one pass (as zmp_outside measures them)
+    pts, valid = support_points(track, contacts, contact_config)
+    d = distance_outside_hull(np.stack([z_multi, z_cart], axis=1), pts, valid)
+    outside = np.maximum(0.0, d - cfg.support_margin * track.body.scale).T.reshape(-1)
     n = len(com)
     return PhysicsTraces(
         com=com, zmp=z_multi, zmp_cart=z_cart,
         zmp_outside=outside[:n],
         zmp_cart_outside=outside[n:],
         flight=flight,
-        ballistic_error=ballistic_error(com, flight, fps, cfg.cutoff_hz, cfg.gravity),
+        ballistic_error=ballistic_error(com, flight, fps, cfg.cutoff_hz, cfg.gravity, acc=com_acc[:, 1]),
     )
 
 

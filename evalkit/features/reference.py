@@ -29,7 +29,7 @@ def reference_from_motions(motions: Iterable[Motion], config: ScoreConfig | None
             ref.hist[k] = ref.hist.get(k, 0) + h
         for k, a in joint_angles(pos, an.body).items():
             angles.setdefault(k, []).append(a)
-        fms.append(fm_vector(pos, an.motion.fps, an.body, cfg.physics.cutoff_hz))
+        fms.append(fm_vector(pos, an.motion.fps, an.body, cfg.physics.cutoff_hz, an.smooth))
         ref.n_clips += 1
     if ref.n_clips == 0:
         raise InputError("the reference set has no usable clips")

@@ -27,6 +27,7 @@ from evalkit.features.kinematics import (
 )
 from evalkit.features.kinetic import fm_distance, fm_vector, kinetic_metrics
 from evalkit.features.physics import PhysicsConfig, PhysicsTraces, physics_metrics, physics_traces
+from evalkit.features.signal import lowpass
 from evalkit.motion import Motion
 
 
@@ -69,6 +70,9 @@ class Analysis:
         physics: COM, ZMP, support distance, flight (``None`` when the roles are missing).
         dropped: ``(start, end)`` frames dropped as pops.
         notes: what could not be computed or was estimated, and why (one sentence each).
+        smooth: ``(joints, (frames, len(joints), 3))`` the role joints (sorted) and their
+            positions low-passed at ``config.physics.cutoff_hz``, metres, filtered once for the
+            physics and the FMDistance metrics (``None`` without ``track``).
     """
 
     motion: Motion
@@ -81,6 +85,7 @@ class Analysis:
     dropped: tuple[int, int]
     config: ScoreConfig
     notes: tuple[str, ...] = ()
+    smooth: tuple[np.ndarray, np.ndarray] | None = None
 
 
 def _body(motion: Motion, roles) -> tuple[BodyIndex, list[str]]:
@@ -120,13 +125,15 @@ def analyse(motion: Motion, config: ScoreConfig | None = None) -> Analysis:
     if motion.n_frames < 4:
         raise InputError(f"{motion.name or 'clip'}: {motion.n_frames} frames; metrics need at least 4")
     pos = np.asarray(motion.positions)
-    track = gc = contacts = phys = None
+    track = gc = contacts = phys = smooth = None
     if body.foot_points.size:
+        joints = role_joints(body)
+        smooth = (joints, lowpass(pos[:, joints], motion.fps, cfg.physics.cutoff_hz))
         track = foot_track(motion, cfg.ground, body, pos)
         gc = grid_contacts(track, cfg.contacts)
         contacts = gc[track.frame_to_grid]
         try:
-            phys = physics_traces(pos, track, contacts, cfg.physics, cfg.contacts)
+            phys = physics_traces(pos, track, contacts, cfg.physics, cfg.contacts, smooth)
             est = estimated_roles(body)
             if est:
                 notes.append(f"centre of mass: {' and '.join(est)} estimated from the trunk (no "
@@ -134,7 +141,8 @@ def analyse(motion: Motion, config: ScoreConfig | None = None) -> Analysis:
         except RolesNotFoundError as exc:
             notes.append(f"physics metrics not computed: {exc}")
     return Analysis(motion=motion, positions=pos, body=body, track=track, grid_contacts=gc,
-                    contacts=contacts, physics=phys, dropped=dropped, config=cfg, notes=tuple(notes))
+                    contacts=contacts, physics=phys, dropped=dropped, config=cfg, notes=tuple(notes),
+                    smooth=smooth)
 
 
 def score_analysis(an: Analysis, reference: Reference | None = None,
@@ -161,7 +169,7 @@ def score_analysis(an: Analysis, reference: Reference | None = None,
     }
     if an.track is not None:
         row.update(ground_metrics(an.track, cfg.ground))
-        row.update(skate_metrics(an.track, cfg.skate, cfg.contacts))
+        row.update(skate_metrics(an.track, cfg.skate, cfg.contacts, an.grid_contacts))
         row.update(skating_ratio_metric(an.track, cfg.skate, lowest_y=float(pos[..., 1].min())))
     if an.physics is not None:
         row.update(physics_metrics(an.physics, body.scale, cfg.physics))
@@ -178,7 +186,7 @@ def score_analysis(an: Analysis, reference: Reference | None = None,
         frac, excess = angle_outliers(joint_angles(pos, body), reference, cfg.angle_tolerance_deg)
         row["angle_outlier_frac"], row["angle_outlier_max_deg"] = frac, excess
         if reference.fm.size:
-            v = fm_vector(pos, m.fps, body, cfg.physics.cutoff_hz)
+            v = fm_vector(pos, m.fps, body, cfg.physics.cutoff_hz, an.smooth)
             d = np.array([fm_distance(v, r) for r in reference.fm])
             row["fmd_ref_mean"] = float(np.nanmean(d)) if np.isfinite(d).any() else float("nan")
             row["fmd_ref_min"] = float(np.nanmin(d)) if np.isfinite(d).any() else float("nan")

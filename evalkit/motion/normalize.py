@@ -38,12 +38,13 @@ PLAUSIBLE_BODY_M = (0.9, 3.5)
 MAX_REACH_M = 1e5
 
 
-def _check_size(motion: Motion, explicit: bool) -> None:
-    """Refuse a motion that is not body-sized once in metres (see :data:`MAX_BODY_M`)."""
+def _check_size(motion: Motion, explicit: bool, pos: np.ndarray | None = None) -> None:
+    """Refuse a motion that is not body-sized once in metres (see :data:`MAX_BODY_M`); ``pos``:
+    the world positions of :func:`_sample` of ``motion`` when already solved."""
     from evalkit.errors import FileFormatError, InputError
     from evalkit.motion.fk import global_positions
 
-    pos = global_positions(_sample(motion))
+    pos = global_positions(_sample(motion)) if pos is None else pos
     body = float(body_extent(pos).max()) if pos.size else 0.0
     reach = float(np.abs(pos).max()) if pos.size else 0.0
     if body <= MAX_BODY_M and reach <= MAX_REACH_M:
@@ -94,14 +95,15 @@ def normalize_motion(motion: Motion, units: str | float = "auto", up: str = "aut
     meta["unit_scale"] = scale
     skeleton = motion.skeleton.scaled(scale)
     motion = replace(motion, skeleton=skeleton, translations=motion.translations * scale, meta=meta)
-    _check_size(motion, resolved is not None)
+    sample_pos = global_positions(_sample(motion))  # solved once for the size and up-axis checks
+    _check_size(motion, resolved is not None, sample_pos)
 
     parsed = parse_up(up)
     if parsed is None:
         found = find_roles(skeleton, overrides=roles, strict=False)
         head = found.get("head")
         feet = [found[r] for r in ("left_ankle", "right_ankle", "left_toe", "right_toe") if r in found]
-        axis, sign = detect_up(global_positions(_sample(motion)), head, feet)
+        axis, sign = detect_up(sample_pos, head, feet)
         meta["up_detected"] = True
     else:
         axis, sign = parsed
@@ -110,7 +112,7 @@ def normalize_motion(motion: Motion, units: str | float = "auto", up: str = "aut
             find_roles(skeleton, overrides=roles, strict=False)  # a joint the map names must exist
     meta["up_axis"] = up_name(axis, sign)
     if parsed is None and head is not None and feet:
-        share = up_share(global_positions(_sample(motion)), head, feet, axis)
+        share = up_share(sample_pos, head, feet, axis)
         if share < MIN_UP_SHARE:
             warn_clip(motion.meta.get("source"),
                       f"up axis detected as {meta['up_axis']}, but the head is not above the feet along any "

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from evalkit.motion.model import Motion
+from evalkit.motion.vectors import norm
 
 
 @dataclass(frozen=True)
@@ -33,7 +34,7 @@ def pose_jump_speed(positions: np.ndarray, fps: float) -> np.ndarray:
         positions: ``(frames, joints, 3)`` world positions, metres (joint 0 is the root).
     """
     rel = positions - positions[:, :1]
-    return np.linalg.norm(np.diff(rel, axis=0), axis=-1).max(axis=1) * fps
+    return norm(np.diff(rel, axis=0)).max(axis=1) * fps
 
 
 def find_end_pops(positions: np.ndarray, fps: float, scale: float = 1.0, config: PopConfig | None = None) -> tuple[int, int]:

@@ -155,3 +155,16 @@ def test_zmp_formula_on_constructed_accelerating_mass():
     falling = p.copy()
     falling[:, 0, 1] = 10.0 - 0.5 * 9.81 * t**2
     assert np.isnan(zmp(falling, np.ones(1), fps, cutoff_hz=None)[mid]).all()
+
+
+def test_several_query_points_per_frame_measure_like_one_at_a_time():
+    """Both ZMPs are measured against the same support polygons in one call (a run: flight
+    frames have no support)."""
+    an = analyse(load_motion(sample_path("cmu", "09_06-run.amc")))
+    pts, valid = support_points(an.track, an.contacts)
+    queries = np.stack([an.physics.zmp, an.physics.zmp_cart, an.physics.zmp + 0.3], axis=1)
+    both = distance_outside_hull(queries, pts, valid)
+    assert both.shape == (an.motion.n_frames, 3)
+    for q in range(3):
+        assert np.array_equal(both[:, q], distance_outside_hull(queries[:, q], pts, valid), equal_nan=True)
+    assert np.nanmax(both[:, 2]) > 0.0 and np.isnan(both).any()  # some frames outside, some without support

@@ -140,8 +140,11 @@ def test_discriminator_window_features_of_bundled_clips_are_unchanged():
             got = fresh[clip][col]
             for k, v in want.items():
                 w = got[k]
+                # abs_tol 1e-6: joint angles come from arccos, which turns a rounding change of
+                # 1e-16 in the cosine of a straight limb into ~1e-8 rad (a re-grouped sum in the
+                # faster kinematics does that); every other feature matches to 1e-9 relative.
                 same = (v is None and w is None) or (v is not None and w is not None and
-                                                      math.isclose(w, v, rel_tol=1e-9, abs_tol=1e-9))
+                                                      math.isclose(w, v, rel_tol=1e-9, abs_tol=1e-6))
                 if not same:
                     bad.append(f"{clip} {col} {k}: {w!r} != stored {v!r}")
     assert not bad, "\n".join(bad[:30])

@@ -69,7 +69,7 @@ def test_real_vs_real_row_and_intervals(held_out, opts):
     t = cmp.table.set_index("system")
     assert list(t.index) == ["x", "real vs real"]
     assert t.loc["real vs real", "n_clips"] == 8 and t.loc["real vs real", "n_ref_clips"] == 8
-    for m in ("fgd", "fgd_raw", "fid_k", "fid_g", "div_k", "div_g", "l1_div", "pfc"):
+    for m in ("fgd", "fgd_raw", "fgd_pose", "fid_k", "fid_g", "div_k", "div_g", "l1_div", "pfc"):
         for s in t.index:
             lo, v, hi = t.loc[s, [f"{m}_ci_low", m, f"{m}_ci_high"]]
             assert np.isfinite(v) and lo <= v <= hi, (m, s)

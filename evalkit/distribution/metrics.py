@@ -43,7 +43,7 @@ import numpy as np
 
 from evalkit.distribution.diversity import pairwise_distances, reference_scaler
 from evalkit.distribution.extract import ClipFeatures
-from evalkit.distribution.frechet import frechet_distance
+from evalkit.distribution.frechet import frechet_distance, frechet_distance_root, psd_sqrt
 
 L1_BOOTSTRAP_FRAMES = 6000
 #: Principal directions in which the raw-space FGD's bootstrap spread is computed.
@@ -210,6 +210,13 @@ class ClipSet:
             cache[window] = _raw_stats(self.clips, window, *self.raw_scaler())
         return cache[window]
 
+    def raw_root(self, window: int) -> np.ndarray:
+        """Square root of :meth:`raw_stats`' covariance (cached)."""
+        cache = self.__dict__.setdefault("_raw_root", {})
+        if window not in cache:
+            cache[window] = psd_sqrt(self.raw_stats(window).gaussian[1])
+        return cache[window]
+
     @property
     def n_windows(self) -> int:
         return int(self.emb.count.sum())
@@ -354,7 +361,7 @@ def _raw_metric(sys: ClipSet, ref: ClipSet, ws: np.ndarray, wr: np.ndarray, valu
         values["fgd_raw"], reps["fgd_raw"] = float("nan"), np.full(b, np.nan)
         return
     (mu_s, cov_s), (mu_r, cov_r) = rs.gaussian, rr.gaussian
-    values["fgd_raw"] = float(frechet_distance(mu_r, cov_r, mu_s, cov_s))
+    values["fgd_raw"] = frechet_distance_root(mu_r, cov_r, ref.raw_root(window), mu_s, cov_s)
     if not b:
         reps["fgd_raw"] = np.zeros(0)
         return

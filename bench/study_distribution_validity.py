@@ -288,6 +288,8 @@ def main() -> None:
     ap.add_argument("--null-splits", type=int, default=100)
     ap.add_argument("--splits", type=int, default=10, help="stratified splits of the across-splits part")
     ap.add_argument("--bootstrap", type=int, default=200)
+    ap.add_argument("--resume", action="store_true",
+                    help="read parts 1 (levels.csv) and 2 (levels_paired.csv) from --out instead of recomputing them")
     a = ap.parse_args()
 
     import pandas as pd
@@ -326,7 +328,8 @@ def main() -> None:
             kind, s = name.split("@")
             ms = [corrupt(m, kind, float(s), seed=i, **KINDS[kind]).motion for i, m in enumerate(motions)]
         feats[name] = features_of_motions(ms, name, opts)
-        nat[name] = naturalness([m for i, m in enumerate(ms) if i in in_t])
+        if not a.resume:
+            nat[name] = naturalness([m for i, m in enumerate(ms) if i in in_t])
         print(f"features {name} ({time.time() - t0:.0f} s)", flush=True)
     score_cols = [k for k in feats["unedited"][0].scores if not k.startswith("beat")]
 
@@ -336,21 +339,22 @@ def main() -> None:
     # 1. the main split, with bootstrap intervals: test half (each condition) against the reference half
     ref = subset("unedited", r_idx)
     rows = []
-    for name in conditions:
+    for name in ([] if a.resume else conditions):
         row = {"condition": name, **set_metrics(subset(name, t_idx), ref, a.bootstrap, a.seed, score_cols),
                "naturalness": nat[name]}
         rows.append(row)
         print(f"{name:18s} " + " ".join(f"{k}={row[k]:.4g}" for k in METRICS) + f" nat={row['naturalness']:.3f}",
               flush=True)
-    levels = pd.DataFrame(rows)
+    levels = pd.read_csv(out / "levels.csv") if a.resume else pd.DataFrame(rows)
     levels.to_csv(out / "levels.csv", index=False)
     mono = _monotonic(levels)
     mono.to_csv(out / "monotonic.csv", index=False)
 
     # 2. paired: each degraded test half against its own unedited clips
     own = subset("unedited", t_idx)
-    prow = [{"condition": name, **set_metrics(subset(name, t_idx), own, 0, a.seed)} for name in conditions]
-    paired_levels = pd.DataFrame(prow)
+    prow = [] if a.resume else [{"condition": name, **set_metrics(subset(name, t_idx), own, 0, a.seed)}
+                                for name in conditions]
+    paired_levels = pd.read_csv(out / "levels_paired.csv") if a.resume else pd.DataFrame(prow)
     paired_levels.to_csv(out / "levels_paired.csv", index=False)
     paired = _monotonic(paired_levels)
     paired.to_csv(out / "monotonic_paired.csv", index=False)

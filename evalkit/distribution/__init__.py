@@ -2,8 +2,8 @@
 
 FGD (an autoencoder embedding of fixed-length windows, :mod:`.embedding`), FGD on raw data
 space (GENEA: flattened windows) and on single poses, FID_k / FID_g on the AIST++ kinetic and
-geometric features (:mod:`.geometric`), Div_k / Div_g (:mod:`.diversity`), EMAGE's L1 divergence and EDGE's PFC (:mod:`.physical`), all with bootstrap
-intervals over clips (:mod:`.metrics`) and the protocol recorded with every number
+geometric features (:mod:`.geometric`), Div_k / Div_g (:mod:`.diversity`), EMAGE's L1 divergence
+and EDGE's PFC (:mod:`.physical`), all with bootstrap intervals over clips (:mod:`.metrics`) and the protocol recorded with every number
 (:mod:`.compare`). Every rig is reached through joint roles on one canonical joint set
 (:mod:`.windows`). Definitions, sources and differences from the public code: docs/distribution.md.
 """

@@ -281,7 +281,8 @@ def latex_table(cmp: Comparison) -> str:
     """A LaTeX ``table`` (booktabs) of the headline metrics, each ``value [low, high]``."""
     t = cmp.table
     cols = [m for m in HEADLINE + ("beat_consistency",) if m in t]
-    heads = {"fgd": "FGD", "fgd_raw": "FGD$_\\text{raw}$", "fgd_pose": "FGD$_\\text{pose}$", "fid_k": "FID$_k$", "fid_g": "FID$_g$",
+    heads = {"fgd": "FGD", "fgd_raw": "FGD$_\\text{raw}$", "fgd_pose": "FGD$_\\text{pose}$", "fid_k": "FID$_k$",
+             "fid_g": "FID$_g$",
              "div_k": "Div$_k$", "div_g": "Div$_g$", "l1_div": "L1div", "pfc": "PFC", "beat_consistency": "BC"}
     lines = ["\\begin{table}[t]", "\\centering", "\\small",
              "\\begin{tabular}{l r " + " ".join("c" for _ in cols) + "}", "\\toprule",

@@ -26,8 +26,9 @@ coordinate standardised by the reference's per-coordinate mean and standard devi
 (GENEA standardises by its dataset's mean and std vectors; we divide by at least
 :data:`RAW_MIN_STD` = 0.01 body heights, because a joint that never moves relative to the hips in
 the reference -- a rig whose spine joint sits on its hips -- would otherwise turn a rig difference
-of a few centimetres into millions): ``window × 51`` dimensions (1,530 for 30 frames). Its value uses every window. A bootstrap replicate in that many dimensions costs an
-eigendecomposition of a 1,530 × 1,530 matrix, so the replicates' spread is computed in the
+of a few centimetres into millions): ``window × 51`` dimensions (1,530 for 30 frames). Its value
+uses every window. A bootstrap replicate in that many dimensions costs an eigendecomposition
+of a 1,530 × 1,530 matrix, so the replicates' spread is computed in the
 :data:`RAW_BOOTSTRAP_DIMS` leading principal directions of the two sets' pooled covariance (the
 share of variance they hold is returned as ``fgd_raw_boot_variance``), and added to the exact
 value as for every other metric. ``fgd_pose`` is the per-frame version (single poses, 54 numbers,

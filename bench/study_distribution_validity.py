@@ -3,13 +3,18 @@
 The shipped FGD extractor was trained on the bundled CMU clips only; this study uses the real
 capture in ../shared/data/mocap that is not among them (Bandai Namco walks/runs in styles,
 Reallusion retargets of CMU subjects 02/07, CMU 11_01 and 131_02; files whose bytes match a
-training file are dropped). The pool is split (seeded) into a reference half R and a test half T.
+training file are dropped). The pool is split (seeded) into a reference half R and a test half T,
+stratified by source (each Bandai style and each other folder split evenly), so that both halves
+sample the same mix.
 
 1. Degradations of T (corruptions of evalkit.models.corruptions: jitter, foot skate, time warp,
    freezing) at severities 0.25, 0.5, 0.75, 1.0, each clip with its own seed: every distance of T
-   against R per level, with bootstrap intervals; is it monotonic?
+   against R per level, with bootstrap intervals; is it monotonic? The same for each degraded set
+   against its own unedited clips (the degradation's effect without the R-vs-T sampling
+   difference), and the mean over ``--splits`` other stratified splits (no bootstrap) with the
+   number of splits in which each sequence rises strictly.
 2. Real vs real: unedited T against R, and the null distribution of each distance between two
-   random halves of the pool (100 splits): is unedited T inside the null's 95 % range?
+   random stratified halves of the pool (100 splits): is unedited T inside the null's 95 % range?
 3. Motion graphs: SMG and BPMG transitions synthesised from T's Bandai clips (one rig), against
    R, beside the unedited sources and the sources corrupted at severity 0.5 (mixed types).
 4. Across the 17 degradation conditions (one reference): Spearman correlations of each distance with the shipped discriminator's
@@ -17,7 +22,9 @@ training file are dropped). The pool is split (seeded) into a reference half R a
 
     python bench/study_distribution_validity.py --out docs/distribution-validity
 
-Writes ``levels.csv``, ``null.csv``, ``graphs.csv``, ``correlations.csv`` and ``summary.md``.
+Writes ``levels.csv``, ``monotonic.csv``, ``levels_paired.csv``, ``monotonic_paired.csv``,
+``splits.csv``, ``monotonic_splits.csv``, ``null.csv``, ``graphs.csv``, ``correlations.csv``,
+``summary.json`` and ``summary.md``.
 """
 
 from __future__ import annotations
@@ -33,7 +40,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "mocap"
-METRICS = ("fgd", "fgd_raw", "fid_k", "fid_g", "pfc")
+METRICS = ("fgd", "fgd_raw", "fgd_pose", "fid_k", "fid_g", "pfc")
 KINDS = {"jitter": {"mode": "clip"}, "foot_skate": {}, "time_warp": {}, "freeze": {}}
 LEVELS = (0.25, 0.5, 0.75, 1.0)
 #: Similarity threshold of both graphs (RMS metres): at the default 0.3 the BPMG of these Bandai clips
@@ -68,14 +75,14 @@ def _md(df, index: bool = False) -> str:
 
 def naturalness(motions) -> float:
     from evalkit.errors import EvalkitError
-    from evalkit.models.discriminator import score_motion
+    from evalkit.models.discriminator import score_naturalness
     from evalkit.models.training import load_model
 
     model, _ = load_model(None)
     vals = []
     for m in motions:
         try:
-            vals.append(score_motion(model, m).naturalness)
+            vals.append(score_naturalness(model, m).naturalness)
         except EvalkitError:
             pass
     return float(np.mean(vals)) if vals else float("nan")
@@ -172,7 +179,23 @@ def graph_study(R, T, opts, n_boot: int, seed: int, score_cols, out: Path):
     return graphs
 
 
-def write_summary(out, files, R, T, ext, levels, mono, inside, graphs, bug, seconds) -> None:
+def _monotonic(levels, metrics=METRICS, key: str = "condition"):
+    """Per degradation and metric: the values from level 0 (unedited) up, strictly increasing?"""
+    import pandas as pd
+
+    rows = []
+    base = levels.set_index(key).loc["unedited"]
+    for kind in KINDS:
+        sub = levels[levels[key].str.startswith(kind + "@")]
+        for m in metrics:
+            seq = [base[m]] + list(sub[m])
+            rows.append({"degradation": kind, "metric": m, "values": " < ".join(f"{v:.4g}" for v in seq),
+                         "strictly_increasing": bool(all(y > x for x, y in zip(seq, seq[1:])))})
+    return pd.DataFrame(rows)
+
+
+def write_summary(out, files, R, T, ext, levels, mono, paired, splits, inside, graphs, bug, seconds,
+                  n_splits: int) -> None:
     import pandas as pd
     from scipy.stats import spearmanr
 
@@ -192,16 +215,35 @@ def write_summary(out, files, R, T, ext, levels, mono, inside, graphs, bug, seco
     corr = pd.DataFrame(corr)
     corr.to_csv(out / "correlations.csv", index=False)
 
+    # across splits: the mean over splits, and in how many splits each sequence rises strictly
+    mean = splits.groupby("condition", sort=False)[list(METRICS)].mean().reset_index()
+    mono_mean = _monotonic(mean)
+    counts = []
+    for k, sub in splits.groupby("split"):
+        mk = _monotonic(sub.reset_index(drop=True))
+        counts.append(mk.assign(split=k))
+    counts = pd.concat(counts)
+    count_tab = counts.groupby(["degradation", "metric"], sort=False)["strictly_increasing"].sum().astype(int)
+    mono_mean["splits_strictly_increasing"] = [f"{count_tab.loc[(d, m)]}/{n_splits}" for d, m in
+                                               zip(mono_mean["degradation"], mono_mean["metric"])]
+    mono_mean.to_csv(out / "monotonic_splits.csv", index=False)
 
-    summary = {"kinetic_precedence_bug": bug, "held_out_files": [str(f.relative_to(SHARED)) for f in files], "reference": len(R), "test": len(T),
-               "extractor_hash": ext.extractor_hash, "real_vs_real": inside, "seconds": seconds}
+    summary = {"kinetic_precedence_bug": bug, "held_out_files": [str(f.relative_to(SHARED)) for f in files],
+               "reference": len(R), "test": len(T), "extractor_hash": ext.extractor_hash, "real_vs_real": inside,
+               "seconds": seconds, "splits": n_splits}
     (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
     lines = ["# Validity study (generated by bench/study_distribution_validity.py)", "",
-             f"{len(files)} held-out clips, reference {len(R)}, test {len(T)}; extractor {ext.extractor_hash}.", "",
-             "## Monotonic growth with degradation (level 0 = unedited)", "", _md(mono), "",
-             "## Real vs real inside its null (100 random half splits of the pool)", "",
+             f"{len(files)} held-out clips, split in halves stratified by source and style: reference {len(R)}, "
+             f"test {len(T)}; extractor {ext.extractor_hash}.", "",
+             "## Monotonic growth with degradation: test half against the reference half (level 0 = unedited)", "",
+             _md(mono), "",
+             "## The same, each degraded set against its own unedited clips (the degradation's own effect)", "",
+             _md(paired), "",
+             f"## Mean over {n_splits} stratified splits (no bootstrap), and in how many splits the sequence rises "
+             "strictly", "", _md(mono_mean), "",
+             "## Real vs real inside its null (random stratified half splits of the pool)", "",
              _md(pd.DataFrame(inside).T, index=True), "", "## Motion graphs", "",
-             _md(graphs[["system", "n_clips"] + [m for m in METRICS] + ["naturalness"]])
+             _md(graphs[["system", "n_clips"] + [m for m in METRICS if m in graphs] + ["naturalness"]])
              if len(graphs) else "(no graph outputs)", "",
              "## FID_k / Div_k with the public code's precedence bug", "", json.dumps(bug, indent=1), "",
              "## Spearman correlations across the 17 conditions of the degradation part (one reference)", "",
@@ -211,22 +253,50 @@ def write_summary(out, files, R, T, ext, levels, mono, inside, graphs, bug, seco
     print("\n".join(lines))
 
 
+def stratum(f: Path) -> str:
+    """The source a clip comes from: Bandai Namco clips by style (``dataset-1_<motion>_<style>_NNN``),
+    other folders as a whole."""
+    if f.parent.name.startswith("bandai"):
+        parts = f.stem.split("_")
+        return "bandai/" + (parts[2] if len(parts) > 2 else "?")
+    return f.parent.name
+
+
+def stratified_half_split(labels, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Halves ``(a, b)`` of ``range(len(labels))`` with each label split evenly (seeded); an odd
+    stratum's extra clip goes to the half that is smaller so far (``a`` first)."""
+    rng = np.random.default_rng(seed)
+    a: list[int] = []
+    b: list[int] = []
+    for lab in sorted(set(labels)):
+        idx = [int(i) for i in rng.permutation([i for i, x in enumerate(labels) if x == lab])]
+        h = len(idx) // 2
+        small, big = idx[:h], idx[h:]
+        if len(a) <= len(b):
+            a += big
+            b += small
+        else:
+            a += small
+            b += big
+    return np.array(sorted(a)), np.array(sorted(b))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", default="docs/distribution-validity")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--null-splits", type=int, default=100)
+    ap.add_argument("--splits", type=int, default=10, help="stratified splits of the across-splits part")
     ap.add_argument("--bootstrap", type=int, default=200)
-    ap.add_argument("--summary-only", action="store_true", help="rewrite summary.md from the files in --out")
-    ap.add_argument("--graphs-only", action="store_true",
-                    help="rerun the motion-graph part only; the other parts are read from --out")
+    ap.add_argument("--resume", action="store_true",
+                    help="read parts 1 (levels.csv) and 2 (levels_paired.csv) from --out instead of recomputing them")
     a = ap.parse_args()
 
     import pandas as pd
 
     from evalkit.distribution.embedding import load_extractor
     from evalkit.distribution.extract import ExtractOptions, features_of_motions
-    from evalkit.distribution.metrics import ClipSet, half_split, set_metrics
+    from evalkit.distribution.metrics import ClipSet, set_metrics
     from evalkit.models.corruptions import corrupt
     from evalkit.motion import load_motion
 
@@ -237,65 +307,77 @@ def main() -> None:
     motions = [load_motion(f) for f in files]
     for m, f in zip(motions, files):
         object.__setattr__(m, "name", f"{f.parent.name}/{f.stem}")
+    labels = [stratum(f) for f in files]
     ext = load_extractor()
     opts = ExtractOptions(extractor=ext, score=True)
-    r_idx, t_idx = half_split(len(motions), a.seed)
+    r_idx, t_idx = stratified_half_split(labels, a.seed)
     R = [motions[i] for i in r_idx]
     T = [motions[i] for i in t_idx]
     print(f"{len(files)} held-out clips: reference {len(R)}, test {len(T)}", flush=True)
-    if a.summary_only:
-        old = json.loads((out / "summary.json").read_text())
-        write_summary(out, files, R, T, ext, pd.read_csv(out / "levels.csv"), pd.read_csv(out / "monotonic.csv"),
-                      old["real_vs_real"], pd.read_csv(out / "graphs.csv"), old["kinetic_precedence_bug"],
-                      old.get("seconds", 0))
-        return
-    if a.graphs_only:
-        levels = pd.read_csv(out / "levels.csv")
-        score_cols = [c[5:] for c in levels.columns if c.startswith("mean_") and not c.endswith(("_low", "_high"))]
-        graphs = graph_study(R, T, opts, a.bootstrap, a.seed, score_cols, out)
-        old = json.loads((out / "summary.json").read_text())
-        write_summary(out, files, R, T, ext, levels, pd.read_csv(out / "monotonic.csv"), old["real_vs_real"],
-                      graphs, old["kinetic_precedence_bug"], old.get("seconds", 0) + round(time.time() - t0, 1))
-        return
-    ref = ClipSet(features_of_motions(R, "ref", opts))
 
-    conditions: dict[str, list] = {"unedited": T}
-    for kind, kw in KINDS.items():
-        for s in LEVELS:
-            conditions[f"{kind}@{s}"] = [corrupt(m, kind, s, seed=i, **kw).motion for i, m in enumerate(T)]
+    # every clip of the pool under every condition (each clip its own seed: its index in the pool),
+    # so that any split's test half can be taken from it
+    conditions = ["unedited"] + [f"{k}@{s}" for k in KINDS for s in LEVELS]
+    feats: dict[str, list] = {}
+    nat: dict[str, float] = {}
+    in_t = set(int(i) for i in t_idx)
+    for name in conditions:
+        if name == "unedited":
+            ms = motions
+        else:
+            kind, s = name.split("@")
+            ms = [corrupt(m, kind, float(s), seed=i, **KINDS[kind]).motion for i, m in enumerate(motions)]
+        feats[name] = features_of_motions(ms, name, opts)
+        if not a.resume:
+            nat[name] = naturalness([m for i, m in enumerate(ms) if i in in_t])
+        print(f"features {name} ({time.time() - t0:.0f} s)", flush=True)
+    score_cols = [k for k in feats["unedited"][0].scores if not k.startswith("beat")]
 
+    def subset(name, idx):
+        return ClipSet([feats[name][i] for i in idx])
+
+    # 1. the main split, with bootstrap intervals: test half (each condition) against the reference half
+    ref = subset("unedited", r_idx)
     rows = []
-    score_cols: list[str] = []
-    for name, ms in conditions.items():
-        feats = features_of_motions(ms, name, opts)
-        if not score_cols:
-            score_cols = [k for k in feats[0].scores if not k.startswith("beat")]
-        row = {"condition": name, **set_metrics(ClipSet(feats), ref, a.bootstrap, a.seed, score_cols),
-               "naturalness": naturalness(ms)}
+    for name in ([] if a.resume else conditions):
+        row = {"condition": name, **set_metrics(subset(name, t_idx), ref, a.bootstrap, a.seed, score_cols),
+               "naturalness": nat[name]}
         rows.append(row)
         print(f"{name:18s} " + " ".join(f"{k}={row[k]:.4g}" for k in METRICS) + f" nat={row['naturalness']:.3f}",
               flush=True)
-    levels = pd.DataFrame(rows)
+    levels = pd.read_csv(out / "levels.csv") if a.resume else pd.DataFrame(rows)
     levels.to_csv(out / "levels.csv", index=False)
-
-    # monotonicity per degradation and metric (level 0 = unedited)
-    mono = []
-    base = levels.set_index("condition").loc["unedited"]
-    for kind in KINDS:
-        sub = levels[levels["condition"].str.startswith(kind + "@")]
-        for m in METRICS:
-            seq = [base[m]] + list(sub[m])
-            mono.append({"degradation": kind, "metric": m, "values": " < ".join(f"{v:.4g}" for v in seq),
-                         "strictly_increasing": bool(all(y > x for x, y in zip(seq, seq[1:])))})
-    mono = pd.DataFrame(mono)
+    mono = _monotonic(levels)
     mono.to_csv(out / "monotonic.csv", index=False)
 
-    # real-vs-real null: distances between random halves of the whole pool
-    pool = ClipSet(features_of_motions(motions, "pool", ExtractOptions(extractor=ext, score=False)))
+    # 2. paired: each degraded test half against its own unedited clips
+    own = subset("unedited", t_idx)
+    prow = [] if a.resume else [{"condition": name, **set_metrics(subset(name, t_idx), own, 0, a.seed)}
+                                for name in conditions]
+    paired_levels = pd.read_csv(out / "levels_paired.csv") if a.resume else pd.DataFrame(prow)
+    paired_levels.to_csv(out / "levels_paired.csv", index=False)
+    paired = _monotonic(paired_levels)
+    paired.to_csv(out / "monotonic_paired.csv", index=False)
+
+    # 3. across stratified splits (no bootstrap)
+    srows = []
+    for k in range(a.splits):
+        ra, tb = stratified_half_split(labels, 100 + k)
+        rk = subset("unedited", ra)
+        for name in conditions:
+            r = set_metrics(subset(name, tb), rk, 0, k)
+            srows.append({"split": k, "condition": name, **{m: r[m] for m in METRICS}})
+        print(f"split {k} done ({time.time() - t0:.0f} s)", flush=True)
+    splits = pd.DataFrame(srows)
+    splits.to_csv(out / "splits.csv", index=False)
+
+    # 4. real-vs-real null: distances between random stratified halves of the whole pool
+    pool = feats["unedited"]
+    base = levels.set_index("condition").loc["unedited"]
     null = []
     for k in range(a.null_splits):
-        ia, ib = half_split(pool.n, 1000 + k)
-        r = set_metrics(pool.subset(ia), pool.subset(ib), 0, k)
+        ia, ib = stratified_half_split(labels, 1000 + k)
+        r = set_metrics(ClipSet([pool[i] for i in ia]), ClipSet([pool[i] for i in ib]), 0, k)
         null.append({m: r[m] for m in METRICS})
     null = pd.DataFrame(null)
     null.to_csv(out / "null.csv", index=False)
@@ -304,13 +386,15 @@ def main() -> None:
                   "percentile_of_unedited": float((null[m] < base[m]).mean() * 100),
                   "inside": bool(null[m].quantile(0.025) <= base[m] <= null[m].quantile(0.975))} for m in METRICS}
 
-    # motion graphs on T's Bandai locomotion (one rig) against R's Bandai locomotion
+    # 5. motion graphs on T's Bandai locomotion (one rig) against R's Bandai locomotion
     graphs = graph_study(R, T, opts, a.bootstrap, a.seed, score_cols, out)
 
-    # the public kinetic code's precedence bug: FID_k / Div_k with it and without it
-    bug = kinetic_bug_effect(R, T, conditions["jitter@0.5"], ext.window_protocol.fps)
+    # 6. the public kinetic code's precedence bug: FID_k / Div_k with it and without it
+    jit = [corrupt(motions[i], "jitter", 0.5, seed=int(i), **KINDS["jitter"]).motion for i in t_idx]
+    bug = kinetic_bug_effect(R, T, jit, ext.window_protocol.fps)
     print("kinetic precedence bug:", bug, flush=True)
-    write_summary(out, files, R, T, ext, levels, mono, inside, graphs, bug, round(time.time() - t0, 1))
+    write_summary(out, files, R, T, ext, levels, mono, paired, splits, inside, graphs, bug,
+                  round(time.time() - t0, 1), a.splits)
     print(f"done in {time.time() - t0:.0f} s -> {out}")
 
 

@@ -35,7 +35,8 @@ def register(sub) -> None:
         description=(
             "Compare each system's set of clips with a reference set of real motion: FGD (autoencoder "
             "embedding of fixed-length windows on a canonical joint set reached through joint roles), FGD on raw "
-            "poses, FID_k and FID_g (AIST++ kinetic and geometric features), Div_k and Div_g, L1 divergence "
+            "data space as GENEA reports it (flattened windows of standardised poses: fgd_raw) and on single poses "
+            "(fgd_pose), FID_k and FID_g (AIST++ kinetic and geometric features), Div_k and Div_g, L1 divergence "
             "(EMAGE), EDGE's PFC, beat consistency with --audio, and the means of 'evalkit score''s per-clip "
             "metrics; each with a bootstrap interval over clips. Every output carries the protocol."
         ),

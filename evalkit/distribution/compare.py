@@ -24,12 +24,13 @@ from evalkit.errors import InputError
 from evalkit.distribution.embedding import Extractor, check_protocol, load_extractor, versions
 from evalkit.distribution.extract import ClipFeatures, ExtractOptions, extract_all
 from evalkit.distribution.geometric import N_FEATURES
-from evalkit.distribution.metrics import ClipSet, L1_BOOTSTRAP_FRAMES, half_split, set_metrics
+from evalkit.distribution.metrics import (ClipSet, L1_BOOTSTRAP_FRAMES, RAW_BOOTSTRAP_DIMS, RAW_MIN_STD, half_split,
+                                          raw_stride, set_metrics)
 
 REFERENCE = "__reference__"
 REAL_VS_REAL = "real vs real"
 #: Headline metrics, in table order.
-HEADLINE = ("fgd", "fgd_raw", "fid_k", "fid_g", "div_k", "div_g", "l1_div", "pfc")
+HEADLINE = ("fgd", "fgd_raw", "fgd_pose", "fid_k", "fid_g", "div_k", "div_g", "l1_div", "pfc")
 OUTPUT_FILES = ("distribution.csv", "distribution.tex", "distribution.png", "distribution.pdf", "clips.csv",
                 "protocol.json")
 
@@ -176,6 +177,7 @@ def _summarise(feats, system_names, ext, n_boot, seed, audio, score) -> Comparis
     # the protocol in every row
     table["window"] = wp.window
     table["stride"] = wp.stride
+    table["raw_stride"] = raw_stride(wp.window)
     table["fps"] = wp.fps
     table["joint_set"] = " ".join(wp.joint_set)
     table["extractor_hash"] = ext.extractor_hash
@@ -203,6 +205,12 @@ def _clip_table(feats: Sequence[ClipFeatures], score_cols: Sequence[str]):
     return pd.DataFrame(rows)
 
 
+def _n_raw_total(cs: ClipSet) -> int:
+    from evalkit.distribution.metrics import _n_raw
+
+    return int(sum(_n_raw(c) for c in cs.clips))
+
+
 def _protocol(ext, ref, groups, failed, names, n_boot, seed, a, b, audio, score) -> dict[str, Any]:
     wp = ext.window_protocol
     return {
@@ -213,7 +221,18 @@ def _protocol(ext, ref, groups, failed, names, n_boot, seed, a, b, audio, score)
         "window_seconds": wp.window / wp.fps,
         "joint_set": list(wp.joint_set),
         "normalisation": {"fgd": wp.normalisation,
-                          "fgd_raw_and_l1_div": "frame: minus that frame's hips, heading-aligned, in body heights"},
+                          "fgd_raw_fgd_pose_and_l1_div": "frame: minus that frame's hips, heading-aligned, in body "
+                                                          "heights"},
+        "fgd_raw": {"definition": "GENEA 'FGD on raw data space': Fréchet distance of flattened windows of "
+                                  "frame-normalised poses (hips dropped), each coordinate standardised by the "
+                                  "reference's mean and std over frames",
+                    "window_frames": wp.window, "stride_frames": raw_stride(wp.window),
+                    "dims": wp.window * 3 * (len(wp.joint_set) - 1), "min_std_body_heights": RAW_MIN_STD,
+                    "bootstrap_spread_dims": RAW_BOOTSTRAP_DIMS,
+                    "n_ref_windows": _n_raw_total(ref),
+                    "bootstrap_spread": "replicates in the leading principal directions of the pooled covariance; "
+                                        "value from every dimension"},
+        "fgd_pose": "Fréchet distance of single frame-normalised poses (54 numbers), no window",
         "extractor": {"source": ext.source, "extractor_hash": ext.extractor_hash,
                       "protocol_hash": ext.card["protocol_hash"], "protocol": ext.card["protocol"]},
         "kinetic_features": {"definition": "AIST++ kinetic features, precedence bug of the public code fixed "
@@ -262,7 +281,8 @@ def latex_table(cmp: Comparison) -> str:
     """A LaTeX ``table`` (booktabs) of the headline metrics, each ``value [low, high]``."""
     t = cmp.table
     cols = [m for m in HEADLINE + ("beat_consistency",) if m in t]
-    heads = {"fgd": "FGD", "fgd_raw": "FGD$_\\text{raw}$", "fid_k": "FID$_k$", "fid_g": "FID$_g$",
+    heads = {"fgd": "FGD", "fgd_raw": "FGD$_\\text{raw}$", "fgd_pose": "FGD$_\\text{pose}$", "fid_k": "FID$_k$",
+             "fid_g": "FID$_g$",
              "div_k": "Div$_k$", "div_g": "Div$_g$", "l1_div": "L1div", "pfc": "PFC", "beat_consistency": "BC"}
     lines = ["\\begin{table}[t]", "\\centering", "\\small",
              "\\begin{tabular}{l r " + " ".join("c" for _ in cols) + "}", "\\toprule",
@@ -280,7 +300,9 @@ def latex_table(cmp: Comparison) -> str:
               + str(p["bootstrap"]["replicates"]) + " replicates). FGD: windows of " + str(p["window_frames"])
               + " frames, stride " + str(p["stride_frames"]) + ", at " + f"{p['fps']:g}" + " fps, "
               + str(len(p["joint_set"])) + " joints reached through joint roles, extractor "
-              + _latex_escape(p["extractor"]["extractor_hash"]) + ". FID$_k$/FID$_g$/Div: AIST++ kinetic and "
+              + _latex_escape(p["extractor"]["extractor_hash"]) + ". FGD$_\\text{raw}$: flattened windows of "
+              + str(p["fgd_raw"]["window_frames"]) + " frames, stride " + str(p["fgd_raw"]["stride_frames"])
+              + ", standardised poses (GENEA); FGD$_\\text{pose}$: single poses. FID$_k$/FID$_g$/Div: AIST++ kinetic and "
               "geometric features. Real vs real: the reference split in halves. Lower is better for FGD, FID and "
               "PFC.}", "\\label{tab:distribution}", "\\end{table}"]
     return "\n".join(lines) + "\n"
@@ -292,7 +314,7 @@ def figure(cmp: Comparison):
 
     t = cmp.table
     metrics = ["fgd", "fgd_raw", "fid_k", "fid_g"]
-    titles = {"fgd": "FGD (autoencoder)", "fgd_raw": "FGD on raw poses", "fid_k": "FID$_k$ (kinetic)",
+    titles = {"fgd": "FGD (autoencoder)", "fgd_raw": "FGD, raw windows (GENEA)", "fid_k": "FID$_k$ (kinetic)",
               "fid_g": "FID$_g$ (geometric)"}
     fig = Figure(figsize=(3.2 * len(metrics), 3.4 + 0.12 * len(t)), layout="constrained")
     axes = fig.subplots(1, len(metrics))

@@ -1,7 +1,8 @@
 """Per-clip features for the distribution metrics, locally (joblib) or on a Dask cluster.
 
 One task reads a chunk of clips once each and returns, per clip, everything the comparison
-needs: FGD embeddings of its windows, its frame-normalised poses (raw-pose FGD, L1 divergence),
+needs: FGD embeddings of its windows, its frame-normalised poses (raw-space and per-pose FGD, L1
+divergence; the raw-space windows are cut from them when the sets are compared),
 its kinetic and geometric feature vectors, its PFC and the per-clip metrics of ``evalkit score``.
 The same tasks run in-process, in joblib worker processes (``jobs``) or on a Dask cluster
 (``scheduler``), each on one BLAS thread, and results come back in input order -- so the numbers
@@ -60,6 +61,7 @@ class ClipFeatures:
     scores: dict[str, float] = field(default_factory=dict)
     score_error: str = ""
     fell_back: tuple[str, ...] = ()
+    window: int = 0
 
     @property
     def ok(self) -> bool:
@@ -95,7 +97,8 @@ def features_of_motion(motion, opts: ExtractOptions, path: str = "", group: str 
 
     wp = opts.extractor.window_protocol
     pos, height, fell_back = canonical_positions(motion, wp.fps, opts.roles)
-    cf = ClipFeatures(path=path, group=group, n_frames=int(pos.shape[0]), fell_back=tuple(fell_back))
+    cf = ClipFeatures(path=path, group=group, n_frames=int(pos.shape[0]), fell_back=tuple(fell_back),
+                      window=int(wp.window))
     win = windows(pos, height, wp.window, wp.stride)
     cf.embeddings = opts.extractor.encode(win) if len(win) else np.zeros((0, opts.extractor.latent))
     cf.poses = frame_poses(pos, height).reshape(pos.shape[0], -1).astype(np.float32)

@@ -49,6 +49,23 @@ def frechet_distance(mu1: np.ndarray, s1: np.ndarray, mu2: np.ndarray, s2: np.nd
     return np.clip(d, 0.0, None)
 
 
+def psd_sqrt(s: np.ndarray) -> np.ndarray:
+    """Symmetric square root of a PSD ``(d, d)`` matrix (to reuse with :func:`frechet_distance_root`)."""
+    return _psd_sqrt(np.asarray(s, float))
+
+
+def frechet_distance_root(mu1: np.ndarray, s1: np.ndarray, root1: np.ndarray, mu2: np.ndarray,
+                          s2: np.ndarray) -> float:
+    """:func:`frechet_distance` with ``root1 = Σ₁^{1/2}`` given (:func:`psd_sqrt`), so that comparing
+    many sets with one reference decomposes the reference once (1,530-dimensional raw-space FGD)."""
+    m = root1 @ s2 @ root1
+    m = 0.5 * (m + m.T)
+    w = np.linalg.eigvalsh(m)
+    diff = np.asarray(mu1, float) - np.asarray(mu2, float)
+    d = diff @ diff + np.trace(s1) + np.trace(s2) - 2.0 * np.sqrt(np.clip(w, 0.0, None)).sum()
+    return float(max(d, 0.0))
+
+
 def frechet_distance_sqrtm(mu1, s1, mu2, s2, eps: float = 1e-6) -> float:
     """The same distance with ``scipy.linalg.sqrtm`` as in the field's scripts (for checks).
 

@@ -17,6 +17,22 @@ replicates' median and the estimate.
 
 The L1 divergence's replicates use every k-th frame of each clip (at most
 :data:`L1_BOOTSTRAP_FRAMES` frames in all) for the spread; its value uses every frame.
+
+**FGD in raw data space** (``fgd_raw``, GENEA's "FGD on raw data space", after Ahuja et al.
+2020): the Fréchet distance between flattened windows of poses -- ``window`` frames every
+``window // 2`` frames (the GENEA scripts' default chunking), each frame minus its hips,
+heading-aligned, in body heights, the hips' own (always zero) coordinates dropped, and every
+coordinate standardised by the reference's per-coordinate mean and standard deviation over frames
+(GENEA standardises by its dataset's mean and std vectors; we divide by at least
+:data:`RAW_MIN_STD` = 0.01 body heights, because a joint that never moves relative to the hips in
+the reference -- a rig whose spine joint sits on its hips -- would otherwise turn a rig difference
+of a few centimetres into millions): ``window × 51`` dimensions (1,530 for 30 frames). Its value
+uses every window. A bootstrap replicate in that many dimensions costs an eigendecomposition
+of a 1,530 × 1,530 matrix, so the replicates' spread is computed in the
+:data:`RAW_BOOTSTRAP_DIMS` leading principal directions of the two sets' pooled covariance (the
+share of variance they hold is returned as ``fgd_raw_boot_variance``), and added to the exact
+value as for every other metric. ``fgd_pose`` is the per-frame version (single poses, 54 numbers,
+no window; every replicate exact).
 """
 
 from __future__ import annotations
@@ -28,11 +44,91 @@ import numpy as np
 
 from evalkit.distribution.diversity import pairwise_distances, reference_scaler
 from evalkit.distribution.extract import ClipFeatures
-from evalkit.distribution.frechet import frechet_distance
+from evalkit.distribution.frechet import frechet_distance, frechet_distance_root, psd_sqrt
 
 L1_BOOTSTRAP_FRAMES = 6000
+#: Principal directions in which the raw-space FGD's bootstrap spread is computed.
+RAW_BOOTSTRAP_DIMS = 64
+#: Smallest standard deviation the raw-space FGD divides a coordinate by, body heights (see module doc).
+RAW_MIN_STD = 0.01
+#: Clips' frames per block when the raw-space windows are accumulated (bounds memory).
+_RAW_BLOCK_FRAMES = 4000
 #: Metrics that are distances or non-negative scores (intervals clipped at 0).
-NONNEGATIVE = {"fgd", "fgd_raw", "fid_k", "fid_g", "div_k", "div_g", "l1_div", "pfc"}
+NONNEGATIVE = {"fgd", "fgd_raw", "fgd_pose", "fid_k", "fid_g", "div_k", "div_g", "l1_div", "pfc"}
+
+
+def raw_stride(window: int) -> int:
+    """Stride of the raw-space FGD windows, frames: ``window // 2`` (GENEA's chunking), at least 1."""
+    return max(1, int(window) // 2)
+
+
+def _raw_clip_windows(poses: np.ndarray, window: int, mean: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    """``(n_windows, window * 51)`` standardised raw-space windows of one clip's ``(frames, 54)``
+    frame-normalised poses (the hips' coordinates, always 0, dropped)."""
+    from evalkit.distribution.windows import window_starts
+
+    x = (np.asarray(poses, float)[:, 3:] - mean) / scale
+    starts = window_starts(len(x), window, raw_stride(window))
+    if starts.size == 0:
+        return np.zeros((0, window * x.shape[1]))
+    w = np.lib.stride_tricks.sliding_window_view(x, window, axis=0)[starts]  # (n, 51, window)
+    return np.swapaxes(w, 1, 2).reshape(len(starts), -1)
+
+
+@dataclass(eq=False)
+class _RawStats:
+    """Window count, sum and scatter of a set's standardised raw-space windows."""
+
+    n: int
+    sum: np.ndarray
+    scatter: np.ndarray
+
+    @property
+    def gaussian(self) -> tuple[np.ndarray, np.ndarray]:
+        mu = self.sum / max(self.n, 1)
+        cov = (self.scatter - self.n * np.outer(mu, mu)) / max(self.n - 1, 1)
+        return mu, cov
+
+
+def _raw_blocks(clips, window: int, mean: np.ndarray, scale: np.ndarray):
+    """Yield ``(clip indices, windows)`` blocks of about :data:`_RAW_BLOCK_FRAMES` frames."""
+    block, idx, frames = [], [], 0
+    for i, c in enumerate(clips):
+        w = _raw_clip_windows(c.poses, window, mean, scale)
+        block.append(w)
+        idx.append(np.full(len(w), i))
+        frames += len(c.poses)
+        if frames >= _RAW_BLOCK_FRAMES:
+            yield np.concatenate(idx), np.concatenate(block)
+            block, idx, frames = [], [], 0
+    if block:
+        yield np.concatenate(idx), np.concatenate(block)
+
+
+def _raw_stats(clips, window: int, mean: np.ndarray, scale: np.ndarray) -> _RawStats:
+    d = window * len(mean)
+    n, s, sc = 0, np.zeros(d), np.zeros((d, d))
+    for _, x in _raw_blocks(clips, window, mean, scale):
+        n += len(x)
+        s += x.sum(0)
+        sc += x.T @ x
+    return _RawStats(n, s, sc)
+
+
+def _raw_projected_moments(clips, window: int, mean: np.ndarray, scale: np.ndarray, basis: np.ndarray) -> "Moments":
+    """Per-clip moments of the raw-space windows projected on ``basis`` ``(d, k)``."""
+    k = basis.shape[1]
+    count = np.zeros(len(clips))
+    s = np.zeros((len(clips), k))
+    o = np.zeros((len(clips), k, k))
+    for idx, x in _raw_blocks(clips, window, mean, scale):
+        z = x @ basis
+        np.add.at(count, idx, 1.0)
+        np.add.at(s, idx, z)
+        for i in np.unique(idx):
+            zi = z[idx == i]
+            o[i] += zi.T @ zi
+    return Moments(count, s, o)
 
 
 @dataclass(eq=False)
@@ -99,6 +195,29 @@ class ClipSet:
     def n(self) -> int:
         return len(self.clips)
 
+    def raw_scaler(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per-coordinate mean and std ``(51,)`` of this set's frame-normalised poses (hips dropped),
+        the standardisation of the raw-space FGD when this set is the reference."""
+        if getattr(self, "_raw_scaler", None) is None:
+            x = self.poses_all[:, 3:]
+            sd = x.std(axis=0)
+            self._raw_scaler = (x.mean(axis=0), np.maximum(sd, RAW_MIN_STD))
+        return self._raw_scaler
+
+    def raw_stats(self, window: int) -> "_RawStats":
+        """Raw-space window statistics of this set as a reference (cached)."""
+        cache = self.__dict__.setdefault("_raw_cache", {})
+        if window not in cache:
+            cache[window] = _raw_stats(self.clips, window, *self.raw_scaler())
+        return cache[window]
+
+    def raw_root(self, window: int) -> np.ndarray:
+        """Square root of :meth:`raw_stats`' covariance (cached)."""
+        cache = self.__dict__.setdefault("_raw_root", {})
+        if window not in cache:
+            cache[window] = psd_sqrt(self.raw_stats(window).gaussian[1])
+        return cache[window]
+
     @property
     def n_windows(self) -> int:
         return int(self.emb.count.sum())
@@ -162,8 +281,9 @@ def set_metrics(sys: ClipSet, ref: ClipSet, n_boot: int = 500, seed: int = 0,
     """Every distribution metric of ``sys`` against ``ref``, each with ``_ci_low``/``_ci_high``.
 
     Returns:
-        ``{fgd, fgd_raw, fid_k, fid_g, div_k, div_g, l1_div, pfc, mean_<score metric>...}`` and
-        their intervals, plus ``n_clips`` and ``n_windows``.
+        ``{fgd, fgd_raw, fgd_pose, fid_k, fid_g, div_k, div_g, l1_div, pfc, mean_<score metric>...}``
+        and their intervals, plus ``n_clips``, ``n_windows`` (FGD windows), ``n_raw_windows``
+        (raw-space FGD windows) and ``fgd_raw_boot_variance`` (see the module doc).
     """
     rng = np.random.default_rng(seed)
     b = int(n_boot)
@@ -181,7 +301,9 @@ def set_metrics(sys: ClipSet, ref: ClipSet, n_boot: int = 500, seed: int = 0,
         reps[name] = _fd(ms, mr, ws, wr) if b else np.zeros(0)
 
     fd_metric("fgd", sys.emb, ref.emb)
-    fd_metric("fgd_raw", sys.pose, ref.pose)
+    fd_metric("fgd_pose", sys.pose, ref.pose)
+    extra: dict[str, float] = {}
+    _raw_metric(sys, ref, ws, wr, values, reps, extra)
     for name, xs, xr in (("k", sys.kinetic, ref.kinetic), ("g", sys.geometric, ref.geometric)):
         oks, okr = _finite_rows(xs), _finite_rows(xr)
         if oks.sum() < 2 or okr.sum() < 2:
@@ -210,11 +332,47 @@ def set_metrics(sys: ClipSet, ref: ClipSet, n_boot: int = 500, seed: int = 0,
     for name, v in per_clip.items():
         values[name] = float(_mean_reps(v, one_s)[0]) if ns else float("nan")
         reps[name] = _mean_reps(v, ws) if ns else np.full(b, np.nan)
-    out: dict[str, float] = {"n_clips": float(ns), "n_windows": float(sys.n_windows)}
+    out: dict[str, float] = {"n_clips": float(ns), "n_windows": float(sys.n_windows),
+                             "n_raw_windows": float(sum(_n_raw(c) for c in sys.clips))}
     for name, v in values.items():
         lo, hi = _interval(v, reps[name], name in NONNEGATIVE)
         out[name], out[f"{name}_ci_low"], out[f"{name}_ci_high"] = v, lo, hi
+    out["fgd_raw_boot_variance"] = extra.get("fgd_raw_boot_variance", float("nan"))
     return out
+
+
+def _n_raw(c: ClipFeatures) -> int:
+    from evalkit.distribution.windows import window_starts
+
+    return int(window_starts(len(c.poses), c.window, raw_stride(c.window)).size) if c.window else 0
+
+
+def _raw_metric(sys: ClipSet, ref: ClipSet, ws: np.ndarray, wr: np.ndarray, values: dict, reps: dict,
+                extra: dict) -> None:
+    """``fgd_raw`` (GENEA's FGD on raw data space, see the module doc) and its replicates."""
+    b = len(ws)
+    window = next((c.window for c in sys.clips + ref.clips if c.window), 0)
+    if not window or not len(ref.poses_all) or not len(sys.poses_all):
+        values["fgd_raw"], reps["fgd_raw"] = float("nan"), np.full(b, np.nan)
+        return
+    mean, scale = ref.raw_scaler()
+    rs = _raw_stats(sys.clips, window, mean, scale)
+    rr = ref.raw_stats(window)
+    if rs.n < 2 or rr.n < 2:
+        values["fgd_raw"], reps["fgd_raw"] = float("nan"), np.full(b, np.nan)
+        return
+    (mu_s, cov_s), (mu_r, cov_r) = rs.gaussian, rr.gaussian
+    values["fgd_raw"] = frechet_distance_root(mu_r, cov_r, ref.raw_root(window), mu_s, cov_s)
+    if not b:
+        reps["fgd_raw"] = np.zeros(0)
+        return
+    lam, vec = np.linalg.eigh(0.5 * (cov_s + cov_r))
+    k = min(RAW_BOOTSTRAP_DIMS, len(lam))
+    basis = vec[:, ::-1][:, :k]
+    extra["fgd_raw_boot_variance"] = float(lam[::-1][:k].sum() / max(lam.sum(), 1e-300))
+    ms = _raw_projected_moments(sys.clips, window, mean, scale, basis)
+    mr = _raw_projected_moments(ref.clips, window, mean, scale, basis)
+    reps["fgd_raw"] = _fd(ms, mr, ws, wr)
 
 
 def half_split(n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:

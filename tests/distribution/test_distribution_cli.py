@@ -38,11 +38,11 @@ def test_compare_writes_table_latex_figure_and_protocol(cmu_dir, systems, tmp_pa
     assert code == 0, capsys.readouterr().err
     t = pd.read_csv(out / "distribution.csv")
     assert list(t["system"]) == ["capture", "jitter", "real vs real"]
-    need = {"system", "n_clips", "fgd", "fgd_ci_low", "fgd_ci_high", "fid_k", "fid_g", "div_k", "div_g", "fgd_raw",
+    need = {"system", "n_clips", "fgd", "fgd_ci_low", "fgd_ci_high", "fid_k", "fid_g", "div_k", "div_g", "fgd_raw", "fgd_pose",
             "l1_div", "pfc", "beat_consistency", "mean_skate_fraction", "window", "stride", "fps", "joint_set",
             "extractor_hash", "n_windows", "n_ref_clips"}
     assert need <= set(t.columns), need - set(t.columns)
-    for m in ("fgd", "fgd_raw", "fid_k", "fid_g", "div_k", "div_g", "l1_div", "pfc", "beat_consistency",
+    for m in ("fgd", "fgd_raw", "fgd_pose", "fid_k", "fid_g", "div_k", "div_g", "l1_div", "pfc", "beat_consistency",
               "mean_jerk_mean"):
         ok = t[m].notna()
         assert ok[:2].all(), m
@@ -58,6 +58,8 @@ def test_compare_writes_table_latex_figure_and_protocol(cmu_dir, systems, tmp_pa
     assert (out / "distribution.png").stat().st_size > 10_000 and (out / "distribution.pdf").exists()
     proto = json.loads((out / "protocol.json").read_text())
     assert proto["window_frames"] == 30 and proto["stride_frames"] == 10 and proto["fps"] == 30
+    assert proto["fgd_raw"]["window_frames"] == 30 and proto["fgd_raw"]["stride_frames"] == 15
+    assert proto["fgd_raw"]["dims"] == 30 * 17 * 3 and (t["raw_stride"] == 15).all()
     assert len(proto["joint_set"]) == 18 and proto["extractor"]["extractor_hash"] == t.loc["capture", "extractor_hash"]
     assert proto["reference"]["n_clips"] == 8 and proto["systems"]["jitter"]["n_clips"] == 8
     clips = pd.read_csv(out / "clips.csv")

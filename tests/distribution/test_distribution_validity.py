@@ -69,8 +69,27 @@ def test_real_vs_real_row_and_intervals(held_out, opts):
     t = cmp.table.set_index("system")
     assert list(t.index) == ["x", "real vs real"]
     assert t.loc["real vs real", "n_clips"] == 8 and t.loc["real vs real", "n_ref_clips"] == 8
-    for m in ("fgd", "fgd_raw", "fid_k", "fid_g", "div_k", "div_g", "l1_div", "pfc"):
+    for m in ("fgd", "fgd_raw", "fgd_pose", "fid_k", "fid_g", "div_k", "div_g", "l1_div", "pfc"):
         for s in t.index:
             lo, v, hi = t.loc[s, [f"{m}_ci_low", m, f"{m}_ci_high"]]
             assert np.isfinite(v) and lo <= v <= hi, (m, s)
     assert cmp.protocol["real_vs_real"]["half_a_clips"] == 8
+
+
+@pytest.mark.parametrize("kind", ["foot_skate", "freeze"])
+def test_skate_and_freezing_move_each_distance_away_from_the_unedited_clips(held_out, opts, kind):
+    """The degradation's own effect (docs/distribution.md, validity study): each degraded set
+    against its unedited clips -- no sampling difference between two sets of real clips in the
+    way -- is farther with every severity step for FGD, FID_k and FID_g."""
+    from evalkit.models.corruptions import corrupt
+
+    clean = held_out[1::2]
+    own = features_of_motions(clean, "ref", opts)
+    rows = []
+    for s in (0.0, 0.5, 1.0):
+        ms = [corrupt(m, kind, s, seed=i).motion if s else m for i, m in enumerate(clean)]
+        rows.append(_metrics(features_of_motions(ms, "sys", opts), own, n_boot=0))
+    for key in ("fgd", "fid_k", "fid_g"):
+        values = [r[key] for r in rows]
+        assert values[0] == pytest.approx(0.0, abs=1e-9), (key, values)
+        assert all(b > a for a, b in zip(values, values[1:])), (key, values)

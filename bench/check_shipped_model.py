@@ -142,7 +142,10 @@ def check_lengths(models: dict, folder: Path, lengths: tuple[float, ...], severi
     return pd.DataFrame(rows)
 
 
-def _print_lengths(scores: pd.DataFrame) -> None:
+def _print_lengths(scores: pd.DataFrame, folder: Path) -> None:
+    if not len(scores):
+        print(f"\n== {folder.name}: no clip is seamless at every length ==")
+        return
     for (model, folder), s in scores.groupby(["model", "folder"], sort=False):
         nat = s[s["version"] == "none"]
         print(f"\n== {folder} ({model}): {nat['clip'].nunique()} clips seamless at every length ==")
@@ -203,7 +206,7 @@ def main() -> None:
         allscores = []
         for d in dirs:
             scores = check_lengths(models, d, lengths, args.severity, types=types)
-            _print_lengths(scores)
+            _print_lengths(scores, d)
             allscores.append(scores)
         if args.out:
             args.out.mkdir(parents=True, exist_ok=True)

@@ -143,7 +143,7 @@ def _example_meta(examples: Sequence[Example]) -> pd.DataFrame:
 
 def cross_validate(data: EvalData, config: EvalConfig = EvalConfig(),
                    baselines: Sequence[BaselineSpec] | None = None, progress: bool = True,
-                   models_out: dict | None = None) -> pd.DataFrame:
+                   models_out: dict | None = None, include_seen: bool = True) -> pd.DataFrame:
     """Grouped cross-validation, seen types and (``config.loco``) leave-one-type-out.
 
     Returns a tidy table, one row per (setting, fold, test example, method): ``setting``
@@ -151,6 +151,8 @@ def cross_validate(data: EvalData, config: EvalConfig = EvalConfig(),
     (higher = more natural; the discriminator's is its calibrated clip probability) and
     ``threshold``. With ``models_out`` (a dict), each fold's discriminator of the seen-types
     setting is stored in it as ``{fold: (model, test_groups)}`` (for :func:`evaluate_by_length`).
+    ``include_seen=False`` runs only the leave-one-type-out settings (when the seen-types rows
+    were computed before).
     """
     from sklearn.base import clone
 
@@ -162,7 +164,7 @@ def cross_validate(data: EvalData, config: EvalConfig = EvalConfig(),
     if k < 2:
         raise InputError(f"cross-validation needs at least 2 groups, got {len(groups)}")
     types = [t for t in config.train.types if t in set(train_meta["corruption"])]
-    settings = [("seen", None)] + ([(f"loco:{t}", t) for t in types] if config.loco else [])
+    settings = ([("seen", None)] if include_seen else []) + ([(f"loco:{t}", t) for t in types] if config.loco else [])
     folds = list(GroupKFold(n_splits=k).split(groups, groups=groups))
     rows = []
     total = len(folds) * len(settings)
@@ -414,6 +416,54 @@ def leave_one_rig_out(clips: Sequence[NaturalClip], config: EvalConfig = EvalCon
     return pd.concat(rows, ignore_index=True) if rows else pd.DataFrame()
 
 
+def length_windows(clips: Sequence[NaturalClip], config: EvalConfig,
+                   progress: bool = True) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """Window table of the clips of the evaluation by length (see :func:`evaluate_by_length`).
+
+    Returns ``(windows, meta, info)``: the window features of every example (column
+    ``example``), one row of metadata per example (index ``example``: ``group``, ``rig``,
+    ``segment``, ``corruption``, ``severity``, ``clip_natural``, ``length_s``) and the
+    construction of every clip at every length (:func:`~evalkit.models.lengths.length_examples`).
+    """
+    from evalkit.models.lengths import length_examples
+
+    examples, info = length_examples(clips, config.lengths, config.train.types, config.test_severity,
+                                     config.seed, progress=progress)
+    frames, meta = [], []
+    for i, (L, ex) in enumerate(examples):
+        f = example_windows(i, ex, config.window)
+        if f is None:
+            continue
+        frames.append(f)
+        meta.append({"example": i, "group": ex.group, "rig": ex.rig, "segment": ex.segment,
+                     "corruption": ex.provenance.corruption, "severity": ex.provenance.severity,
+                     "clip_natural": int(ex.natural), "length_s": L})
+    if not frames:
+        return pd.DataFrame(), pd.DataFrame(), info
+    return pd.concat(frames, ignore_index=True), pd.DataFrame(meta).set_index("example"), info
+
+
+def score_by_length(windows: pd.DataFrame, meta: pd.DataFrame, fold_models: dict) -> pd.DataFrame:
+    """Each fold's model on the by-length clips of its own test groups (:func:`length_windows`);
+    rows like :func:`cross_validate`'s, ``setting`` ``"length:<L>s"``, plus ``length_s`` and
+    ``worst_stretch_naturalness``."""
+    rows = []
+    for f_i, (model, test_groups) in sorted(fold_models.items()):
+        w = windows[windows["group"].isin(test_groups)].reset_index(drop=True) if len(windows) else windows
+        if not len(w):
+            continue
+        cp = model.predict_clip_proba(w, w["example"].to_numpy())
+        d = meta.loc[cp.index].reset_index()
+        d["method"] = DISCRIMINATOR
+        d["score"] = cp["naturalness"].to_numpy()
+        d["worst_stretch_naturalness"] = cp["worst_stretch_naturalness"].to_numpy()
+        d["threshold"] = 0.5
+        d["setting"] = [f"length:{L:g}s" for L in d["length_s"]]
+        d["fold"] = f_i
+        rows.append(d)
+    return pd.concat(rows, ignore_index=True) if rows else pd.DataFrame()
+
+
 def evaluate_by_length(clips: Sequence[NaturalClip], config: EvalConfig, fold_models: dict,
                        progress: bool = True) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The cross-validated discriminators on natural and corrupted clips of 5, 20 and 60 s.
@@ -431,38 +481,8 @@ def evaluate_by_length(clips: Sequence[NaturalClip], config: EvalConfig, fold_mo
         ``"length:<L>s"``, ``method`` the discriminator; plus ``length_s``) and the
         construction of every clip at every length (:func:`~evalkit.models.lengths.length_examples`).
     """
-    from evalkit.models.lengths import length_examples
-
-    examples, info = length_examples(clips, config.lengths, config.train.types, config.test_severity,
-                                     config.seed, progress=progress)
-    if not examples:
-        return pd.DataFrame(), info
-    frames, meta = [], []
-    for i, (L, ex) in enumerate(examples):
-        f = example_windows(i, ex, config.window)
-        if f is None:
-            continue
-        frames.append(f)
-        meta.append({"example": i, "group": ex.group, "rig": ex.rig, "segment": ex.segment,
-                     "corruption": ex.provenance.corruption, "severity": ex.provenance.severity,
-                     "clip_natural": int(ex.natural), "length_s": L})
-    windows = pd.concat(frames, ignore_index=True)
-    meta = pd.DataFrame(meta).set_index("example")
-    rows = []
-    for f_i, (model, test_groups) in sorted(fold_models.items()):
-        w = windows[windows["group"].isin(test_groups)].reset_index(drop=True)
-        if not len(w):
-            continue
-        cp = model.predict_clip_proba(w, w["example"].to_numpy())
-        d = meta.loc[cp.index].reset_index()
-        d["method"] = DISCRIMINATOR
-        d["score"] = cp["naturalness"].to_numpy()
-        d["worst_stretch_naturalness"] = cp["worst_stretch_naturalness"].to_numpy()
-        d["threshold"] = 0.5
-        d["setting"] = [f"length:{L:g}s" for L in d["length_s"]]
-        d["fold"] = f_i
-        rows.append(d)
-    return pd.concat(rows, ignore_index=True), info
+    windows, meta, info = length_windows(clips, config, progress)
+    return score_by_length(windows, meta, fold_models), info
 
 
 def length_summary(scores: pd.DataFrame, clips: Sequence[NaturalClip] | None = None) -> pd.DataFrame:
@@ -543,14 +563,22 @@ def markdown_table(df: pd.DataFrame, floatfmt: str = ".3f") -> str:
 
 
 def write_report(clips: Sequence[NaturalClip], out_dir: Path, config: EvalConfig = EvalConfig(),
-                 progress: bool = True, rig_transfer_test: bool = True, models_out: dict | None = None) -> list[Path]:
+                 progress: bool = True, rig_transfer_test: bool = True, models_out: dict | None = None,
+                 data: EvalData | None = None, scores: pd.DataFrame | None = None,
+                 by_length: tuple[pd.DataFrame, pd.DataFrame] | None = None) -> list[Path]:
     """Run the whole evaluation and write ``scores.csv``, ``metrics.csv``, ``rig_transfer.csv``,
-    ``roc.png`` and ``report.md`` (Markdown tables) into ``out_dir``."""
+    ``roc.png``, ``lengths.csv`` / ``length_clips.csv`` (:func:`evaluate_by_length`) and
+    ``report.md`` (Markdown tables) into ``out_dir``.
+
+    ``data``, ``scores`` (with the seen-types fold models in ``models_out``) and ``by_length``
+    may be given when computed before (a long run done in parts); otherwise they are computed.
+    """
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    data = prepare_data(clips, config, progress=progress)
     models_out = {} if models_out is None else models_out
-    scores = cross_validate(data, config, progress=progress, models_out=models_out)
+    if scores is None:
+        data = prepare_data(clips, config, progress=progress) if data is None else data
+        scores = cross_validate(data, config, progress=progress, models_out=models_out)
     metrics = metrics_table(scores, config.test_severity)
     written = []
     _atomic_csv(scores, out_dir / "scores.csv")
@@ -592,7 +620,9 @@ def write_report(clips: Sequence[NaturalClip], out_dir: Path, config: EvalConfig
             parts += ["", "## Real capture from a rig family left out of training: whole-clip naturalness", "",
                       markdown_table(dist)]
     if config.lengths:
-        ls, info = evaluate_by_length(clips, config, models_out, progress=progress)
+        if by_length is None and not models_out:
+            raise InputError("the evaluation by length needs the seen-types fold models (models_out)")
+        ls, info = by_length if by_length is not None else evaluate_by_length(clips, config, models_out, progress=progress)
         _atomic_csv(ls, out_dir / "lengths.csv")
         _atomic_csv(info, out_dir / "length_clips.csv")
         written += [out_dir / "lengths.csv", out_dir / "length_clips.csv"]

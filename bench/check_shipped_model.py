@@ -29,6 +29,15 @@ folder of ../shared/data/mocap and ../shared/data/gesture unless ``--dirs`` says
 * a natural clip repeated ten times (seamless loops only) against the clip.
 
     .venv/bin/python bench/check_shipped_model.py --lengths 5,20,60 [--out DIR]
+
+With ``--lengths-auc`` it scores every corruption type by length: the natural clips of the
+evaluation of record (the bundled CMU clips and ../shared/data/mocap, read as ``evalkit train``
+reads them) brought to 5, 20 and 60 s, seamless at every length, minus those whose take the
+model was trained on, and one version per type and length with every 5-s piece corrupted
+(:func:`evalkit.models.evaluate.length_windows`); ROC AUC per type and length, pooled, and the
+natural clips' mean (about 20 min of CPU).
+
+    .venv/bin/python bench/check_shipped_model.py --lengths-auc [--models default] [--out DIR]
 """
 
 from __future__ import annotations
@@ -171,6 +180,38 @@ def _print_lengths(scores: pd.DataFrame, folder: Path) -> None:
                   f"mean difference {d.mean():+.3f}, within 0.05: {int((d.abs() <= 0.05).sum())}/{len(x)}")
 
 
+def lengths_auc(models: dict, lengths: tuple[float, ...] = (5.0, 20.0, 60.0)) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """ROC AUC per corruption type and length of each model on the evaluation of record's clips
+    that it was not trained on (module docstring). Returns ``(summary, scores)``."""
+    from sklearn.metrics import roc_auc_score
+
+    from evalkit.models.dataset import group_of, load_natural
+    from evalkit.models.evaluate import EvalConfig, length_windows
+    from evalkit.models.training import load_model
+
+    paths = [Path(__file__).resolve().parents[1] / "evalkit" / "data" / "samples" / "cmu", SHARED / "mocap"]
+    clips = load_natural(paths)
+    windows, meta, _ = length_windows(clips, EvalConfig(lengths=lengths), progress=True)
+    rows, out = [], []
+    for name, model in models.items():
+        trained = {group_of(f["path"])[1] for f in load_model(name)[1].get("training_data", [])}
+        cp = model.predict_clip_proba(windows, windows["example"].to_numpy())
+        d = meta.loc[cp.index].copy()
+        d["score"] = cp["naturalness"].to_numpy()
+        d["take"] = [group_of(Path(seg.rsplit("@", 1)[0] + ".bvh"))[1] for seg in d["segment"]]
+        d = d[~d["take"].isin(trained)].assign(model=name)
+        out.append(d)
+        for L, g in d.groupby("length_s"):
+            nat = g[g["clip_natural"] == 1]
+            r = {"model": name, "length_s": L, "natural": len(nat), "corrupted": int((g["clip_natural"] == 0).sum()),
+                 "all": roc_auc_score(g["clip_natural"], g["score"]), "natural_mean": nat["score"].mean()}
+            for t, b in g[g["clip_natural"] == 0].groupby("corruption"):
+                s2 = pd.concat([nat, b])
+                r[t] = roc_auc_score(s2["clip_natural"], s2["score"])
+            rows.append(r)
+    return pd.DataFrame(rows), pd.concat(out)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--models", default="default", help="comma-separated model files ('default': the shipped one)")
@@ -182,6 +223,8 @@ def main() -> None:
                     help="check the verdict by clip length instead (seconds, e.g. 5,20,60; see the docstring)")
     ap.add_argument("--length-types", default="foot_skate", metavar="T1,T2",
                     help="--lengths: corruption types of the unnatural twins (default: foot_skate)")
+    ap.add_argument("--lengths-auc", action="store_true",
+                    help="ROC AUC of every corruption type at 5, 20 and 60 s (see the docstring)")
     args = ap.parse_args()
     if args.lowest < 0:
         ap.error(f"--lowest must be 0 or more, got {args.lowest}")
@@ -193,6 +236,15 @@ def main() -> None:
         models = {m: load_model(m)[0] for m in (s.strip() for s in args.models.split(",")) if m}
     except EvalkitError as e:
         ap.error(str(e))
+    if args.lengths_auc:
+        summary, scores = lengths_auc(models)
+        for name, t in summary.groupby("model", sort=False):
+            print(f"\n== {name}: ROC AUC by clip length, clips it was not trained on ==")
+            print(t.drop(columns="model").set_index("length_s").round(3).T.to_string())
+        if args.out:
+            args.out.mkdir(parents=True, exist_ok=True)
+            scores.to_csv(args.out / "lengths_auc.csv", index=False)
+        return
     if args.lengths:
         try:
             lengths = tuple(float(x) for x in args.lengths.split(","))

@@ -14,6 +14,30 @@ Bandai Namco capture may not be shipped, so it is read from there).
 
     .venv/bin/python bench/check_shipped_model.py [--models default,other.joblib]
         [--dirs ../shared/data/mocap/bandai-namco-1 ../shared/data/gesture/bandai-namco] [--severity 0.5]
+
+With ``--lengths 5,20,60`` it checks instead how the verdict holds with clip length (issue 23),
+on every rig here (the bundled CMU clips -- the shipped model's own training data -- and every
+folder of ../shared/data/mocap and ../shared/data/gesture unless ``--dirs`` says otherwise):
+
+* natural clips brought to each length from their own frames (a middle excerpt, or a seamless
+  loop: :func:`evalkit.models.lengths.length_examples`; only clips seamless at every length):
+  mean naturalness per folder and length, and how the model reads the loop seams (window
+  naturalness of windows holding a seam against the others);
+* the foot-sliding twin: each such clip with every 5-s piece corrupted by ``foot_skate``
+  (severity 0.5, :func:`~evalkit.models.lengths.corrupt_at_length`) against the clip itself
+  (its cleaned twin): both means, the smallest margin, the share of pairs the twin wins;
+* a natural clip repeated ten times (seamless loops only) against the clip.
+
+    .venv/bin/python bench/check_shipped_model.py --lengths 5,20,60 [--out DIR]
+
+With ``--lengths-auc`` it scores every corruption type by length: the natural clips of the
+evaluation of record (the bundled CMU clips and ../shared/data/mocap, read as ``evalkit train``
+reads them) brought to 5, 20 and 60 s, seamless at every length, minus those whose take the
+model was trained on, and one version per type and length with every 5-s piece corrupted
+(:func:`evalkit.models.evaluate.length_windows`); ROC AUC per type and length, pooled, and the
+natural clips' mean (about 20 min of CPU).
+
+    .venv/bin/python bench/check_shipped_model.py --lengths-auc [--models default] [--out DIR]
 """
 
 from __future__ import annotations
@@ -78,6 +102,116 @@ def check(models: dict, folder: Path, severity: float = 0.5, seed: int = 0) -> t
     return scores, pd.DataFrame(out)
 
 
+def check_lengths(models: dict, folder: Path, lengths: tuple[float, ...], severity: float = 0.5,
+                  seed: int = 0, types: tuple[str, ...] = ("foot_skate",)) -> pd.DataFrame:
+    """One row per (model, clip, length, version): ``naturalness``, ``worst_stretch``,
+    ``construction`` and, for natural versions, ``seam_window`` / ``other_window`` (mean window
+    naturalness of windows holding a loop seam / the others). Version ``x10`` is the clip
+    repeated ten times (its ``length_s`` is its duration), ``x1`` the loop it repeats."""
+    from evalkit.errors import InputError
+    from evalkit.models.dataset import load_natural
+    from evalkit.models.discriminator import score_naturalness
+    from evalkit.models.lengths import length_examples, loop_points, natural_at_length, repeat_loop
+
+    clips = load_natural([folder], progress=False)
+    examples, info = length_examples(clips, lengths, types, severity, seed)
+    seams = {(r.clip, r.length_s): r for r in info.itertuples()}
+    rows = []
+    for name, model in models.items():
+        for L, ex in examples:
+            s = score_naturalness(model, ex.motion, drop_pops=False)
+            row = {"model": name, "folder": folder.name, "clip": ex.segment.rsplit("@", 1)[0], "length_s": L,
+                   "version": ex.provenance.corruption, "naturalness": s.naturalness,
+                   "worst_stretch": s.worst_stretch_naturalness}
+            info_row = seams[(row["clip"], L)]
+            row["construction"] = info_row.construction
+            if ex.natural and info_row.construction == "loop":
+                lc = natural_at_length(next(c.motion for c in clips if c.motion.name == row["clip"]), L)
+                w = s.windows
+                t = np.asarray(lc.seams_s)
+                has = ((w["start_s"].to_numpy()[:, None] <= t[None, :]) & (w["end_s"].to_numpy()[:, None] > t[None, :])).any(1)
+                row["seam_window"] = w["naturalness"][has].mean()
+                row["other_window"] = w["naturalness"][~has].mean()
+            rows.append(row)
+        for c in clips:  # the clip repeated ten times
+            try:
+                i, j = loop_points(c.motion, min(3.0, 0.6 * c.motion.duration))
+            except InputError:
+                continue
+            lc = natural_at_length(c.motion, 2 * c.motion.duration + 1)  # a loop: its seam measures
+            if not lc.seamless:
+                continue
+            for version, m in (("x1", c.motion[i:j]), ("x10", repeat_loop(c.motion, i, j, 10))):
+                try:
+                    v = score_naturalness(model, m, drop_pops=False).naturalness
+                except InputError:
+                    break
+                rows.append({"model": name, "folder": folder.name, "clip": c.motion.name, "length_s": m.duration,
+                             "version": version, "naturalness": v, "construction": "loop"})
+    return pd.DataFrame(rows)
+
+
+def _print_lengths(scores: pd.DataFrame, folder: Path) -> None:
+    if not len(scores):
+        print(f"\n== {folder.name}: no clip is seamless at every length ==")
+        return
+    for (model, folder), s in scores.groupby(["model", "folder"], sort=False):
+        nat = s[s["version"] == "none"]
+        print(f"\n== {folder} ({model}): {nat['clip'].nunique()} clips seamless at every length ==")
+        if not len(nat):
+            continue
+        tab = nat.groupby("length_s").agg(natural_mean=("naturalness", "mean"),
+                                          natural_min=("naturalness", "min"),
+                                          loops=("construction", lambda c: int((c == "loop").sum())))
+        if "seam_window" in nat:
+            tab["seam_windows"] = nat.groupby("length_s")["seam_window"].mean()
+            tab["other_windows"] = nat.groupby("length_s")["other_window"].mean()
+        for kind in sorted(set(s["version"]) - {"none", "x1", "x10"}):
+            pair = nat.merge(s[s["version"] == kind], on=["clip", "length_s"], suffixes=("", "_bad"))
+            g = pair.assign(margin=pair["naturalness"] - pair["naturalness_bad"]).groupby("length_s")
+            tab[f"{kind}_mean"] = g["naturalness_bad"].mean()
+            tab[f"{kind}_min_margin"] = g["margin"].min()
+            tab[f"{kind}_twin_wins"] = g["margin"].apply(lambda m: float((m > 0).mean()))
+        print(tab.round(3).to_string())
+        x = s[s["version"].isin(["x1", "x10"])].pivot(index="clip", columns="version", values="naturalness").dropna()
+        if len(x):
+            d = x["x10"] - x["x1"]
+            print(f"clip x10 vs clip ({len(x)} seamless loops): largest |difference| {d.abs().max():.3f}, "
+                  f"mean difference {d.mean():+.3f}, within 0.05: {int((d.abs() <= 0.05).sum())}/{len(x)}")
+
+
+def lengths_auc(models: dict, lengths: tuple[float, ...] = (5.0, 20.0, 60.0)) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """ROC AUC per corruption type and length of each model on the evaluation of record's clips
+    that it was not trained on (module docstring). Returns ``(summary, scores)``."""
+    from sklearn.metrics import roc_auc_score
+
+    from evalkit.models.dataset import group_of, load_natural
+    from evalkit.models.evaluate import EvalConfig, length_windows
+    from evalkit.models.training import load_model
+
+    paths = [Path(__file__).resolve().parents[1] / "evalkit" / "data" / "samples" / "cmu", SHARED / "mocap"]
+    clips = load_natural(paths)
+    windows, meta, _ = length_windows(clips, EvalConfig(lengths=lengths), progress=True)
+    rows, out = [], []
+    for name, model in models.items():
+        trained = {group_of(f["path"])[1] for f in load_model(name)[1].get("training_data", [])}
+        cp = model.predict_clip_proba(windows, windows["example"].to_numpy())
+        d = meta.loc[cp.index].copy()
+        d["score"] = cp["naturalness"].to_numpy()
+        d["take"] = [group_of(Path(seg.rsplit("@", 1)[0] + ".bvh"))[1] for seg in d["segment"]]
+        d = d[~d["take"].isin(trained)].assign(model=name)
+        out.append(d)
+        for L, g in d.groupby("length_s"):
+            nat = g[g["clip_natural"] == 1]
+            r = {"model": name, "length_s": L, "natural": len(nat), "corrupted": int((g["clip_natural"] == 0).sum()),
+                 "all": roc_auc_score(g["clip_natural"], g["score"]), "natural_mean": nat["score"].mean()}
+            for t, b in g[g["clip_natural"] == 0].groupby("corruption"):
+                s2 = pd.concat([nat, b])
+                r[t] = roc_auc_score(s2["clip_natural"], s2["score"])
+            rows.append(r)
+    return pd.DataFrame(rows), pd.concat(out)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--models", default="default", help="comma-separated model files ('default': the shipped one)")
@@ -85,6 +219,12 @@ def main() -> None:
     ap.add_argument("--severity", type=float, default=0.5)
     ap.add_argument("--out", type=Path, default=None, help="also write scores_<folder>.csv here")
     ap.add_argument("--lowest", type=int, default=3, help="unedited clips to list with the lowest naturalness")
+    ap.add_argument("--lengths", default=None, metavar="L1,L2",
+                    help="check the verdict by clip length instead (seconds, e.g. 5,20,60; see the docstring)")
+    ap.add_argument("--length-types", default="foot_skate", metavar="T1,T2",
+                    help="--lengths: corruption types of the unnatural twins (default: foot_skate)")
+    ap.add_argument("--lengths-auc", action="store_true",
+                    help="ROC AUC of every corruption type at 5, 20 and 60 s (see the docstring)")
     args = ap.parse_args()
     if args.lowest < 0:
         ap.error(f"--lowest must be 0 or more, got {args.lowest}")
@@ -96,6 +236,34 @@ def main() -> None:
         models = {m: load_model(m)[0] for m in (s.strip() for s in args.models.split(",")) if m}
     except EvalkitError as e:
         ap.error(str(e))
+    if args.lengths_auc:
+        summary, scores = lengths_auc(models)
+        for name, t in summary.groupby("model", sort=False):
+            print(f"\n== {name}: ROC AUC by clip length, clips it was not trained on ==")
+            print(t.drop(columns="model").set_index("length_s").round(3).T.to_string())
+        if args.out:
+            args.out.mkdir(parents=True, exist_ok=True)
+            scores.to_csv(args.out / "lengths_auc.csv", index=False)
+        return
+    if args.lengths:
+        try:
+            lengths = tuple(float(x) for x in args.lengths.split(","))
+        except ValueError:
+            ap.error(f"--lengths must be seconds separated by commas, got {args.lengths!r}")
+        dirs = args.dirs if args.dirs != list(DEFAULT_DIRS) else [
+            Path(__file__).resolve().parents[1] / "evalkit" / "data" / "samples" / "cmu",
+            *sorted(p for p in (SHARED / "mocap").iterdir() if p.is_dir()),
+            *sorted(p for p in (SHARED / "gesture").iterdir() if p.is_dir())]
+        types = tuple(t.strip() for t in args.length_types.split(",") if t.strip())
+        allscores = []
+        for d in dirs:
+            scores = check_lengths(models, d, lengths, args.severity, types=types)
+            _print_lengths(scores, d)
+            allscores.append(scores)
+        if args.out:
+            args.out.mkdir(parents=True, exist_ok=True)
+            pd.concat(allscores).to_csv(args.out / "lengths.csv", index=False)
+        return
     for d in args.dirs:
         if not d.is_dir():
             ap.error(f"{d} is not a folder (the Bandai Namco capture is read from ../shared/data)")

@@ -40,7 +40,9 @@ def register(sub) -> None:
     p.add_argument("--reference", action="append", metavar="DIR",
                    help="natural clips for the distribution metrics (repeatable)")
     p.add_argument("--frames", metavar="DIR",
-                   help="also write per-frame traces to DIR/<system>/<clip>.csv")
+                   help="also write per-frame traces to DIR/<system>/<clip>.csv (with --model also "
+                        "naturalness_window and naturalness_local: the naturalness of the windows "
+                        "covering each frame, 0-1, so the bad stretches of a long clip show)")
     p.add_argument("--audio", metavar="WAV|DIR",
                    help="audio for beat alignment: one WAV for all clips, or a folder of <clip>.wav")
     p.add_argument("--model", metavar="FILE",
@@ -167,7 +169,7 @@ def run(args: argparse.Namespace) -> int:
         from evalkit.models.naturalness import add_model_columns
 
         table = add_model_columns(table, args.model, load_kwargs(args), cfg.roles, drop_pops=not args.keep_pops,
-                                  progress=not args.quiet)
+                                  progress=not args.quiet, frames_dir=args.frames, system=args.system)
     failed = int((table["error"] != "").sum())
     if args.out:
         write_table(table, args.out)

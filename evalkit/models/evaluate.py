@@ -52,6 +52,8 @@ class EvalConfig:
         window: window configuration.
         model: the discriminator to evaluate (cloned per fold).
         loco: run the leave-one-corruption-type-out test too.
+        lengths: clip lengths (seconds) of the evaluation by length (:func:`evaluate_by_length`);
+            empty: skip it.
     """
 
     n_splits: int = 5
@@ -63,6 +65,7 @@ class EvalConfig:
     window: WindowConfig = WindowConfig()
     model: NaturalnessDiscriminator = field(default_factory=NaturalnessDiscriminator)
     loco: bool = True
+    lengths: tuple[float, ...] = (5.0, 20.0, 60.0)
 
 
 @dataclass(eq=False)
@@ -139,13 +142,17 @@ def _example_meta(examples: Sequence[Example]) -> pd.DataFrame:
 
 
 def cross_validate(data: EvalData, config: EvalConfig = EvalConfig(),
-                   baselines: Sequence[BaselineSpec] | None = None, progress: bool = True) -> pd.DataFrame:
+                   baselines: Sequence[BaselineSpec] | None = None, progress: bool = True,
+                   models_out: dict | None = None, include_seen: bool = True) -> pd.DataFrame:
     """Grouped cross-validation, seen types and (``config.loco``) leave-one-type-out.
 
     Returns a tidy table, one row per (setting, fold, test example, method): ``setting``
     (``"seen"`` or ``"loco:<type>"``), ``fold``, example metadata, ``method``, ``score``
     (higher = more natural; the discriminator's is its calibrated clip probability) and
-    ``threshold``.
+    ``threshold``. With ``models_out`` (a dict), each fold's discriminator of the seen-types
+    setting is stored in it as ``{fold: (model, test_groups)}`` (for :func:`evaluate_by_length`).
+    ``include_seen=False`` runs only the leave-one-type-out settings (when the seen-types rows
+    were computed before).
     """
     from sklearn.base import clone
 
@@ -157,7 +164,7 @@ def cross_validate(data: EvalData, config: EvalConfig = EvalConfig(),
     if k < 2:
         raise InputError(f"cross-validation needs at least 2 groups, got {len(groups)}")
     types = [t for t in config.train.types if t in set(train_meta["corruption"])]
-    settings = [("seen", None)] + ([(f"loco:{t}", t) for t in types] if config.loco else [])
+    settings = ([("seen", None)] if include_seen else []) + ([(f"loco:{t}", t) for t in types] if config.loco else [])
     folds = list(GroupKFold(n_splits=k).split(groups, groups=groups))
     rows = []
     total = len(folds) * len(settings)
@@ -185,6 +192,8 @@ def cross_validate(data: EvalData, config: EvalConfig = EvalConfig(),
             te_sel = te_ex[te_mask]
             windows = tw[tw["example"].isin(tr_ex[tr_mask]["example"])]
             model = fit_clone(config.model, windows)
+            if models_out is not None and held is None:
+                models_out[f_i] = (model, sorted(test_groups))
             test_w = sw[sw["example"].isin(te_sel["example"])].reset_index(drop=True)
             cp = model.predict_clip_proba(test_w, test_w["example"].to_numpy())
             base = te_sel.set_index("example")
@@ -407,6 +416,124 @@ def leave_one_rig_out(clips: Sequence[NaturalClip], config: EvalConfig = EvalCon
     return pd.concat(rows, ignore_index=True) if rows else pd.DataFrame()
 
 
+def length_windows(clips: Sequence[NaturalClip], config: EvalConfig,
+                   progress: bool = True) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """Window table of the clips of the evaluation by length (see :func:`evaluate_by_length`).
+
+    Returns ``(windows, meta, info)``: the window features of every example (column
+    ``example``), one row of metadata per example (index ``example``: ``group``, ``rig``,
+    ``segment``, ``corruption``, ``severity``, ``clip_natural``, ``length_s``) and the
+    construction of every clip at every length (:func:`~evalkit.models.lengths.length_examples`).
+    """
+    from evalkit.models.lengths import length_examples
+
+    examples, info = length_examples(clips, config.lengths, config.train.types, config.test_severity,
+                                     config.seed, progress=progress)
+    frames, meta = [], []
+    for i, (L, ex) in enumerate(examples):
+        f = example_windows(i, ex, config.window)
+        if f is None:
+            continue
+        frames.append(f)
+        meta.append({"example": i, "group": ex.group, "rig": ex.rig, "segment": ex.segment,
+                     "corruption": ex.provenance.corruption, "severity": ex.provenance.severity,
+                     "clip_natural": int(ex.natural), "length_s": L})
+    if not frames:
+        return pd.DataFrame(), pd.DataFrame(), info
+    return pd.concat(frames, ignore_index=True), pd.DataFrame(meta).set_index("example"), info
+
+
+def score_by_length(windows: pd.DataFrame, meta: pd.DataFrame, fold_models: dict) -> pd.DataFrame:
+    """Each fold's model on the by-length clips of its own test groups (:func:`length_windows`);
+    rows like :func:`cross_validate`'s, ``setting`` ``"length:<L>s"``, plus ``length_s`` and
+    ``worst_stretch_naturalness``."""
+    rows = []
+    for f_i, (model, test_groups) in sorted(fold_models.items()):
+        w = windows[windows["group"].isin(test_groups)].reset_index(drop=True) if len(windows) else windows
+        if not len(w):
+            continue
+        cp = model.predict_clip_proba(w, w["example"].to_numpy())
+        d = meta.loc[cp.index].reset_index()
+        d["method"] = DISCRIMINATOR
+        d["score"] = cp["naturalness"].to_numpy()
+        d["worst_stretch_naturalness"] = cp["worst_stretch_naturalness"].to_numpy()
+        d["threshold"] = 0.5
+        d["setting"] = [f"length:{L:g}s" for L in d["length_s"]]
+        d["fold"] = f_i
+        rows.append(d)
+    return pd.concat(rows, ignore_index=True) if rows else pd.DataFrame()
+
+
+def evaluate_by_length(clips: Sequence[NaturalClip], config: EvalConfig, fold_models: dict,
+                       progress: bool = True) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The cross-validated discriminators on natural and corrupted clips of 5, 20 and 60 s.
+
+    Every natural clip is brought to each length of ``config.lengths`` from its own frames
+    (:func:`evalkit.models.lengths.natural_at_length`: an excerpt, or a seamless loop); the
+    unnatural clips of a length have every 5-s piece corrupted at ``config.test_severity``
+    (:func:`~evalkit.models.lengths.corrupt_at_length`), so the corrupted share of time is the
+    same at every length. Each fold's model (``fold_models``: ``{fold: (model, test_groups)}``
+    from :func:`cross_validate`) scores the clips of its own test groups only, whole, as
+    ``evalkit score --model`` does.
+
+    Returns:
+        ``(scores, info)``: rows like :func:`cross_validate`'s (``setting`` is
+        ``"length:<L>s"``, ``method`` the discriminator; plus ``length_s``) and the
+        construction of every clip at every length (:func:`~evalkit.models.lengths.length_examples`).
+    """
+    windows, meta, info = length_windows(clips, config, progress)
+    return score_by_length(windows, meta, fold_models), info
+
+
+def length_summary(scores: pd.DataFrame, clips: Sequence[NaturalClip] | None = None) -> pd.DataFrame:
+    """Per clip length: ROC AUC of the discriminator (pooled types, within folds) and the
+    natural clips' naturalness (mean, median, share >= 0.5), and with ``clips`` the natural
+    mean per rig family (:func:`rig_families`)."""
+    fam = {}
+    if clips is not None:
+        fam = {c.rig: f for c, f in zip(clips, rig_families(clips))}
+    rows = []
+    for L, d in scores.groupby("length_s"):
+        nat = d[d["clip_natural"] == 1]
+        r = {"length_s": L, "roc_auc": within_fold_auc(d["clip_natural"].to_numpy(), d["score"].to_numpy(),
+                                                       d["fold"].to_numpy()),
+             "n_natural": len(nat), "n_unnatural": int((d["clip_natural"] == 0).sum()),
+             "natural_mean": nat["score"].mean(), "natural_median": nat["score"].median(),
+             "natural_share_0.5": float((nat["score"] >= 0.5).mean())}
+        if fam:
+            for f, g in nat.groupby(nat["rig"].map(fam)):
+                r[f"natural_mean {f}"] = g["score"].mean()
+        rows.append(r)
+    return pd.DataFrame(rows).set_index("length_s")
+
+
+def length_report(scores: pd.DataFrame, info: pd.DataFrame, clips: Sequence[NaturalClip] | None = None,
+                  severity: float = MODERATE) -> list[str]:
+    """Markdown lines of the report's section on clip length."""
+    used = info[info["used"]]
+    n_used, n_all = used["clip"].nunique(), info["clip"].nunique()
+    loops = used.groupby("length_s")["construction"].apply(lambda c: int((c == "loop").sum()))
+    parts = ["", "## By clip length: the same clips at 5, 20 and 60 s", "",
+             f"{n_used} of {n_all} natural clips, each brought to every length from its own frames: its middle "
+             "excerpt when the capture is long enough, otherwise looped between two loop points where pose and "
+             "speed repeat, kept only when every loop is seamless without asking any model (no seam accelerates "
+             "a body joint more than 99 % of the clip's own frames, and the correction that closes the loop turns "
+             "no joint more than 15 degrees); loops per length: "
+             + ", ".join(f"{L:g} s: {int(n)}" for L, n in loops.items())
+             + f". Unnatural clips: every 5-s piece corrupted (severity {severity:g}, one clip per type), "
+             "pieces joined with a continuous root, so the corrupted share of time is the same at every length. "
+             "Each fold's model scores the clips of its own test subjects, whole.", ""]
+    if not len(scores):
+        return parts + ["(no clip could be brought to every length)"]
+    parts += [markdown_table(length_summary(scores, clips)), ""]
+    m = metrics_table(scores, severity)
+    m = m[m["setting"].str.startswith("length:")]
+    piv = m.pivot(index="corruption", columns="setting", values="roc_auc")
+    piv = piv[sorted(piv.columns, key=lambda c: float(c.split(":")[1].rstrip("s")))]
+    parts += ["ROC AUC per corruption type and length:", "", markdown_table(piv)]
+    return parts
+
+
 def _atomic_write_text(path: Path, text: str) -> None:
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(text)
@@ -436,13 +563,22 @@ def markdown_table(df: pd.DataFrame, floatfmt: str = ".3f") -> str:
 
 
 def write_report(clips: Sequence[NaturalClip], out_dir: Path, config: EvalConfig = EvalConfig(),
-                 progress: bool = True, rig_transfer_test: bool = True) -> list[Path]:
+                 progress: bool = True, rig_transfer_test: bool = True, models_out: dict | None = None,
+                 data: EvalData | None = None, scores: pd.DataFrame | None = None,
+                 by_length: tuple[pd.DataFrame, pd.DataFrame] | None = None) -> list[Path]:
     """Run the whole evaluation and write ``scores.csv``, ``metrics.csv``, ``rig_transfer.csv``,
-    ``roc.png`` and ``report.md`` (Markdown tables) into ``out_dir``."""
+    ``roc.png``, ``lengths.csv`` / ``length_clips.csv`` (:func:`evaluate_by_length`) and
+    ``report.md`` (Markdown tables) into ``out_dir``.
+
+    ``data``, ``scores`` (with the seen-types fold models in ``models_out``) and ``by_length``
+    may be given when computed before (a long run done in parts); otherwise they are computed.
+    """
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    data = prepare_data(clips, config, progress=progress)
-    scores = cross_validate(data, config, progress=progress)
+    models_out = {} if models_out is None else models_out
+    if scores is None:
+        data = prepare_data(clips, config, progress=progress) if data is None else data
+        scores = cross_validate(data, config, progress=progress, models_out=models_out)
     metrics = metrics_table(scores, config.test_severity)
     written = []
     _atomic_csv(scores, out_dir / "scores.csv")
@@ -483,6 +619,14 @@ def write_report(clips: Sequence[NaturalClip], out_dir: Path, config: EvalConfig
                                  for r, d in rt.groupby("held_out_rig")]).set_index("held-out rig")
             parts += ["", "## Real capture from a rig family left out of training: whole-clip naturalness", "",
                       markdown_table(dist)]
+    if config.lengths:
+        if by_length is None and not models_out:
+            raise InputError("the evaluation by length needs the seen-types fold models (models_out)")
+        ls, info = by_length if by_length is not None else evaluate_by_length(clips, config, models_out, progress=progress)
+        _atomic_csv(ls, out_dir / "lengths.csv")
+        _atomic_csv(info, out_dir / "length_clips.csv")
+        written += [out_dir / "lengths.csv", out_dir / "length_clips.csv"]
+        parts += length_report(ls, info, clips, config.test_severity)
     _atomic_write_text(out_dir / "report.md", "\n".join(parts) + "\n")
     written.append(out_dir / "report.md")
     return written

@@ -17,9 +17,14 @@ from evalkit.motion import load_motion
 from evalkit.motion.roles import find_roles
 
 
+#: Columns that ``evalkit score --model --frames`` adds to every per-frame trace.
+TRACE_COLUMNS = ("naturalness_window", "naturalness_local")
+
+
 def add_model_columns(table: pd.DataFrame, model_path: str | None = None, load_kwargs: dict | None = None,
                       roles: dict[str, str] | None = None, drop_pops: bool = True,
-                      progress: bool = False) -> pd.DataFrame:
+                      progress: bool = False, frames_dir: str | None = None,
+                      system: str | None = None) -> pd.DataFrame:
     """Add the discriminator's verdict to a score table (what ``evalkit score --model`` does).
 
     For every row of a score table (columns ``clip``, ``path``, ``error``, ...) the clip is read
@@ -41,6 +46,10 @@ def add_model_columns(table: pd.DataFrame, model_path: str | None = None, load_k
         roles: ``{role: joint name}`` overrides for unusual rigs (as ``evalkit score --roles``).
         drop_pops: judge the frames the other metrics judge (see :func:`~evalkit.models.discriminator.score_naturalness`).
         progress: show a progress bar.
+        frames_dir, system: the ``--frames`` folder and ``--system`` of the run that wrote
+            per-frame traces (:func:`evalkit.features.batch.trace_path`): each clip's trace
+            gets the columns of :func:`trace_naturalness` (NaN for a clip the model could not
+            score), rewritten in place.
     """
     model, _ = load_model(model_path)
     out = table.copy()
@@ -59,10 +68,14 @@ def add_model_columns(table: pd.DataFrame, model_path: str | None = None, load_k
                 motion = load_motion(row["path"], **(load_kwargs or {}))
                 found = find_roles(motion.skeleton, overrides=roles, strict=True) if roles else None
                 s = score_naturalness(model, motion, found, drop_pops=drop_pops)
+                if frames_dir:
+                    _add_to_trace(row["path"], frames_dir, system, s)
                 vals = [s.naturalness, s.worst_start_s, s.worst_end_s, s.worst_naturalness,
                         s.worst_stretch_start_s, s.worst_stretch_end_s, s.worst_stretch_naturalness]
             except EvalkitError as exc:
                 errors[i] = f"naturalness: {exc}"
+                if frames_dir:
+                    _add_to_trace(row["path"], frames_dir, system, None)
         for k, v in zip(cols, vals):
             cols[k].append(v)
     for k, v in cols.items():
@@ -70,6 +83,55 @@ def add_model_columns(table: pd.DataFrame, model_path: str | None = None, load_k
     if "error" in out.columns:
         out["error"] = errors
     return out
+
+
+def _add_to_trace(path: str, frames_dir: str, system: str | None, score: MotionScore | None) -> None:
+    """Add :data:`TRACE_COLUMNS` to the clip's per-frame trace CSV (if the run wrote one)."""
+    from evalkit.atomic import atomic_path
+    from evalkit.features.batch import trace_path
+
+    trace = trace_path(path, frames_dir, system)
+    if not trace.is_file():
+        return
+    frame = pd.read_csv(trace)
+    if score is None:
+        add = pd.DataFrame({c: np.full(len(frame), np.nan) for c in TRACE_COLUMNS})
+    else:
+        add = trace_naturalness(score, frame["time_s"].to_numpy())
+    frame = frame.drop(columns=[c for c in TRACE_COLUMNS if c in frame.columns])
+    frame = pd.concat([frame, add.set_index(frame.index)], axis=1)
+    with atomic_path(trace, suffix=".tmp") as tmp:
+        frame.to_csv(tmp, index=False)
+
+
+def trace_naturalness(score: MotionScore, times_s) -> pd.DataFrame:
+    """Naturalness of the windows covering given times of a scored clip (``score --frames`` columns).
+
+    Args:
+        score: :func:`~evalkit.models.discriminator.score_naturalness` of the clip.
+        times_s: ``(frames,)`` times of the frames, seconds from the file's first frame (the
+            ``time_s`` column of a trace; window times are in the same seconds, whatever end
+            pops were dropped).
+
+    Returns:
+        ``(frames, 2)`` DataFrame, values are probabilities in [0, 1]:
+        ``naturalness_window`` -- mean calibrated probability that the 1-s windows containing
+        the frame look natural (windows overlap by half, so most frames are in two; the first
+        and last half-second in one); ``naturalness_local`` -- mean local naturalness of those
+        windows (each the mean verdict of the 6-s stretches that contain it; its time average
+        over the clip is the clip's ``naturalness``). NaN for a frame no window covers (a frame
+        the model's pop removal dropped but the metrics kept).
+    """
+    t = np.asarray(times_s, dtype=float)
+    w = score.windows
+    inside = (t[:, None] >= w["start_s"].to_numpy()[None, :] - 1e-9) & (t[:, None] < w["end_s"].to_numpy()[None, :] - 1e-9)
+    count = inside.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = {
+            "naturalness_window": inside @ w["naturalness"].to_numpy() / count,
+            "naturalness_local": inside @ w["local_naturalness"].to_numpy() / count,
+        }
+    return pd.DataFrame({k: np.where(count > 0, v, np.nan) for k, v in out.items()})
 
 
 def frame_naturalness(score: MotionScore, n_frames: int, fps: float) -> pd.DataFrame:
@@ -90,13 +152,4 @@ def frame_naturalness(score: MotionScore, n_frames: int, fps: float) -> pd.DataF
         those windows: the verdicts of the ``stretch_s`` stretches around it, whose time average
         is the clip's ``naturalness``). NaN for frames no window covers (dropped end pops).
     """
-    t = np.arange(int(n_frames)) / float(fps)
-    w = score.windows
-    inside = (t[:, None] >= w["start_s"].to_numpy()[None, :] - 1e-9) & (t[:, None] < w["end_s"].to_numpy()[None, :] - 1e-9)
-    count = inside.sum(axis=1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        out = {
-            "naturalness_window": inside @ w["naturalness"].to_numpy() / count,
-            "naturalness_local": inside @ w["local_naturalness"].to_numpy() / count,
-        }
-    return pd.DataFrame({k: np.where(count > 0, v, np.nan) for k, v in out.items()})
+    return trace_naturalness(score, np.arange(int(n_frames)) / float(fps))

@@ -99,7 +99,8 @@ def test_evaluation_report(clips, tmp_path):
     )
     files = write_report(clips, tmp_path, cfg, progress=False)
     names = {f.name for f in files}
-    assert names == {"scores.csv", "metrics.csv", "roc.png", "report.md", "rig_transfer.csv"}
+    assert names == {"scores.csv", "metrics.csv", "roc.png", "report.md", "rig_transfer.csv",
+                     "lengths.csv", "length_clips.csv"}
     scores = pd.read_csv(tmp_path / "scores.csv")
     assert set(scores["setting"]) == {"seen", "loco:jitter", "loco:foot_skate"}
     methods = set(scores["method"])
@@ -124,6 +125,16 @@ def test_evaluation_report(clips, tmp_path):
     assert set(rt["held_out_rig"]) == set(rig_families(clips))
     assert rt["naturalness"].between(0, 1).all()
     assert (tmp_path / "roc.png").stat().st_size > 10_000
+    # the evaluation by length: the seen-types fold models on the same clips at 5, 20 and 60 s,
+    # each clip scored by the fold that held its group out
+    info = pd.read_csv(tmp_path / "length_clips.csv")
+    lengths = pd.read_csv(tmp_path / "lengths.csv")
+    assert set(info["length_s"]) == {5.0, 20.0, 60.0} and info["used"].any()
+    assert set(lengths["setting"]) == {"length:5s", "length:20s", "length:60s"}
+    assert set(lengths["corruption"]) == {"none", "jitter", "foot_skate"}
+    fold_of = scores[scores["setting"] == "seen"].groupby("group")["fold"].first()
+    assert (lengths["fold"].to_numpy() == fold_of.loc[lengths["group"]].to_numpy()).all()
+    assert "## By clip length" in report
 
 
 def test_markdown_table():

@@ -16,73 +16,16 @@ from tests.conftest import shared_data
 from evalkit.models.corruptions import corrupt
 from evalkit.models.dataset import trim_glitches
 from evalkit.models.discriminator import score_naturalness
+from evalkit.models.lengths import loop_points, repeat_loop
 from evalkit.models.naturalness import frame_naturalness
 from evalkit.models.training import load_model
-from evalkit.motion import Motion, load_motion, quat, resample
+from evalkit.motion import Motion, load_motion, resample
 from evalkit.motion.model import concatenate
-from evalkit.motion.roles import find_roles
 
 
 @pytest.fixture(scope="module")
 def model():
     return load_model("default")[0]
-
-
-def loop_points(motion: Motion, min_s: float) -> tuple[int, int]:
-    """Frames ``i < j`` at least ``min_s`` seconds apart where the clip repeats best: joint
-    rotations (over frames ``i-2, i, i+2`` against ``j-2, j, j+2``), root height and speed."""
-    rot = motion.rotations[:, 1:]
-    root = motion.translations[:, 0]
-    vel = np.gradient(root, axis=0) * motion.fps
-    hs = np.linalg.norm(vel[:, [0, 2]], axis=1)
-    n, gap = motion.n_frames, int(round(min_s * motion.fps))
-    best = (np.inf, 0, n - 1)
-    for i in range(2, n - gap - 2):
-        j = np.arange(i + gap, n - 2)
-        d = sum(1 - np.abs(np.einsum("jk,njk->nj", rot[i + o], rot[j + o])) for o in (-2, 0, 2)) / 3
-        cost = d.mean(1) + 0.5 * np.abs(root[j, 1] - root[i, 1]) + 0.05 * np.abs(hs[j] - hs[i]) \
-            + 0.05 * np.abs(vel[j, 1] - vel[i, 1])
-        k = int(np.argmin(cost))
-        if cost[k] < best[0]:
-            best = (float(cost[k]), i, int(j[k]))
-    return best[1], best[2]
-
-
-def repeat_loop(motion: Motion, i: int, j: int, copies: int) -> Motion:
-    """Frames ``i .. j-1`` played ``copies`` times with a continuous root: each copy is turned
-    about +Y and moved so that its first frame stands where frame ``j`` stood after the previous
-    copy (the body's place: the hips' world position, as joint 0 may be a fixed root above
-    them); the rotation and height mismatch between frames ``j`` and ``i`` is spread linearly
-    over the loop (at most a few degrees for the walks used here)."""
-    r = quat.multiply(motion.rotations[j, 0], quat.inverse(motion.rotations[i, 0]))
-    delta = 2 * np.arctan2(r[1], r[3])  # the turn from frame i to frame j (twist about +Y)
-    target = motion.rotations[i].copy()
-    target[0] = quat.multiply(quat.about_y(delta), target[0])
-    err = quat.multiply(target, quat.inverse(motion.rotations[j]))
-    n = j - i
-    frac = np.arange(n) / n
-    ident = np.zeros_like(err)
-    ident[:, 3] = 1.0
-    corr = quat.slerp(np.broadcast_to(ident, (n,) + err.shape), np.broadcast_to(err, (n,) + err.shape), frac[:, None])
-    rot0 = quat.multiply(corr, motion.rotations[i:j])
-    tr0 = motion.translations[i:j].copy()
-    hips = find_roles(motion.skeleton)["hips"]
-    pi, pj = motion.positions[i, hips], motion.positions[j, hips]
-    tr0[:, 0, 1] += frac * (pi[1] - pj[1])
-    rots, trs, theta, shift = [], [], 0.0, np.zeros(3)
-    for _ in range(copies):
-        q = quat.about_y(theta)
-        rc, tc = rot0.copy(), tr0.copy()
-        rc[:, 0] = quat.multiply(np.broadcast_to(q, rc[:, 0].shape), rc[:, 0])
-        tc[:, 0] = quat.rotate(q, tc[:, 0]) + shift
-        rots.append(rc)
-        trs.append(tc)
-        end = quat.rotate(q, pj) + shift  # where frame j would stand
-        theta += delta
-        shift = end - quat.rotate(quat.about_y(theta), pi)
-        shift[1] = 0.0
-    return motion.with_(rotations=np.concatenate(rots), translations=np.concatenate(trs),
-                        name=f"{motion.name}x{copies}")
 
 
 def looped(path, copies: int = 10) -> tuple[Motion, Motion]:
@@ -178,3 +121,41 @@ def test_foot_sliding_through_a_45_s_clip_scores_far_below_its_clean_twin(model,
     assert clean > 0.9
     assert skated["whole"].naturalness < clean - 0.5
     assert skated["whole"].naturalness < skated["part"].naturalness < clean
+
+
+def test_score_frames_traces_carry_the_local_naturalness(cmu_dir, tmp_path):
+    # real capture with one corrupted 5-s stretch, scored as a user scores a file: the trace of
+    # every frame carries the naturalness of the windows around it, and it is low where the
+    # stretch was corrupted
+    import pandas as pd
+
+    from evalkit.cli import main
+    from evalkit.motion.bvh import write_bvh
+
+    _, long = looped(cmu_dir / "16_15.amc")  # 35 s
+    clips = tmp_path / "clips"
+    clips.mkdir()
+    write_bvh(long, clips / "clean.bvh")
+    write_bvh(_corrupt_stretches(long, "jitter", [3], mode="clip"), clips / "glitch.bvh")  # 15-20 s
+    write_bvh(long[:10], clips / "tiny.bvh")  # 0.33 s: too short for the model
+    frames = tmp_path / "traces"
+    assert main(["score", str(clips), "--model", "default", "--frames", str(frames), "-q",
+                 "-o", str(tmp_path / "s.csv")]) == 1  # tiny.bvh cannot be judged
+    table = pd.read_csv(tmp_path / "s.csv").set_index("clip")
+    traces = {c: pd.read_csv(frames / "clips" / f"{c}.csv") for c in ("clean", "glitch", "tiny")}
+    for c in ("clean", "glitch"):
+        t = traces[c]
+        assert {"naturalness_window", "naturalness_local"} <= set(t.columns)
+        assert t[["naturalness_window", "naturalness_local"]].notna().all().all()
+        assert t["naturalness_local"].between(0, 1).all()
+        # the clip's verdict is the time average of the local naturalness
+        assert abs(t["naturalness_local"].mean() - table.loc[c, "naturalness"]) < 0.03
+    g, clean = traces["glitch"], traces["clean"]
+    bad = (g["time_s"] >= 15) & (g["time_s"] < 20)
+    far = (g["time_s"] < 8) | (g["time_s"] >= 27)
+    assert g["naturalness_local"][bad].mean() < g["naturalness_local"][far].mean() - 0.3
+    assert g["naturalness_window"][bad].mean() < clean["naturalness_window"][bad].mean() - 0.3
+    assert clean["naturalness_local"].min() > 0.5
+    # the clip the model could not score keeps its trace, with the columns empty
+    assert traces["tiny"][["naturalness_window", "naturalness_local"]].isna().all().all()
+    assert "naturalness" in table.loc["tiny", "error"]

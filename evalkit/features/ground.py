@@ -26,6 +26,7 @@ import numpy as np
 from evalkit.features.body import REFERENCE_HEIGHT_M, BodyIndex, body_index
 from evalkit.features.signal import DEFAULT_CUTOFF_HZ, MATRIX_MAX_FRAMES, apply_matrix, derivative, lowpass
 from evalkit.motion import Motion
+from evalkit.motion.vectors import norm, norm_xz
 
 
 #: Most grid samples per clip frame (:func:`to_grid`): bounds the analysis grid by the input's size.
@@ -169,14 +170,14 @@ class FootTrack:
     @property
     def speed(self) -> np.ndarray:
         """``(G, 2, P)`` speed of each filtered foot point on the grid, m/s."""
-        return np.linalg.norm(self.velocity, axis=-1)
+        return norm(self.velocity)
 
     @property
     def slide_speed(self) -> np.ndarray:
         """``(G, 2, P)`` horizontal speed of each foot point on the grid from the trajectories
         filtered at the measuring cut-off, m/s."""
         v = self.velocity if self.measured_velocity is None else self.measured_velocity
-        return np.linalg.norm(v[..., [0, 2]], axis=-1)
+        return norm_xz(v)
 
     @property
     def measured_heights(self) -> np.ndarray:
@@ -237,7 +238,7 @@ def _mode_level(c: np.ndarray, bin_m: float = 0.005, window_m: float = 0.01) -> 
     smooth = np.convolve(counts, [1.0, 2.0, 1.0])[1:-1]
     centre = 0.5 * (edges[:-1] + edges[1:])[int(np.argmax(smooth))]
     near = np.abs(c - centre) <= window_m
-    return float(np.median(c[near])) if near.any() else float(centre)
+    return _median(c[near]) if near.any() else float(centre)
 
 
 def foot_track(
@@ -263,7 +264,7 @@ def foot_track(
         smooth, vel, measured, measured_vel = xg[..., 0], vg[..., 0], xg[..., 1], vg[..., 1]
     else:
         smooth, vel, grid_fps, f2g = to_grid(lowpass(fp, motion.fps, cfg.cutoff_hz), motion.fps, cfg.analysis_fps)
-    speed = np.linalg.norm(vel, axis=-1)
+    speed = norm(vel)
     min_samples = int(round(cfg.min_still * grid_fps))
     levels = planted_levels(smooth[..., 1], speed, body.scale, cfg.still_speed, cfg.side_tolerance, min_samples)
     tol = cfg.step_min * body.height  # a riser apart, not a slope's few centimetres
@@ -296,7 +297,7 @@ def foot_track(
         above = smooth[..., 1] - levels - rise
         # still horizontally: a planted foot that the whole body drags up or down (a ground
         # error) stays one contact, so the level it ends on is not taken for a new step
-        hspeed = np.linalg.norm(vel[..., [0, 2]], axis=-1)
+        hspeed = norm_xz(vel)
         still = (hspeed < cfg.still_speed * body.scale).any(axis=-1)
         off, contacts = local_support(above, still, grid_fps, cfg.step_min * body.height, cfg.support_min_s,
                                       cfg.support_alone_s, smooth[..., [0, 2]].mean(axis=2),
@@ -634,9 +635,9 @@ def fit_slope(smooth: np.ndarray, speed: np.ndarray, levels: np.ndarray, scale: 
     jac = np.column_stack([a, np.ones(len(h))])  # the model is linear: its Jacobian is constant
     fit = least_squares(lambda p: jac @ p - h, np.zeros(k + 1), jac=lambda p: jac, loss="soft_l1", f_scale=0.01)
     slope = fit.x[:k] @ axes[keep]
-    mad_before = np.median(np.abs(h - np.median(h)))
+    mad_before = _median(np.abs(h - _median(h)))
     resid = h - d @ slope
-    mad_after = np.median(np.abs(resid - np.median(resid)))
+    mad_after = _median(np.abs(resid - _median(resid)))
     if prior.any():  # a refinement: accept any small correction that keeps the total plausible
         total = float(np.hypot(*(prior + slope)))
         return (slope, origin) if total <= max_slope and mad_after <= mad_before else zero
@@ -671,19 +672,26 @@ def to_grid(x: np.ndarray, fps: float, grid_fps: float) -> tuple[np.ndarray, np.
     tg = np.arange(g) / grid_fps
     f2g = np.minimum(np.rint(t * grid_fps).astype(np.int64), g - 1)
     if n <= MATRIX_MAX_FRAMES:  # short clips: the spline is linear in x, as two cached matrices
-        values, slopes = _spline_matrices(n, float(fps), float(grid_fps))
+        values, slopes, rows = _spline_matrices(n, float(fps), float(grid_fps))
         flat = np.asarray(x, dtype=np.float64).reshape(n, -1)
         shape = (g,) + x.shape[1:]
-        return (apply_matrix(values, flat).reshape(shape), apply_matrix(slopes, flat).reshape(shape),
-                float(grid_fps), f2g)
+        if rows is None:
+            xg = apply_matrix(values, flat)
+        else:  # the grid is the clip's frames: rows of the identity give the samples themselves
+            xg = flat.copy()
+            xg[rows] = apply_matrix(values[rows], flat)
+        return xg.reshape(shape), apply_matrix(slopes, flat).reshape(shape), float(grid_fps), f2g
     spline = CubicSpline(t, x, axis=0)
     return spline(tg), spline(tg, 1), float(grid_fps), f2g
 
 
 @lru_cache(maxsize=32)
-def _spline_matrices(n: int, fps: float, grid_fps: float) -> tuple[np.ndarray, np.ndarray]:
+def _spline_matrices(n: int, fps: float, grid_fps: float) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """``(G, n)`` matrices giving the not-a-knot cubic spline through ``n`` samples at ``fps``
-    and its derivative on the grid of :func:`to_grid` (the spline of the identity)."""
+    and its derivative on the grid of :func:`to_grid` (the spline of the identity), and the rows
+    of the values matrix that are not exactly rows of the identity when it is square and
+    nearly all of them are (a grid at the clip's own rate: the spline passes through the samples;
+    only rounding at the last knot differs), else ``None``."""
     from scipy.interpolate import CubicSpline
 
     t = np.arange(n) / fps
@@ -692,7 +700,13 @@ def _spline_matrices(n: int, fps: float, grid_fps: float) -> tuple[np.ndarray, n
     values, slopes = spline(tg), spline(tg, 1)
     values.setflags(write=False)
     slopes.setflags(write=False)
-    return values, slopes
+    rows = None
+    if values.shape == (n, n):
+        off = np.flatnonzero((values != np.eye(n)).any(axis=1))
+        if off.size <= n // 8:  # copying the identity rows beats multiplying by them
+            rows = off
+            rows.setflags(write=False)
+    return values, slopes, rows
 
 
 def lowest_foot_height(track: FootTrack, on_grid: bool = False) -> np.ndarray:

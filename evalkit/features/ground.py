@@ -184,13 +184,17 @@ class FootTrack:
         """``(G, 2, P)`` heights above the ground on the grid from the trajectories filtered at the
         measuring cut-off, metres."""
         p = self.smooth if self.measured is None else self.measured
-        h = p[..., 1] - self.levels - self.ground_rise(p[..., [0, 2]])
+        h = p[..., 1] - self.levels
+        if self.slope.any():  # a flat ground rises by 0 everywhere
+            h = h - self.ground_rise(p[..., [0, 2]])
         return h if self.support is None else h - self.support[..., None]
 
     @property
     def smooth_heights(self) -> np.ndarray:
         """``(G, 2, P)`` filtered heights above the planted levels on the grid, metres."""
-        h = self.smooth[..., 1] - self.levels - self.ground_rise(self.smooth[..., [0, 2]])
+        h = self.smooth[..., 1] - self.levels
+        if self.slope.any():  # a flat ground rises by 0 everywhere
+            h = h - self.ground_rise(self.smooth[..., [0, 2]])
         return h if self.support is None else h - self.support[..., None]
 
 
@@ -228,6 +232,13 @@ def planted_levels(
         low = out.min(axis=0)
         out = np.where(out - low > side_tolerance * scale, low, out)
     return out
+
+
+def _heights(p: np.ndarray, levels: np.ndarray, slope: np.ndarray, origin: np.ndarray) -> np.ndarray:
+    """``(..., 2, P)`` heights of positions ``p`` ``(..., 2, P, 3)`` above the plane through
+    ``levels`` with ``slope`` about ``origin`` (a flat plane: the heights minus the levels), m."""
+    h = p[..., 1] - levels
+    return h - (p[..., [0, 2]] - origin) @ slope if slope.any() else h
 
 
 def _mode_level(c: np.ndarray, bin_m: float = 0.005, window_m: float = 0.01) -> float:
@@ -290,16 +301,16 @@ def foot_track(
             slope = slope + extra
     if cfg.level is not None:
         levels = levels - levels.min() + cfg.level
-    heights = fp[..., 1] - levels - (fp[..., [0, 2]] - origin) @ slope
+    heights = _heights(fp, levels, slope, origin)
     support, contacts = None, ()
     if cfg.local_support:
-        rise = (smooth[..., [0, 2]] - origin) @ slope
+        rise = (smooth[..., [0, 2]] - origin) @ slope if slope.any() else 0.0
         one = one_tread_levels(levels, drop, tol)
         if one is not levels:  # a foot's points were levelled on different treads (stairs)
             levels = one
             if cfg.level is not None:
                 levels = levels - levels.min() + cfg.level
-            heights = fp[..., 1] - levels - (fp[..., [0, 2]] - origin) @ slope
+            heights = _heights(fp, levels, slope, origin)
         above = smooth[..., 1] - levels - rise
         # still horizontally: a planted foot that the whole body drags up or down (a ground
         # error) stays one contact, so the level it ends on is not taken for a new step
@@ -426,12 +437,16 @@ def _contact_runs(heights: np.ndarray, still: np.ndarray, rate: float, step_min:
                   min_s: float) -> list[tuple[int, int, int, float, float]]:
     """``[(start, side, end, touchdown level, end level), ...]`` of the contacts of
     :func:`local_support` (sample indices, levels in the unit of ``heights``), in time order."""
-    low = heights.min(axis=-1)  # (T, 2) the foot's lowest point
+    if heights.shape[-1] == 2:  # ankle and toe: the same numbers without numpy's reductions
+        h0, h1 = heights[..., 0], heights[..., 1]
+        low, spread, mean = np.minimum(h0, h1), np.abs(h1 - h0), (h0 + h1) / 2
+    else:
+        low, mean = heights.min(axis=-1), heights.mean(axis=-1)
+        spread = heights.max(axis=-1) - low
     min_n = max(2, int(round(min_s * rate)))
     # the foot's level where it is flat (its points equally high above their planted levels: a
     # heel strike or a toe-off rocks the foot, and its lowest point then reads a few cm high)
-    flat = (heights.max(axis=-1) - heights.min(axis=-1)) < 0.5 * step_min
-    mean = heights.mean(axis=-1)
+    flat = spread < 0.5 * step_min
     gap_n = max(1, int(round(0.05 * rate)))
     runs = []
     for side in (0, 1):

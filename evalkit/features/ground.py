@@ -640,7 +640,7 @@ def fit_slope(smooth: np.ndarray, speed: np.ndarray, levels: np.ndarray, scale: 
     sel = (speed < still_speed * scale) & (np.abs(r) < 0.1 * scale)
     if sel.sum() < 20:
         return zero
-    xz = smooth[..., [0, 2]][sel]
+    xz = np.stack([smooth[..., 0][sel], smooth[..., 2][sel]], axis=-1)  # without gathering every sample
     h = r[sel]
     origin = np.array([_median(xz[:, 0]), _median(xz[:, 1])]) if origin is None else origin
     d = xz - origin

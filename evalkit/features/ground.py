@@ -26,6 +26,7 @@ import numpy as np
 from evalkit.features.body import REFERENCE_HEIGHT_M, BodyIndex, body_index
 from evalkit.features.signal import DEFAULT_CUTOFF_HZ, MATRIX_MAX_FRAMES, apply_matrix, derivative, lowpass
 from evalkit.motion import Motion
+from evalkit.motion.vectors import norm, norm_xz
 
 
 #: Most grid samples per clip frame (:func:`to_grid`): bounds the analysis grid by the input's size.
@@ -169,27 +170,31 @@ class FootTrack:
     @property
     def speed(self) -> np.ndarray:
         """``(G, 2, P)`` speed of each filtered foot point on the grid, m/s."""
-        return np.linalg.norm(self.velocity, axis=-1)
+        return norm(self.velocity)
 
     @property
     def slide_speed(self) -> np.ndarray:
         """``(G, 2, P)`` horizontal speed of each foot point on the grid from the trajectories
         filtered at the measuring cut-off, m/s."""
         v = self.velocity if self.measured_velocity is None else self.measured_velocity
-        return np.linalg.norm(v[..., [0, 2]], axis=-1)
+        return norm_xz(v)
 
     @property
     def measured_heights(self) -> np.ndarray:
         """``(G, 2, P)`` heights above the ground on the grid from the trajectories filtered at the
         measuring cut-off, metres."""
         p = self.smooth if self.measured is None else self.measured
-        h = p[..., 1] - self.levels - self.ground_rise(p[..., [0, 2]])
+        h = p[..., 1] - self.levels
+        if self.slope.any():  # a flat ground rises by 0 everywhere
+            h = h - self.ground_rise(p[..., [0, 2]])
         return h if self.support is None else h - self.support[..., None]
 
     @property
     def smooth_heights(self) -> np.ndarray:
         """``(G, 2, P)`` filtered heights above the planted levels on the grid, metres."""
-        h = self.smooth[..., 1] - self.levels - self.ground_rise(self.smooth[..., [0, 2]])
+        h = self.smooth[..., 1] - self.levels
+        if self.slope.any():  # a flat ground rises by 0 everywhere
+            h = h - self.ground_rise(self.smooth[..., [0, 2]])
         return h if self.support is None else h - self.support[..., None]
 
 
@@ -229,15 +234,28 @@ def planted_levels(
     return out
 
 
+def _heights(p: np.ndarray, levels: np.ndarray, slope: np.ndarray, origin: np.ndarray) -> np.ndarray:
+    """``(..., 2, P)`` heights of positions ``p`` ``(..., 2, P, 3)`` above the plane through
+    ``levels`` with ``slope`` about ``origin`` (a flat plane: the heights minus the levels), m."""
+    h = p[..., 1] - levels
+    return h - (p[..., [0, 2]] - origin) @ slope if slope.any() else h
+
+
 def _mode_level(c: np.ndarray, bin_m: float = 0.005, window_m: float = 0.01) -> float:
-    nb = max(1, int(np.ceil((c.max() - c.min()) / bin_m)) + 1)
-    counts, edges = np.histogram(c, bins=nb, range=(c.min(), c.min() + nb * bin_m))
+    lo = c.min()
+    nb = max(1, int(np.ceil((c.max() - lo) / bin_m)) + 1)
+    # the counts of np.histogram(c, bins=nb, range=(lo, lo + nb * bin_m)) (same edges, bins
+    # [edge_i, edge_i+1), the last one closed), without its checks and general-case set-up,
+    # which cost more than the counting on a few hundred heights (issue 29: scoring speed)
+    edges = np.linspace(lo, lo + nb * bin_m, nb + 1)
+    counts = np.bincount(np.minimum(np.searchsorted(edges, c, side="right") - 1, nb - 1), minlength=nb)
     # full convolution trimmed to the bins ("same" mode returns the kernel's length when there
     # are fewer bins than kernel taps, e.g. every height in one bin)
     smooth = np.convolve(counts, [1.0, 2.0, 1.0])[1:-1]
-    centre = 0.5 * (edges[:-1] + edges[1:])[int(np.argmax(smooth))]
+    i = int(np.argmax(smooth))
+    centre = 0.5 * (edges[i] + edges[i + 1])
     near = np.abs(c - centre) <= window_m
-    return float(np.median(c[near])) if near.any() else float(centre)
+    return _median(c[near]) if near.any() else float(centre)
 
 
 def foot_track(
@@ -263,7 +281,7 @@ def foot_track(
         smooth, vel, measured, measured_vel = xg[..., 0], vg[..., 0], xg[..., 1], vg[..., 1]
     else:
         smooth, vel, grid_fps, f2g = to_grid(lowpass(fp, motion.fps, cfg.cutoff_hz), motion.fps, cfg.analysis_fps)
-    speed = np.linalg.norm(vel, axis=-1)
+    speed = norm(vel)
     min_samples = int(round(cfg.min_still * grid_fps))
     levels = planted_levels(smooth[..., 1], speed, body.scale, cfg.still_speed, cfg.side_tolerance, min_samples)
     tol = cfg.step_min * body.height  # a riser apart, not a slope's few centimetres
@@ -283,20 +301,20 @@ def foot_track(
             slope = slope + extra
     if cfg.level is not None:
         levels = levels - levels.min() + cfg.level
-    heights = fp[..., 1] - levels - (fp[..., [0, 2]] - origin) @ slope
+    heights = _heights(fp, levels, slope, origin)
     support, contacts = None, ()
     if cfg.local_support:
-        rise = (smooth[..., [0, 2]] - origin) @ slope
+        rise = (smooth[..., [0, 2]] - origin) @ slope if slope.any() else 0.0
         one = one_tread_levels(levels, drop, tol)
         if one is not levels:  # a foot's points were levelled on different treads (stairs)
             levels = one
             if cfg.level is not None:
                 levels = levels - levels.min() + cfg.level
-            heights = fp[..., 1] - levels - (fp[..., [0, 2]] - origin) @ slope
+            heights = _heights(fp, levels, slope, origin)
         above = smooth[..., 1] - levels - rise
         # still horizontally: a planted foot that the whole body drags up or down (a ground
         # error) stays one contact, so the level it ends on is not taken for a new step
-        hspeed = np.linalg.norm(vel[..., [0, 2]], axis=-1)
+        hspeed = norm_xz(vel)
         still = (hspeed < cfg.still_speed * body.scale).any(axis=-1)
         off, contacts = local_support(above, still, grid_fps, cfg.step_min * body.height, cfg.support_min_s,
                                       cfg.support_alone_s, smooth[..., [0, 2]].mean(axis=2),
@@ -419,12 +437,16 @@ def _contact_runs(heights: np.ndarray, still: np.ndarray, rate: float, step_min:
                   min_s: float) -> list[tuple[int, int, int, float, float]]:
     """``[(start, side, end, touchdown level, end level), ...]`` of the contacts of
     :func:`local_support` (sample indices, levels in the unit of ``heights``), in time order."""
-    low = heights.min(axis=-1)  # (T, 2) the foot's lowest point
+    if heights.shape[-1] == 2:  # ankle and toe: the same numbers without numpy's reductions
+        h0, h1 = heights[..., 0], heights[..., 1]
+        low, spread, mean = np.minimum(h0, h1), np.abs(h1 - h0), (h0 + h1) / 2
+    else:
+        low, mean = heights.min(axis=-1), heights.mean(axis=-1)
+        spread = heights.max(axis=-1) - low
     min_n = max(2, int(round(min_s * rate)))
     # the foot's level where it is flat (its points equally high above their planted levels: a
     # heel strike or a toe-off rocks the foot, and its lowest point then reads a few cm high)
-    flat = (heights.max(axis=-1) - heights.min(axis=-1)) < 0.5 * step_min
-    mean = heights.mean(axis=-1)
+    flat = spread < 0.5 * step_min
     gap_n = max(1, int(round(0.05 * rate)))
     runs = []
     for side in (0, 1):
@@ -618,9 +640,9 @@ def fit_slope(smooth: np.ndarray, speed: np.ndarray, levels: np.ndarray, scale: 
     sel = (speed < still_speed * scale) & (np.abs(r) < 0.1 * scale)
     if sel.sum() < 20:
         return zero
-    xz = smooth[..., [0, 2]][sel]
+    xz = np.stack([smooth[..., 0][sel], smooth[..., 2][sel]], axis=-1)  # without gathering every sample
     h = r[sel]
-    origin = np.median(xz, axis=0) if origin is None else origin
+    origin = np.array([_median(xz[:, 0]), _median(xz[:, 1])]) if origin is None else origin
     d = xz - origin
     # only directions along which the feet planted over >= 1 m are identifiable (a straight walk
     # says nothing about the slope across it): fit in the principal axes of the planted positions
@@ -634,9 +656,9 @@ def fit_slope(smooth: np.ndarray, speed: np.ndarray, levels: np.ndarray, scale: 
     jac = np.column_stack([a, np.ones(len(h))])  # the model is linear: its Jacobian is constant
     fit = least_squares(lambda p: jac @ p - h, np.zeros(k + 1), jac=lambda p: jac, loss="soft_l1", f_scale=0.01)
     slope = fit.x[:k] @ axes[keep]
-    mad_before = np.median(np.abs(h - np.median(h)))
+    mad_before = _median(np.abs(h - _median(h)))
     resid = h - d @ slope
-    mad_after = np.median(np.abs(resid - np.median(resid)))
+    mad_after = _median(np.abs(resid - _median(resid)))
     if prior.any():  # a refinement: accept any small correction that keeps the total plausible
         total = float(np.hypot(*(prior + slope)))
         return (slope, origin) if total <= max_slope and mad_after <= mad_before else zero
@@ -671,19 +693,26 @@ def to_grid(x: np.ndarray, fps: float, grid_fps: float) -> tuple[np.ndarray, np.
     tg = np.arange(g) / grid_fps
     f2g = np.minimum(np.rint(t * grid_fps).astype(np.int64), g - 1)
     if n <= MATRIX_MAX_FRAMES:  # short clips: the spline is linear in x, as two cached matrices
-        values, slopes = _spline_matrices(n, float(fps), float(grid_fps))
+        values, slopes, rows = _spline_matrices(n, float(fps), float(grid_fps))
         flat = np.asarray(x, dtype=np.float64).reshape(n, -1)
         shape = (g,) + x.shape[1:]
-        return (apply_matrix(values, flat).reshape(shape), apply_matrix(slopes, flat).reshape(shape),
-                float(grid_fps), f2g)
+        if rows is None:
+            xg = apply_matrix(values, flat)
+        else:  # the grid is the clip's frames: rows of the identity give the samples themselves
+            xg = flat.copy()
+            xg[rows] = apply_matrix(values[rows], flat)
+        return xg.reshape(shape), apply_matrix(slopes, flat).reshape(shape), float(grid_fps), f2g
     spline = CubicSpline(t, x, axis=0)
     return spline(tg), spline(tg, 1), float(grid_fps), f2g
 
 
 @lru_cache(maxsize=32)
-def _spline_matrices(n: int, fps: float, grid_fps: float) -> tuple[np.ndarray, np.ndarray]:
+def _spline_matrices(n: int, fps: float, grid_fps: float) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """``(G, n)`` matrices giving the not-a-knot cubic spline through ``n`` samples at ``fps``
-    and its derivative on the grid of :func:`to_grid` (the spline of the identity)."""
+    and its derivative on the grid of :func:`to_grid` (the spline of the identity), and the rows
+    of the values matrix that are not exactly rows of the identity when it is square and
+    nearly all of them are (a grid at the clip's own rate: the spline passes through the samples;
+    only rounding at the last knot differs), else ``None``."""
     from scipy.interpolate import CubicSpline
 
     t = np.arange(n) / fps
@@ -692,7 +721,13 @@ def _spline_matrices(n: int, fps: float, grid_fps: float) -> tuple[np.ndarray, n
     values, slopes = spline(tg), spline(tg, 1)
     values.setflags(write=False)
     slopes.setflags(write=False)
-    return values, slopes
+    rows = None
+    if values.shape == (n, n):
+        off = np.flatnonzero((values != np.eye(n)).any(axis=1))
+        if off.size <= n // 8:  # copying the identity rows beats multiplying by them
+            rows = off
+            rows.setflags(write=False)
+    return values, slopes, rows
 
 
 def lowest_foot_height(track: FootTrack, on_grid: bool = False) -> np.ndarray:

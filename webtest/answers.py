@@ -20,7 +20,7 @@ import statistics
 from dataclasses import dataclass
 from typing import Literal
 
-from sqlalchemy import bindparam, select, update
+from sqlalchemy import bindparam, func, select, update
 from sqlalchemy.exc import IntegrityError
 
 from evalkit.errors import InputError
@@ -44,6 +44,9 @@ _FAILED_FLAGS = select(A.c.flags, A.c.response_time_s, A.c.scale).where(
 _ALL_TIMES = select(A.c.flags, A.c.response_time_s, T.c.kind).join(T, T.c.id == A.c.trial_id).where(
     A.c.participant_id == bindparam("pid"))
 _STATUS = select(P.c.status).where(P.c.id == bindparam("pid"))
+# PostgreSQL: the insert and the cell's update in one statement (see _insert_with_cell).
+_ANSWER_AND_CELL = select(func.count()).select_from(_CELL.returning(C.c.id).cte("upd")).add_cte(
+    A.insert().values({c.name: bindparam(f"a_{c.name}") for c in A.c if c.name != "id"}).returning(A.c.id).cte("ins"))
 
 
 @dataclass(frozen=True)
@@ -278,26 +281,65 @@ def store_answer(db, participant, position: int, sub: Submission, scale: Scale, 
     if scale.kind == "absolute":  # "left|right" -> ratings of system_a and system_b
         left, right = (float(v) for v in sub.raw_answer.split("|"))
         rating_a, rating_b = (left, right) if trial.side_shown == "left" else (right, left)
+    row = dict(
+        trial_id=trial.id, participant_id=pid, raw_answer=sub.raw_answer, raw_value=sub.raw_value,
+        score=score, rating_a=rating_a, rating_b=rating_b, scale=scale.name, received_at=now,
+        response_time_s=round(now - served_at, 4), client_time_s=sub.client_time_s,
+        events_json=sub.events_json, flags=";".join(flags))
+    nxt = position + 1 if position + 1 in trials else None
+    if _dialect(db) == "postgresql" and not _reads_answers(rules, nxt is None, tuple(flags)):
+        return _insert_with_cell(db, participant, position, nxt, row, tuple(flags), rules, now)
     try:
-        db.execute(_INSERT, dict(
-            trial_id=trial.id, participant_id=pid, raw_answer=sub.raw_answer, raw_value=sub.raw_value,
-            score=score, rating_a=rating_a, rating_b=rating_b, scale=scale.name, received_at=now,
-            response_time_s=round(now - served_at, 4), client_time_s=sub.client_time_s,
-            events_json=sub.events_json, flags=";".join(flags)))
+        db.execute(_INSERT, row)
     except IntegrityError:  # the same answer arrived twice at once; the first one won
         db.rollback()
         return _after(db, pid, position, "duplicate")
-    nxt = position + 1 if position + 1 in trials else None
     return _finish(db, participant, position, nxt, tuple(flags), rules, now)
+
+
+def _dialect(db) -> str:
+    """``postgresql`` or ``sqlite``: the database behind a Connection or Session."""
+    dialect = getattr(db, "dialect", None)
+    return (dialect or db.get_bind().dialect).name
+
+
+def _reads_answers(rules: Exclusion, completed: bool, new_flags: tuple[str, ...]) -> bool:
+    """Whether :func:`exclusion_reason` must read stored answers (including the new one)."""
+    limits = _limits(rules)
+    return ((completed and rules.min_median_response_s is not None)
+            or any(f in new_flags and limits[f] is not None for f in _COUNTED))
+
+
+def _insert_with_cell(db, participant, position: int, nxt: int | None, row: dict, flags: tuple[str, ...],
+                      rules: Exclusion, now: float) -> AnswerOutcome:
+    """PostgreSQL, when the exclusion rules need no read: the answer's insert and the cell's
+    update in one statement (a data-modifying CTE: one round trip less per answer), with the
+    semantics of :func:`_finish`: a duplicate answer fails the insert (``duplicate``), a cell
+    re-issued meanwhile matches no row and the answer is rolled back (``expired``)."""
+    reason = exclusion_reason(db, participant.id, rules, nxt is None, participant.exclusion_reason or "", flags)
+    cell, person, completed, screened = _plan(participant, nxt, reason, rules, now)
+    try:
+        matched = db.execute(_ANSWER_AND_CELL, {**{f"a_{k}": v for k, v in row.items()}, **cell}).scalar_one()
+    except IntegrityError:  # the same answer arrived twice at once; the first one won
+        db.rollback()
+        return _after(db, participant.id, position, "duplicate")
+    return _commit(db, participant, position, nxt, matched, person, reason, completed, screened)
 
 
 def _finish(db, participant, position: int, nxt: int | None, flags: tuple[str, ...], rules: Exclusion,
             now: float) -> AnswerOutcome:
     """After the insert: exclusion rules, the cell (activity, done, or freed) and the participant,
     then the commit. A cell re-issued meanwhile (the holder had expired) undoes the answer."""
+    reason = exclusion_reason(db, participant.id, rules, nxt is None, participant.exclusion_reason or "", flags)
+    cell, person, completed, screened = _plan(participant, nxt, reason, rules, now)
+    matched = db.execute(_CELL, cell).rowcount
+    return _commit(db, participant, position, nxt, matched, person, reason, completed, screened)
+
+
+def _plan(participant, nxt: int | None, reason: str, rules: Exclusion, now: float):
+    """The cell's and the participant's new values after an answer:
+    ``(cell params, person params, completed, screened)``."""
     completed = nxt is None
-    previous = participant.exclusion_reason or ""
-    reason = exclusion_reason(db, participant.id, rules, completed, previous, flags)
     screened = bool(reason) and rules.action == "screen_out"
     cell = {"cid": participant.cell_id, "pid": participant.id, "now": now, "cell_status": "assigned",
             "holder": participant.id}
@@ -310,10 +352,16 @@ def _finish(db, participant, position: int, nxt: int | None, flags: tuple[str, .
     elif completed:
         cell["cell_status"] = "done"
         person.update(status="completed", stage="done", completed_at=now)
-    if db.execute(_CELL, cell).rowcount != 1:  # the cell was re-issued: the answer is not stored
+    return cell, person, completed, screened
+
+
+def _commit(db, participant, position: int, nxt: int | None, matched: int, person: dict, reason: str,
+            completed: bool, screened: bool) -> AnswerOutcome:
+    """The participant's row if it changed, then the commit (``matched``: cells updated)."""
+    if matched != 1:  # the cell was re-issued: the answer is not stored
         db.rollback()
         return AnswerOutcome("expired", position)
-    if screened or completed or reason != previous:  # else the participant's row stays as it is
+    if screened or completed or reason != (participant.exclusion_reason or ""):  # else the participant's row stays as it is
         db.execute(_PERSON, person)  # (the activity clock of a participant at the trials is the cell's)
     try:
         db.commit()

@@ -16,7 +16,7 @@ from typing import Iterator
 
 from sqlalchemy import create_engine, event, func, select, text
 from sqlalchemy.engine import Connection, Engine
-from sqlalchemy.exc import ArgumentError, OperationalError
+from sqlalchemy.exc import ArgumentError, DisconnectionError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
 from evalkit.errors import ConfigError
@@ -72,6 +72,25 @@ def _sqlite_pragmas(dbapi_conn, _record) -> None:
     cur.close()
 
 
+def _drop_if_closed_by_server(dbapi_conn, _record, _proxy) -> None:
+    """Pool checkout check for PostgreSQL that costs no round trip (``pool_pre_ping`` costs one
+    per request): an idle pooled connection has nothing to read, so if its socket is readable
+    the server has closed it or is closing it (restart, ``pg_terminate_backend``: the server
+    sends a FATAL message, the kernel an end of file). Raising ``DisconnectionError`` here makes
+    the pool discard the connection and check out another (SQLAlchemy's documented checkout
+    hook, "Dealing with Disconnects"), so a database restart fails no request."""
+    import select as _select
+
+    try:
+        if dbapi_conn.closed or dbapi_conn.broken:
+            raise DisconnectionError("connection closed")
+        readable, _, _ = _select.select([dbapi_conn.fileno()], [], [], 0)
+    except (OSError, ValueError) as exc:  # fileno of a closed connection
+        raise DisconnectionError(str(exc)) from None
+    if readable:
+        raise DisconnectionError("the server closed the connection")
+
+
 def make_engine(url: str) -> Engine:
     """An engine for ``url`` (SQLite gets WAL, full sync and a 30 s busy timeout)."""
     try:
@@ -79,7 +98,9 @@ def make_engine(url: str) -> Engine:
             engine = create_engine(url, connect_args={"timeout": 30})
             event.listen(engine, "connect", _sqlite_pragmas)
             return engine
-        return create_engine(url, pool_pre_ping=True, pool_size=5, max_overflow=10)
+        engine = create_engine(url, pool_size=5, max_overflow=10)
+        event.listen(engine, "checkout", _drop_if_closed_by_server)
+        return engine
     except (ArgumentError, ModuleNotFoundError, ImportError) as exc:
         raise ConfigError(
             f"database URL {redact(url)!r} cannot be used ({exc}); fix: use sqlite:///path or "

@@ -697,9 +697,12 @@ def test_an_answer_costs_at_most_eight_statements_and_one_commit(make_study, app
     assert all(commits == 1 for _, commits in per_answer), per_answer
     assert max(st for st, _ in per_answer) <= 8, per_answer
     # no growth with the trials answered: a failed check re-reads the failures (+1); the last
-    # answer also marks the participant completed and reads the response times once (+2)
-    assert max(st for st, _ in per_answer[:-1]) <= per_answer[0][0] + 1, per_answer
-    assert per_answer[-1][0] <= per_answer[0][0] + 2, per_answer
+    # answer also marks the participant completed and reads the response times once (+2); on
+    # PostgreSQL an answer that needs no such read inserts and updates its cell in one
+    # statement, the others in two (+1 more)
+    merged = 0 if db_url.startswith("sqlite") else 1
+    assert max(st for st, _ in per_answer[:-1]) <= per_answer[0][0] + 1 + merged, per_answer
+    assert per_answer[-1][0] <= per_answer[0][0] + 2 + merged, per_answer
 
 
 def test_participants_table_reads_as_people_expect(make_study, app_factory):

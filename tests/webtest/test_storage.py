@@ -268,3 +268,32 @@ def test_reports_package_reads_the_view(make_study, app_factory, db_url, scale):
     failed = theirs[has_flag(theirs["flags"], "check_failed") & theirs["flags"].str.contains("gold_fail")]
     assert failed["participant"].nunique() == 1
 
+
+
+def test_connections_closed_by_the_server_are_replaced_without_an_error(make_study, app_factory, db_url):
+    """A database restart (here: the server ends every pooled connection) fails no request,
+    without a ping round trip per checkout (see webtest.db._drop_if_closed_by_server)."""
+    if db_url.startswith("sqlite"):
+        pytest.skip("PostgreSQL only: a SQLite connection has no server to close it")
+    st = _state(app_factory(make_study(), db_url))
+    engine = st.db.engine
+    conns = [engine.connect() for _ in range(3)]  # three pooled connections, then back to the pool
+    old = {c.execute(text("SELECT pg_backend_pid()")).scalar_one() for c in conns}
+    for c in conns:
+        c.close()
+    admin = create_engine(db_url)
+    try:
+        with admin.connect() as conn:
+            for backend in old:
+                assert conn.execute(text("SELECT pg_terminate_backend(:p)"), {"p": backend}).scalar_one()
+    finally:
+        admin.dispose()
+    time.sleep(0.3)  # the server's goodbye reaches the sockets
+    for _ in range(3):
+        with engine.connect() as conn:
+            assert conn.execute(text("SELECT pg_backend_pid()")).scalar_one() not in old
+    pid = _new_participant(st)  # a whole request's work on the same pool
+    _to_trials(st, pid)
+    with st.db.session() as s:
+        out = record_answer(s, s.get(Participant, pid), 1, 2, st.study.scale, st.study.exclusion, time.time())
+    assert out.status == "stored"

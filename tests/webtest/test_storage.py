@@ -270,11 +270,10 @@ def test_reports_package_reads_the_view(make_study, app_factory, db_url, scale):
 
 
 
+@pytest.mark.parametrize("db_url", ["postgresql"], indirect=True)  # a SQLite file has no server
 def test_connections_closed_by_the_server_are_replaced_without_an_error(make_study, app_factory, db_url):
     """A database restart (here: the server ends every pooled connection) fails no request,
     without a ping round trip per checkout (see webtest.db._drop_if_closed_by_server)."""
-    if db_url.startswith("sqlite"):
-        pytest.skip("PostgreSQL only: a SQLite connection has no server to close it")
     st = _state(app_factory(make_study(), db_url))
     engine = st.db.engine
     conns = [engine.connect() for _ in range(3)]  # three pooled connections, then back to the pool

@@ -354,6 +354,18 @@ def walk_studies(tmp_path_factory) -> dict[str, Path]:
 
 
 
+def _open_first_trial(browser, url: str):
+    """A 1100x900 browser context on the study at `url`, entered up to its first trial with both
+    stimuli loaded; returns (context, page, the page's script errors as they come)."""
+    ctx = browser.new_context(viewport={"width": 1100, "height": 900}, device_scale_factor=1)
+    page = ctx.new_page()
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    _enter_study(page, url, demographics=False)
+    page.wait_for_selector("#trial.ready")
+    return ctx, page, errors
+
+
 def _first_and_last_frames(browser, study_dir: Path, tmp_path: Path) -> dict:
     """Open the study's trial page, screenshot both canvases at the first frame and again after
     both clips played to the end; also fetch the clips the page drew."""
@@ -362,12 +374,7 @@ def _first_and_last_frames(browser, study_dir: Path, tmp_path: Path) -> dict:
     server, app = _serve(d)
     url = f"http://127.0.0.1:{server.server_port}"
     try:
-        ctx = browser.new_context(viewport={"width": 1100, "height": 900}, device_scale_factor=1)
-        page = ctx.new_page()
-        errors = []
-        page.on("pageerror", lambda e: errors.append(str(e)))
-        _enter_study(page, url, demographics=False)
-        page.wait_for_selector("#trial.ready")
+        ctx, page, errors = _open_first_trial(browser, url)
         shots = {side: [page.locator(f"#stim-{side} canvas").screenshot()] for side in ("left", "right")}
         frames = {side: [int(page.locator(f"#stim-{side}").get_attribute("data-frame"))] for side in ("left", "right")}
         page.keyboard.press("a")
@@ -501,12 +508,7 @@ def test_play_both_keeps_the_sides_in_step_in_the_study_colours(browser, walk_st
     server, app = _serve(d)
     url = f"http://127.0.0.1:{server.server_port}"
     try:
-        ctx = browser.new_context(viewport={"width": 1100, "height": 900}, device_scale_factor=1)
-        page = ctx.new_page()
-        errors = []
-        page.on("pageerror", lambda e: errors.append(str(e)))
-        _enter_study(page, url, demographics=False)
-        page.wait_for_selector("#trial.ready")
+        ctx, page, errors = _open_first_trial(browser, url)
         left, right = (png_rgb(page.locator(f"#stim-{s} canvas").screenshot()) for s in ("left", "right"))
         red = lambda im: ((im[..., 0] - im[..., 2]) > 40).sum()  # noqa: E731
         assert red(left) > 3000 and figure_mask(left).sum() < 100  # the left figure is red

@@ -96,6 +96,23 @@ def test_phrase_split_matches_gesture_database(bandai_db, bandai_dir):
         [(p.start_frame, p.end_frame, p.apex_frame, p.gsi) for p in ref]
 
 
+def test_one_handed_gps_hold_no_faster_stroke_of_the_other_hand(cmu_db, bandai_db):
+    """A one-handed GP ends before the other hand moves faster than its stroke (it would be
+    found as the stroke wherever the GP is played: on the CMU capture the right hand starts a
+    fast stroke while the left one's weak stroke retracts); the Bandai Namco graph keeps its 91
+    connected GPs."""
+    for db in (cmu_db, bandai_db):
+        limit = db.config.max_other_speed
+        for p, s in zip(db.phrases, db.strokes):
+            if s.hand not in ("left", "right"):
+                continue
+            tr = db.trajectories[p.clip]
+            other = tr.right_speed if s.hand == "left" else tr.left_speed
+            a1 = int(np.ceil(p.apex_frame + db.config.min_post_s * tr.fps))
+            assert a1 >= p.end_frame or other[a1:p.end_frame].max() <= limit * tr.speed[s.peak_frame] + 1e-9
+    assert build_gmg(bandai_db).core.n_nodes == 91
+
+
 def test_cmu_fallback_database_says_what_it_is(cmu_db):
     assert cmu_db.note == CMU_NOTE and "non-conversational" in cmu_db.summary()["note"]
     assert len(cmu_db) >= 5 and cmu_db.fps == 120.0

@@ -443,9 +443,9 @@ def test_strokes_cut_from_continuous_movement_stop_and_hold():
 def test_walking_capture_becomes_a_standing_speaker():
     """The bundled CMU walk/hop clips (not performed standing): by default every recording gets
     the rest pose's root and legs, so the GPs are the upper body's movement on a speaker who
-    stands still — the feet do not move in any output — while the arms move exactly as captured
-    relative to the chest; the GPs are cut and measured on those recordings."""
-    from evalkit.synth.gmg.db import DatabaseConfig, lower_body, standing_capture
+    stands still — the feet do not move in any output — while the arms and head move exactly as
+    captured relative to the chest; the GPs are cut and measured on those recordings."""
+    from evalkit.synth.gmg.db import DatabaseConfig, lower_body, spine_base, standing_capture
     from evalkit.data import speech_files
 
     walking = cmu_gesture_database(DatabaseConfig(stand=False))
@@ -454,13 +454,75 @@ def test_walking_capture_becomes_a_standing_speaker():
     legs = lower_body(db.skeleton, dict(db.roles))
     names = [db.skeleton.names[j] for j in np.flatnonzero(legs)]
     assert db.skeleton.names[db.roles["left_knee"]] in names and db.skeleton.names[db.roles["left_wrist"]] not in names
+    spine = spine_base(db.skeleton, db.roles)
     for name, m in db.recordings.items():
         w = walking.recordings[name]
         assert np.ptp(m.translations[:, 0], axis=0).max() < 1e-9  # the root stands still
         upper = ~legs
-        assert np.allclose(m.rotations[:, upper], w.rotations[:, upper])  # the upper body as captured
+        upper[spine] = False  # the first spine joint carries the trunk's composition
+        assert np.allclose(m.rotations[:, upper], w.rotations[:, upper])  # the rest as captured
     r = synthesize(build_gmg(db), speech_input(speech_files()[0]), "sync", seed=0)
     roles = db.roles
     feet = r.motion.positions[:, [roles["left_ankle"], roles["right_ankle"]]]
     assert np.ptp(feet[..., [0, 2]], axis=0).max() < 0.02
     assert r.objective["n_gestures"] >= 1
+
+
+def _lean_deg(m, roles) -> np.ndarray:
+    t = m.positions[:, roles["neck"]] - m.positions[:, roles["hips"]]
+    return np.degrees(np.arccos(np.clip(t[:, 1] / np.linalg.norm(t, axis=1), -1, 1)))
+
+
+def test_standing_speaker_keeps_the_trunk_upright():
+    """Made a standing speaker, the CMU walk/hop capture's trunk keeps its world orientation
+    relative to the hips' heading (not the spine's rotation on a pelvis that tilted in the
+    stride) and leans at most ``max_lean_deg``: on the rest pose's pelvis the captured spine
+    leaned the trunk 10 degrees at the median and up to 50 in a lunge. Where the captured trunk
+    was near upright it is unchanged."""
+    from evalkit.motion.fk import forward_kinematics
+    from evalkit.synth.gmg.db import DatabaseConfig, spine_base
+
+    loose = cmu_gesture_database(DatabaseConfig(max_lean_deg=None, symmetric_limbs=False))
+    db = cmu_gesture_database(DatabaseConfig(symmetric_limbs=False))
+    roles = db.roles
+    walking = cmu_gesture_database(DatabaseConfig(stand=False, symmetric_limbs=False))
+    for name, m in db.recordings.items():
+        before, after, captured = _lean_deg(loose.recordings[name], roles), _lean_deg(m, roles), _lean_deg(walking.recordings[name], roles)
+        assert after.max() <= 10.0 + 0.5 and before.max() > 20.0
+        assert np.median(after) < np.median(before)
+        # near upright in the capture (lean under 4 degrees): the trunk's lean is kept within 1 degree
+        up = captured < 4.0
+        assert up.any() and np.abs(after[up] - captured[up]).max() < 1.0
+    # the head and arms keep their rotations relative to the chest
+    j = spine_base(db.skeleton, roles)
+    kids = [k for k in range(db.skeleton.n_joints) if db.skeleton.parents[k] == j]
+    for name, m in db.recordings.items():
+        assert np.allclose(m.rotations[:, kids], loose.recordings[name].rotations[:, kids])
+    with pytest.raises(InputError, match="max_lean_deg"):
+        DatabaseConfig(max_lean_deg=95)
+
+
+def test_limbs_are_made_symmetric_on_an_uneven_rig():
+    """The bundled CMU 131 rig's right arm is 5 % longer than its left (0.446 vs 0.425 m); the
+    database evens each arm and leg bone out to the mean of both sides (direction kept, rotations
+    unchanged), and leaves an already symmetric rig (Bandai Namco) exactly as it is."""
+    from evalkit.synth.gmg.db import DatabaseConfig, LIMB_BONES, symmetric_limbs
+
+    raw = cmu_gesture_database(DatabaseConfig(symmetric_limbs=False, stand=False))
+    db = cmu_gesture_database(DatabaseConfig(stand=False))
+    roles = db.roles
+
+    def arm(m, side):
+        p = m.positions[0]
+        return sum(np.linalg.norm(p[roles[f"{side}_{b}"]] - p[roles[f"{side}_{a}"]]) for a, b in LIMB_BONES[:2])
+
+    m0, m1 = next(iter(raw.recordings.values())), next(iter(db.recordings.values()))
+    assert abs(arm(m0, "left") - arm(m0, "right")) > 0.015
+    assert abs(arm(m1, "left") - arm(m1, "right")) < 1e-9
+    assert abs(arm(m1, "left") - (arm(m0, "left") + arm(m0, "right")) / 2) < 1e-9
+    assert np.allclose(m1.rotations, m0.rotations) and m1.skeleton.names == m0.skeleton.names
+    assert np.allclose(m1.translations[:, 0], m0.translations[:, 0])
+    bandai = {"b": load_motion(sorted(shared_data("gesture", "bandai-namco").glob("*.bvh"))[0])}
+    from evalkit.motion import find_roles
+
+    assert symmetric_limbs(bandai, find_roles(bandai["b"].skeleton, strict=False))["b"] is bandai["b"]

@@ -40,7 +40,8 @@ from evalkit.gesture.analysis import GestureAnalysis, GesturePhrase, analyze_ges
 from evalkit.gesture.phases import PhaseConfig, Stroke
 from evalkit.gesture.strokes import default_gsi_scale, stroke_features
 from evalkit.gesture.trajectory import HandTrajectories
-from evalkit.motion import Motion, Skeleton, find_roles
+from evalkit.motion import Motion, Skeleton, find_roles, quat
+from evalkit.motion.fk import forward_kinematics
 
 #: Note written into manifests and reports when the database is built from the bundled CMU clips.
 CMU_NOTE = ("gesture database built from CMU non-conversational capture (stylised walk-stop and start-hop-stop, "
@@ -50,6 +51,11 @@ CMU_NOTE = ("gesture database built from CMU non-conversational capture (stylise
 CMU_CLIPS = ("131_01.bvh", "131_03.bvh")
 
 SPLITS = ("strokes", "phrases")
+#: Relative difference of whole-limb lengths (upper + lower bone) left to right above which
+#: :func:`symmetric_limbs` evens the bones out.
+LIMB_TOLERANCE = 0.005
+#: Bones evened out by :func:`symmetric_limbs`: (parent role, child role) without the side.
+LIMB_BONES = (("shoulder", "elbow"), ("elbow", "wrist"), ("hip", "knee"), ("knee", "ankle"))
 
 
 @dataclass(frozen=True)
@@ -72,6 +78,14 @@ class DatabaseConfig:
             walks and hops, whose steps would otherwise be played, slid and frozen mid-stride
             in every blend and hold). The GPs are then cut and measured on those recordings,
             exactly as they will be played.
+        max_lean_deg: on a standing speaker made from such capture, the trunk keeps the
+            orientation it had in the world (relative to the captured hips' heading, not to the
+            captured pelvis, whose tilt in a stride or lunge the spine compensated) and its lean
+            from the vertical is softly limited to this angle, degrees (:func:`upright_trunk`;
+            ``None``: the captured spine rotations on the rest pose's pelvis).
+        symmetric_limbs: give the left and right arm and leg bones the same length (the mean of
+            the two sides) when the rig's whole limbs differ by more than
+            :data:`LIMB_TOLERANCE` (:func:`symmetric_limbs`).
     """
 
     split: str = "strokes"
@@ -82,6 +96,8 @@ class DatabaseConfig:
     phase: PhaseConfig = field(default_factory=PhaseConfig)
     drop_pops: bool = True
     stand: bool | str = "auto"
+    max_lean_deg: float | None = 10.0
+    symmetric_limbs: bool = True
 
     def __post_init__(self) -> None:
         if self.split not in SPLITS:
@@ -90,6 +106,8 @@ class DatabaseConfig:
             raise InputError(f"stand must be true, false or 'auto', got {self.stand!r}")
         if not (self.max_pre_s > 0 and self.max_post_s > 0 and 0 <= self.min_post_s <= self.max_post_s):
             raise InputError("max_pre_s and max_post_s must be > 0 and 0 <= min_post_s <= max_post_s")
+        if self.max_lean_deg is not None and not 0 < self.max_lean_deg < 90:
+            raise InputError(f"max_lean_deg must be in (0, 90) degrees or None, got {self.max_lean_deg}")
 
 
 @dataclass(frozen=True, eq=False)
@@ -214,19 +232,29 @@ def _slowest(speed: np.ndarray, lo: int, hi: int) -> int:
     return lo + int(np.argmin(speed[lo:hi + 1]))
 
 
-def _without_faster_movement(speed: np.ndarray, start: int, end: int, s, cfg: DatabaseConfig) -> tuple[int, int]:
+def _without_faster_movement(traj: HandTrajectories, start: int, end: int, s, cfg: DatabaseConfig) -> tuple[int, int]:
     """``(start, end)`` with the start moved past any movement before the stroke faster than
     ``max_other_speed`` times the stroke's peak: to the slowest frame between the last such
-    frame and the stroke's start. (The part after the apex is kept: cutting it there left GPs
-    ending in mid-gesture postures that no other GP starts from, a graph of 39 instead of 91
-    connected GPs on the Bandai Namco capture.)"""
+    frame and the stroke's start; and the end moved before any such movement of the *other*
+    hand after the apex (at least ``min_post_s`` after it), to the slowest frame between the
+    apex and it: a one-handed GP whose "retraction" holds the other hand's next, faster stroke
+    would be found as that stroke wherever it is played. (Cutting at any faster movement after
+    the apex, the same hand's included, left GPs ending in mid-gesture postures that no other GP
+    starts from, a graph of 39 instead of 91 connected GPs on the Bandai Namco capture.)"""
     if cfg.max_other_speed is None:
         return start, end
+    speed = traj.speed
     limit = cfg.max_other_speed * speed[s.peak_frame]
     a0 = min(int(s.start_frame), int(np.floor(s.apex_frame)))
     fast = np.flatnonzero(speed[start:a0] > limit)
     if len(fast):
         start = _slowest(speed, start + int(fast[-1]), a0)
+    if s.hand in ("left", "right"):
+        other = traj.right_speed if s.hand == "left" else traj.left_speed
+        a1 = int(np.ceil(s.apex_frame + cfg.min_post_s * traj.fps))
+        fast = np.flatnonzero(other[a1:end] > limit)
+        if len(fast):
+            end = min(end, _slowest(speed, int(np.ceil(s.apex_frame)), a1 + int(fast[0])) + 1)
     return start, end
 
 
@@ -267,7 +295,7 @@ def _cut_units(g: GestureAnalysis, cfg: DatabaseConfig) -> list[tuple[GesturePhr
                 hi = int(np.floor(apex + max_post))
                 end = min(n, _slowest(speed, lo, max(lo, hi)) + 1)
                 at_rest1 = False
-            start, end = _without_faster_movement(speed, start, end, s, cfg)
+            start, end = _without_faster_movement(g.trajectories, start, end, s, cfg)
             if end - start < 2 or s.peak_frame <= start:
                 continue  # too short, or it begins at its stroke's peak (the clip starts mid-stroke): no stroke to see
             out.append((GesturePhrase(
@@ -363,9 +391,14 @@ def build_gesture_database(
         if config.drop_pops:
             m, head, _ = drop_end_pops(m)
         recordings[name] = replace(m, meta={**dict(m.meta), "dropped_head": int(head)})
+    if config.symmetric_limbs:
+        recordings = symmetric_limbs(recordings, roles)
     db = _analysed(recordings, config, scale, roles, source or f"{len(recordings)} gesture clip(s)", note)
     if config.stand is True or (config.stand == "auto" and not standing_capture(db)):
-        db = _analysed(stand_recordings(recordings, roles, db.rest), config, scale, roles,
+        stood = stand_recordings(recordings, roles, db.rest)
+        if config.max_lean_deg is not None:
+            stood = {k: upright_trunk(m, recordings[k], roles, config.max_lean_deg) for k, m in stood.items()}
+        db = _analysed(stood, config, scale, roles,
                        db.source + " (upper body on the rest pose's legs)", note)
     return db
 
@@ -445,6 +478,107 @@ def stand_recordings(recordings: Mapping[str, Motion], roles: Mapping[str, int],
         tr[:, legs] = ref.translations[f, legs]
         out[name] = replace(m, rotations=rot, translations=tr, meta={**dict(m.meta), "stand": True})
     return out
+
+
+def symmetric_limbs(recordings: Mapping[str, Motion], roles: Mapping[str, int],
+                    tolerance: float = LIMB_TOLERANCE) -> dict[str, Motion]:
+    """The recordings with each bone of :data:`LIMB_BONES` as long on the left as on the right
+    (the mean of the two sides; the bone keeps its direction, only the child joint's offset is
+    scaled), when the whole arms or legs differ by more than ``tolerance`` (relative). Joint
+    rotations are unchanged. A speaker whose arms differ by 5 % (the bundled CMU 131 rig: 0.425
+    against 0.446 m) is what the naturalness model takes for a limb-length artifact. Returned as
+    given when the rig has no such roles or is already symmetric."""
+    first = next(iter(recordings.values()))
+    sk = first.skeleton
+    need = [f"{side}_{r}" for a, b in LIMB_BONES for r in (a, b) for side in ("left", "right")]
+    if not all(r in roles for r in need):
+        return dict(recordings)
+    pos = first.positions[0]
+
+    def length(side: str, a: str, b: str) -> float:
+        return float(np.linalg.norm(pos[roles[f"{side}_{b}"]] - pos[roles[f"{side}_{a}"]]))
+
+    uneven = False
+    for bones in (LIMB_BONES[:2], LIMB_BONES[2:]):
+        ll = sum(length("left", a, b) for a, b in bones)
+        rl = sum(length("right", a, b) for a, b in bones)
+        uneven |= abs(ll - rl) > tolerance * 0.5 * (ll + rl)
+    if not uneven:
+        return dict(recordings)
+    scale = np.ones(sk.n_joints)
+    for a, b in LIMB_BONES:
+        mean = 0.5 * (length("left", a, b) + length("right", a, b))
+        for side in ("left", "right"):
+            j = roles[f"{side}_{b}"]
+            if sk.parents[j] == roles[f"{side}_{a}"] and length(side, a, b) > 1e-9:  # a direct child only
+                scale[j] = mean / length(side, a, b)
+    out = {}
+    for name, m in recordings.items():
+        skel = replace(m.skeleton, offsets=m.skeleton.offsets * scale[:, None])
+        out[name] = replace(m, skeleton=skel, translations=m.translations * scale[None, :, None],
+                            meta={**dict(m.meta), "symmetric_limbs": True})
+    return out
+
+
+def spine_base(skeleton: Skeleton, roles: Mapping[str, int]) -> int | None:
+    """The joint whose parent is the hips on the way from the neck down (the first spine joint),
+    or ``None`` when the rig has no hips or neck roles."""
+    h, j = roles.get("hips"), roles.get("neck")
+    if h is None or j is None:
+        return None
+    parents = skeleton.parents
+    while j >= 0 and parents[j] != h:
+        j = int(parents[j])
+    return j if j >= 0 else None
+
+
+def _heading(rot: np.ndarray) -> np.ndarray:
+    """``(frames, 4)`` rotations about the vertical (Y) of ``(frames, 3, 3)`` world rotations:
+    their forward axis (local Z) projected on the ground."""
+    f = rot[:, :, 2]
+    return quat.about_y(np.arctan2(f[:, 0], f[:, 2]))
+
+
+def upright_trunk(stood: Motion, captured: Motion, roles: Mapping[str, int], max_lean_deg: float = 10.0,
+                  iterations: int = 2) -> Motion:
+    """The trunk of a standing speaker made from capture not performed standing.
+
+    ``stood`` is ``captured`` on the rest pose's pelvis and legs (:func:`stand_recordings`).
+    Its first spine joint (:func:`spine_base`) gets the world orientation the captured one had,
+    turned from the captured hips' heading to the stood hips' heading: in a stride, a hop or a
+    lunge the captured spine bent against the pelvis' tilt to keep the trunk up, and on the
+    rest pose's pelvis the same local rotation leaned the trunk (CMU 131: 10° median, up to
+    52°). Then the trunk's lean (hips -> neck against the vertical) is limited softly to
+    ``max_lean_deg`` (``L tanh(lean / L)``, rotating about the first spine joint; near-upright
+    frames change little): a speaker standing in place does not crouch or bend far (the Bandai
+    Namco gesture takes: median 1-7°). The head and arms keep their rotations relative to the
+    chest. Degrees; ``iterations`` refine the limit (the rotation is about the spine joint,
+    the lean is measured from the hips)."""
+    j = spine_base(stood.skeleton, roles)
+    if j is None:
+        return stood
+    h, n, p = roles["hips"], roles["neck"], int(stood.skeleton.parents[j])
+    _, world_c = forward_kinematics(captured)
+    _, world_s = forward_kinematics(stood)
+    target = quat.multiply(_heading(world_s[:, h]), quat.multiply(quat.inverse(_heading(world_c[:, h])),
+                                                                    quat.from_matrix(world_c[:, j])))
+    parent = quat.from_matrix(world_s[:, p])
+    rot = stood.rotations.copy()
+    rot[:, j] = quat.normalize(quat.multiply(quat.inverse(parent), target))
+    limit = np.radians(max_lean_deg)
+    up = np.array([0.0, 1.0, 0.0])
+    for _ in range(iterations):
+        pos = replace(stood, rotations=rot).positions
+        t = pos[:, n] - pos[:, h]
+        t /= np.maximum(np.linalg.norm(t, axis=1, keepdims=True), 1e-12)
+        lean = np.arccos(np.clip(t @ up, -1.0, 1.0))
+        turn = lean - limit * np.tanh(lean / limit)
+        axis = np.cross(t, up)
+        norm = np.linalg.norm(axis, axis=1, keepdims=True)
+        axis = np.where(norm > 1e-9, axis / np.maximum(norm, 1e-12), 0.0)
+        q = np.concatenate([axis * np.sin(turn / 2)[:, None], np.cos(turn / 2)[:, None]], axis=1)
+        rot[:, j] = quat.normalize(quat.multiply(quat.inverse(parent), quat.multiply(q, quat.multiply(parent, rot[:, j]))))
+    return replace(stood, rotations=rot, meta={**dict(stood.meta), "max_lean_deg": float(max_lean_deg)})
 
 
 def standing_capture(db: GestureDatabase, max_travel_m: float = 0.15, share: float = 0.9) -> bool:

@@ -113,6 +113,34 @@ def test_one_handed_gps_hold_no_faster_stroke_of_the_other_hand(cmu_db, bandai_d
     assert build_gmg(bandai_db).core.n_nodes == 91
 
 
+def test_gps_where_a_hand_touches_the_head_are_left_out(cmu_db, bandai_db):
+    """A hand brought to the face and held there (CMU 131_03, 4.7-5.5 s) is a self-adaptor,
+    not a co-speech gesture: with the default ``self_touch_m`` no GP has a wrist within 0.25 m
+    of the head (1.70 m body) at its apex or for most of its frames; without the rule the CMU
+    capture has such GPs. No Bandai Namco GP is touched by it (100 GPs)."""
+    from evalkit.synth.gmg.db import touches_head
+
+    loose = cmu_gesture_database(DatabaseConfig(self_touch_m=None))
+    touching = [p for p in loose.phrases if touches_head(loose.recordings[p.clip], loose.roles, p)]
+    assert len(touching) >= 1 and len(cmu_db) == len(loose) - len(touching)
+    for db in (cmu_db, bandai_db):
+        assert not any(touches_head(db.recordings[p.clip], db.roles, p) for p in db.phrases)
+    assert len(bandai_db) == 100
+    # the rule measures what it says: the wrist-head distance on a 1.70 m body at the apex
+    p = touching[0]
+    m = loose.recordings[p.clip]
+    from evalkit.motion import skeleton_height
+
+    pos = m.positions[int(round(p.apex_frame))]
+    d = min(np.linalg.norm(pos[loose.roles[w]] - pos[loose.roles["head"]]) for w in ("left_wrist", "right_wrist"))
+    frames = m.positions[p.start_frame:p.end_frame]
+    near = np.min([np.linalg.norm(frames[:, loose.roles[w]] - frames[:, loose.roles["head"]], axis=1) for w in ("left_wrist", "right_wrist")], axis=0)
+    scale = 1.70 / skeleton_height(m)
+    assert d * scale < 0.25 or np.mean(near * scale < 0.25) > 0.5
+    with pytest.raises(InputError, match="self_touch_m"):
+        DatabaseConfig(self_touch_m=-1)
+
+
 def test_cmu_fallback_database_says_what_it_is(cmu_db):
     assert cmu_db.note == CMU_NOTE and "non-conversational" in cmu_db.summary()["note"]
     assert len(cmu_db) >= 5 and cmu_db.fps == 120.0

@@ -86,6 +86,10 @@ class DatabaseConfig:
         symmetric_limbs: give the left and right arm and leg bones the same length (the mean of
             the two sides) when the rig's whole limbs differ by more than
             :data:`LIMB_TOLERANCE` (:func:`symmetric_limbs`).
+        self_touch_m: leave out GPs in which a hand touches the head — a wrist within this
+            distance of the head joint (metres, on a 1.70 m body) at the apex or in more than
+            half of the GP's frames (:func:`touches_head`): a hand brought to the face and held
+            there is a self-adaptor, not a co-speech gesture (``None``: keep them).
     """
 
     split: str = "strokes"
@@ -98,6 +102,7 @@ class DatabaseConfig:
     stand: bool | str = "auto"
     max_lean_deg: float | None = 10.0
     symmetric_limbs: bool = True
+    self_touch_m: float | None = 0.25
 
     def __post_init__(self) -> None:
         if self.split not in SPLITS:
@@ -106,6 +111,8 @@ class DatabaseConfig:
             raise InputError(f"stand must be true, false or 'auto', got {self.stand!r}")
         if not (self.max_pre_s > 0 and self.max_post_s > 0 and 0 <= self.min_post_s <= self.max_post_s):
             raise InputError("max_pre_s and max_post_s must be > 0 and 0 <= min_post_s <= max_post_s")
+        if self.self_touch_m is not None and not self.self_touch_m >= 0:
+            raise InputError(f"self_touch_m must be >= 0 metres or None, got {self.self_touch_m}")
         if self.max_lean_deg is not None and not 0 < self.max_lean_deg < 90:
             raise InputError(f"max_lean_deg must be in (0, 90) degrees or None, got {self.max_lean_deg}")
 
@@ -416,6 +423,8 @@ def _analysed(recordings: Mapping[str, Motion], config: DatabaseConfig, scale, r
         trajectories[name] = g.trajectories
         seg_strokes = g.segmentation.strokes
         for ph, i in _cut_units(g, config):
+            if config.self_touch_m is not None and touches_head(m, roles, ph, config.self_touch_m):
+                continue
             phrases.append(ph)
             rec_index.append(r)
             strokes.append(seg_strokes[i])
@@ -478,6 +487,29 @@ def stand_recordings(recordings: Mapping[str, Motion], roles: Mapping[str, int],
         tr[:, legs] = ref.translations[f, legs]
         out[name] = replace(m, rotations=rot, translations=tr, meta={**dict(m.meta), "stand": True})
     return out
+
+
+def touches_head(motion: Motion, roles: Mapping[str, int], gp: GesturePhrase, within_m: float = 0.25) -> bool:
+    """Whether a hand touches the head in GP ``gp`` of ``motion``: either wrist within
+    ``within_m`` metres (on a body rescaled to 1.70 m) of the head joint at the apex frame or
+    in more than half of the GP's frames. False when the rig has no head or wrist roles.
+
+    A hand brought to the face, or held there while the other hand moves, is a self-adaptor
+    (Ekman & Friesen's self-touching movements), not a gesture that illustrates speech; the
+    bundled CMU 131 capture has such a movement (hand to the face at 4.7-5.5 s of 131_03), the
+    Bandai Namco gesture takes none (their closest wrist comes to 0.28 m at an apex)."""
+    from evalkit.features.body import NORMALISED_HEIGHT_M
+    from evalkit.motion import skeleton_height
+
+    if not all(r in roles for r in ("head", "left_wrist", "right_wrist")):
+        return False
+    pos = motion.positions[gp.start_frame:gp.end_frame]
+    if not len(pos):
+        return False
+    scale = NORMALISED_HEIGHT_M / skeleton_height(motion)
+    d = np.linalg.norm(pos[:, [roles["left_wrist"], roles["right_wrist"]]] - pos[:, [roles["head"]]], axis=2).min(axis=1) * scale
+    apex = int(np.clip(round(gp.apex_frame) - gp.start_frame, 0, len(d) - 1))
+    return bool(d[apex] < within_m or np.mean(d < within_m) > 0.5)
 
 
 def symmetric_limbs(recordings: Mapping[str, Motion], roles: Mapping[str, int],

@@ -150,7 +150,7 @@ def _threshold(args, cs) -> float:
         return args.threshold
     if args.norm == "rms":
         return DEFAULT_THRESHOLD
-    t = DEFAULT_THRESHOLD * float(cs.ssd("full")[1]) ** 0.5
+    t = DEFAULT_THRESHOLD * cs.weight_total("full") ** 0.5
     print(f"threshold (kovar): {t:.3f} m, the whole-body equivalent of {DEFAULT_THRESHOLD} m RMS", file=sys.stderr)
     return t
 

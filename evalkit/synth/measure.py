@@ -314,7 +314,7 @@ def measure_transitions(
         raise InputError(f"unknown split profile {profile!r}; profiles are {', '.join(SPLIT_PROFILES)}")
     norm = graph_kwargs.get("norm", "rms")
     if thresholds is None:
-        scale = 1.0 if norm == "rms" else float(np.sqrt(cs.ssd("full")[1]))
+        scale = 1.0 if norm == "rms" else float(np.sqrt(cs.weight_total("full")))
         thresholds = [t * scale for t in DEFAULT_THRESHOLDS_RMS]
     thresholds = sorted(set(float(t) for t in thresholds) | {float(threshold)})
     step = max(1, int(round(request_step_s * cs.fps)))

@@ -192,7 +192,11 @@ class ClipSet:
         return np.sort(np.concatenate([self.chains[c] for c in LOWER_CHAINS]))
 
     def _cloud(self, c: int, key: str) -> tuple[np.ndarray, np.ndarray, bool]:
-        """``(positions (F, n, 3), weights (n,), align)`` of a distance key for clip ``c``."""
+        """``(positions (F, n, 3), weights (n,), align)`` of a distance key for clip ``c``
+        (kept: every planned hop reads the lower body's for its alignment)."""
+        return self._memo(("cloud", c, key), lambda: self._make_cloud(c, key))
+
+    def _make_cloud(self, c: int, key: str) -> tuple[np.ndarray, np.ndarray, bool]:
         pos, rot = self._fk(c)
         w = self.joint_weights
         if key == "full":

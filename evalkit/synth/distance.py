@@ -138,10 +138,19 @@ def point_cloud_distance(
     Bx, By, Bz = (np.ascontiguousarray(pb[..., c].T) for c in range(3))  # (joints, frames_b)
 
     def diag_sums(g: np.ndarray, rows: int) -> np.ndarray:
-        out = g[:rows, :nB].copy()
-        for t in range(1, window):
-            out += g[t:t + rows, t:t + nB]
-        return out
+        # sum of g[i + t, j + t] over t < window by doubling: sums over 1, 2, 4, ... shifts,
+        # added where the window's binary digits say (log2(window) passes, not window)
+        acc, cur, width, start, left = None, g, 1, 0, window
+        while True:
+            if left & 1:
+                part = cur[start:start + rows, start:start + nB]
+                acc = part.copy() if acc is None else acc + part
+                start += width
+            left >>= 1
+            if not left:
+                return acc
+            cur = cur[:-width, :-width] + cur[width:, width:]
+            width *= 2
 
     out = np.empty((nA, nB))
     if return_alignment:

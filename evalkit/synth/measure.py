@@ -422,12 +422,15 @@ def write_measurements(m: Measurements, out_dir: str | os.PathLike, figures: boo
     out.mkdir(parents=True, exist_ok=True)
     written = []
     for name, df in m.tables().items():
+        if df.columns.empty:  # not measured (sweep_only)
+            continue
         p = out / f"{name}.csv"
         _atomic(p, df.to_csv(index=False))
         written.append(p)
     sk = skate_summary(m.skate) if len(m.skate) else pd.DataFrame()
-    _atomic(out / "skate_summary.csv", sk.to_csv(index=False))
-    written.append(out / "skate_summary.csv")
+    if len(sk):
+        _atomic(out / "skate_summary.csv", sk.to_csv(index=False))
+        written.append(out / "skate_summary.csv")
     tex = []
     main = m.maneuverability[["method", "profile"]] if len(m.maneuverability) else pd.DataFrame(columns=["method", "profile"])
     for method, prof in main.itertuples(index=False):

@@ -153,3 +153,4 @@ def test_cli_sweep_only(tmp_path, capsys):
     assert set(sw["method"]) == {"smg", "bpmg"} and (sw["run_pairs_served"] == 4).all()
     assert json.loads((tmp_path / "params.json").read_text())["sweep_only"] is True
     assert not (tmp_path / "response_duration.png").exists() and (tmp_path / "connectivity.png").exists()
+    assert not (tmp_path / "requests.csv").exists() and not (tmp_path / "skate_summary.csv").exists()

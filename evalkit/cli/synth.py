@@ -111,6 +111,9 @@ def register(sub) -> None:
     m.add_argument("--profiles", nargs="+", default=None, metavar="PROFILE",
                    help="BPMG split profiles of the sweep (default: all six)")
     m.add_argument("--quiet", "-q", action="store_true", help="no progress bars")
+    m.add_argument("--sweep-only", action="store_true",
+                   help="only the threshold sweep (sweep.csv, sweep_pairs.csv): skips the main tables and the "
+                        "foot-skate of rendered transitions, which render every plan (hours on dozens of clips)")
 
     # extension point: evalkit.cli.synth_<name>.register_synth(ss) (or .register(ss))
     import evalkit.cli as cli_pkg
@@ -150,7 +153,7 @@ def _threshold(args, cs) -> float:
         return args.threshold
     if args.norm == "rms":
         return DEFAULT_THRESHOLD
-    t = DEFAULT_THRESHOLD * float(cs.ssd("full")[1]) ** 0.5
+    t = DEFAULT_THRESHOLD * cs.weight_total("full") ** 0.5
     print(f"threshold (kovar): {t:.3f} m, the whole-body equivalent of {DEFAULT_THRESHOLD} m RMS", file=sys.stderr)
     return t
 
@@ -244,11 +247,11 @@ def run_measure(args: argparse.Namespace) -> int:
         cs, threshold=threshold, profile=args.profile, thresholds=args.thresholds,
         **({"profiles": args.profiles} if args.profiles else {}),
         request_step_s=args.request_step, sweep_step_s=args.sweep_step, progress=not args.quiet,
-        norm=args.norm, prune=not args.no_prune,
+        norm=args.norm, prune=not args.no_prune, sweep_only=args.sweep_only,
     )
     paths = write_measurements(m, args.out)
     man = m.maneuverability
-    for _, r in man.iterrows():
+    for _, r in (man.iterrows() if len(man) else ()):
         print(f"{r['method']:5s} {r['profile']:5s} response {r['response_mean_frames_60fps']:.1f} / duration "
               f"{r['duration_mean_frames_60fps']:.1f} frames at 60 fps, local maneuverability "
               f"{r['local_maneuverability_s']:.2f} s, served {100 * r['served_share']:.0f}%; parts lead the legs by "
@@ -257,11 +260,14 @@ def run_measure(args: argparse.Namespace) -> int:
     sw = m.sweep[(m.sweep["method"] == "smg") | (m.sweep["profile"] == args.profile)]
     print("threshold sweep (served: share of transition requests served; pairs: connected clip pairs; "
           "served pairs: ordered clip pairs with a request served, and the least served pair's share; "
-          "arrival: request to arrival, frames at 60 fps):")
+          "arrival: request to arrival, frames at 60 fps; run: requests into or out of a run, a clip with "
+          "flight phases, and the ordered pairs with a run that are served):")
     n_pairs = len(cs.clips) * (len(cs.clips) - 1)
     for _, r in sw.sort_values(["threshold", "method"], ascending=[True, False]).iterrows():
         print(f"  {r['threshold']:.3g} {r['method']:5s} points {r['transition_points']:5d}  served {100 * r['served_share']:3.0f}%  "
               f"pairs {r['connected_clip_pairs']:2d}  served pairs {r['clip_pairs_served']:2d}/{n_pairs} "
-              f"(least {100 * r['min_pair_served_share']:3.0f}%)  arrival {r['arrival_mean_frames_60fps']:.1f}")
+              f"(least {100 * r['min_pair_served_share']:3.0f}%)  arrival {r['arrival_mean_frames_60fps']:.1f}"
+              + (f"  run {100 * r['served_share_run_pairs']:3.0f}% pairs {r['run_pairs_served']}/{r['run_pairs']}"
+                 if r["run_clips"] else ""))
     print(f"wrote {len(paths)} files to {args.out}")
     return 0

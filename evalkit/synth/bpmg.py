@@ -285,31 +285,38 @@ class BodyPartMotionGraphs:
         latest = i_l if cfg.parts_lead else np.inf
         earliest = -np.inf if cfg.max_lead_s is None else i_l - int(round(cfg.max_lead_s * cs.fps))
         lo, hi = 1.0 / cfg.max_time_scale, cfg.max_time_scale
-        best = None
         n_free = len(self.parts) - 1 - len(forced)
-        for sync in syncs:
-            T = i_l + sync - j_l
+        S = np.asarray(syncs)
+        T = i_l + S - j_l  # (syncs,) when the parts reach Y frame sync
+        # per part, all syncs at once: is candidate n feasible for sync s, and the first feasible
+        first = {}
+        for p in range(1, len(self.parts)):
+            if p in forced:
+                continue
+            ii, jj, cc = self._group(p, x, y)
+            if ii.size == 0:
+                continue
+            static = ((ii >= entry) & (ii >= earliest) & (ii <= latest)
+                      & (np.abs((jj - ii) - (j_l - i_l)) <= max_offset))
+            gap = T[:, None] - ii[None, :]
+            scale = (S[:, None] - jj[None, :]) / np.maximum(gap, 1)
+            ok = static[None, :] & (gap >= 1) & (jj[None, :] + k <= S[:, None]) & (scale >= lo) & (scale <= hi)
+            # earliest departure, then lowest cost (the group is sorted so)
+            first[p] = (ok.any(axis=1), ok.argmax(axis=1), ii, jj, cc)
+        best = None
+        for n_s, sync in enumerate(S):
             moves: list[PartMove | None] = [PartMove(i_l, j_l, lower_cost)]
             found = 0
             for p in range(1, len(self.parts)):
-                if p in forced:
+                if p not in first or not first[p][0][n_s]:
                     moves.append(None)
                     continue
-                ii, jj, cc = self._group(p, x, y)
-                gap = T - ii
-                scale = (sync - jj) / np.maximum(gap, 1)
-                ok = (
-                    (ii >= entry) & (ii >= earliest) & (ii <= latest) & (gap >= 1) & (jj + k <= sync)
-                    & (np.abs((jj - ii) - (j_l - i_l)) <= max_offset) & (scale >= lo) & (scale <= hi)
-                )
-                if ok.any():
-                    n = int(np.argmax(ok))  # earliest departure, then lowest cost
-                    moves.append(PartMove(int(ii[n]), int(jj[n]), float(cc[n])))
-                    found += 1
-                else:
-                    moves.append(None)
+                _, arg, ii, jj, cc = first[p]
+                n = int(arg[n_s])
+                moves.append(PartMove(int(ii[n]), int(jj[n]), float(cc[n])))
+                found += 1
             if best is None or found > best[0]:
-                best = (found, sync, moves)
+                best = (found, int(sync), moves)
             if found == n_free:
                 break
         _, sync, moves = best

@@ -17,10 +17,11 @@ translation maps B's weighted centroid onto A's, and the minimal weighted sum of
 
     D = sum w (|p|^2 + |q|^2) - 2 sqrt(a^2 + b^2) + sum w (py - qy)^2.
 
-Every sum over points is a dot product between a row of A's window matrix and a row of B's, so
-all pairs come from a handful of matrix products (BLAS) computed in row blocks: this is why the
-module is hand-written rather than a per-pair call to a library Procrustes routine (see
-``bench/bench_synth_distance.py`` for the measured ratio against a per-pair loop).
+Every sum over the points of a window is a sum over its frames of per-frame sums over joints,
+so all pairs come from a handful of matrix products over the joints (BLAS) summed along the
+diagonals of the frame-pair matrices, in row blocks: this is why the module is hand-written
+rather than a per-pair call to a library Procrustes routine (see ``bench/bench_synth_distance.py``
+for the measured ratio against a per-pair loop).
 
 Distances returned are **root-mean-square point distances in metres** (``sqrt(D / W)``), so a
 threshold reads as "the windows differ by about this many metres per joint".
@@ -32,7 +33,6 @@ from dataclasses import dataclass
 from typing import Mapping
 
 import numpy as np
-from numpy.lib.stride_tricks import sliding_window_view
 
 from evalkit.errors import InputError
 from evalkit.motion.planar import align_2d, apply_2d
@@ -52,20 +52,16 @@ class Alignment:
     tz: np.ndarray
 
 
-def _window_matrix(positions: np.ndarray, window: int) -> np.ndarray:
-    """``(frames, joints, 3)`` -> ``(windows, 3, window * joints)`` (a copy, C-contiguous)."""
-    pos = np.asarray(positions, dtype=np.float64)
-    if pos.ndim != 3 or pos.shape[2] != 3:
-        raise InputError(f"positions must be (frames, joints, 3), got {pos.shape}")
-    if pos.shape[0] < window:
-        raise InputError(f"a clip of {pos.shape[0]} frames is shorter than the {window}-frame window")
-    win = sliding_window_view(pos, window, axis=0)  # (n, joints, 3, window)
-    win = np.transpose(win, (0, 2, 3, 1))  # (n, 3, window, joints)
-    return np.ascontiguousarray(win.reshape(win.shape[0], 3, window * pos.shape[1]))
+def _window_sums(x: np.ndarray, window: int) -> np.ndarray:
+    """Sums of ``window`` consecutive rows: ``(frames, ...) -> (frames - window + 1, ...)``."""
+    c = np.cumsum(x, axis=0)
+    out = c[window - 1:].copy()
+    out[1:] -= c[:-window]
+    return out
 
 
-# One vectorised computation (about 600x a per-pair loop, bench/bench_synth_distance.py):
-# long: its length is the docstring and the blocked loop over window arrays it keeps in place
+# One vectorised computation (see the module docstring and bench/bench_synth_distance.py):
+# long: its length is the docstring and the blocked loop that keeps the window sums in place
 def point_cloud_distance(
     positions_a: np.ndarray,
     positions_b: np.ndarray,
@@ -77,6 +73,13 @@ def point_cloud_distance(
 ) -> np.ndarray | tuple[np.ndarray, Alignment]:
     """Distance matrix between all windows of two clips.
 
+    Every window sum of the closed form is a sum of per-frame sums: the ``(frames_a,
+    frames_b)`` matrices of weighted per-frame products (one BLAS product over the joints each)
+    are summed along their diagonals over ``window`` frames, and the window centroids enter
+    through ``sum w p q = sum w P Q - W mean_P mean_Q``. This costs one product over the
+    joints per frame pair instead of one over the joints of a whole window (``window`` times
+    fewer multiplications).
+
     Args:
         positions_a: ``(frames_a, joints, 3)`` world joint positions of clip A, metres.
         positions_b: ``(frames_b, joints, 3)`` the same joints in clip B, metres.
@@ -86,7 +89,8 @@ def point_cloud_distance(
             (Kovar). With ``False`` the clouds are compared as they are (use this for point
             clouds already expressed in a body-fixed frame).
         return_alignment: also return the :class:`Alignment` of every pair (needs ``align``).
-        block: rows of A processed at once (bounds memory to ``block * windows_b`` floats).
+        block: windows of A processed at once (bounds memory to about
+            ``6 * (block + window) * frames_b`` floats).
 
     Returns:
         ``(frames_a - k + 1, frames_b - k + 1)`` RMS point distances in metres; entry ``[i, j]``
@@ -98,29 +102,55 @@ def point_cloud_distance(
     if window < 1:
         raise InputError(f"window must be at least 1 frame, got {window}")
     keep = w > 0
-    pa = np.asarray(positions_a, dtype=np.float64)[:, keep]
-    pb = np.asarray(positions_b, dtype=np.float64)[:, keep]
+    pa = np.asarray(positions_a, dtype=np.float64)
+    pb = np.asarray(positions_b, dtype=np.float64)
+    for name, pos in (("positions_a", pa), ("positions_b", pb)):
+        if pos.ndim != 3 or pos.shape[2] != 3:
+            raise InputError(f"{name} must be (frames, joints, 3), got {pos.shape}")
+        if pos.shape[0] < window:
+            raise InputError(f"a clip of {pos.shape[0]} frames is shorter than the {window}-frame window")
+    pa, pb = pa[:, keep], pb[:, keep]
     if pa.shape[1:] != pb.shape[1:]:
         raise InputError(f"clips have different joint sets: {pa.shape[1:]} vs {pb.shape[1:]}")
     if return_alignment and not align:
         raise InputError("return_alignment needs align=True")
-    wv = np.tile(w[keep], window)  # (N,) weight of every point of a window (frame-major)
-    total = float(wv.sum())
-    A = _window_matrix(pa, window)  # (nA, 3, N)
-    B = _window_matrix(pb, window)
-    nA, nB = A.shape[0], B.shape[0]
-
+    wj = w[keep]
+    total = float(wj.sum() * window)
+    # translation-invariant when aligned: remove each clip's ground-plane centroid so the
+    # uncentred sums below stay small (conditioning)
+    off_a = np.zeros(3)
+    off_b = np.zeros(3)
     if align:
-        mean_a = (A @ wv) / total  # (nA, 3)
-        mean_b = (B @ wv) / total
-        # Centre x and z (the alignment translates in the ground plane); y stays absolute.
-        A = A.copy()
-        B = B.copy()
-        A[:, (0, 2)] -= mean_a[:, (0, 2), None]
-        B[:, (0, 2)] -= mean_b[:, (0, 2), None]
-    sq_a = np.einsum("nck,k,nck->n", A, wv, A)  # (nA,) sum w |p|^2
-    sq_b = np.einsum("nck,k,nck->n", B, wv, B)
-    Bx, By, Bz = B[:, 0].T, B[:, 1].T, B[:, 2].T  # (N, nB)
+        off_a[[0, 2]] = pa[..., [0, 2]].mean(axis=(0, 1))
+        off_b[[0, 2]] = pb[..., [0, 2]].mean(axis=(0, 1))
+        pa = pa - off_a
+        pb = pb - off_b
+    nA, nB = pa.shape[0] - window + 1, pb.shape[0] - window + 1
+    # per-window weighted sums of coordinates and of squared norms
+    sum_a = _window_sums(np.einsum("fnc,n->fc", pa, wj), window)  # (nA, 3)
+    sum_b = _window_sums(np.einsum("fnc,n->fc", pb, wj), window)
+    sq_a = _window_sums(np.einsum("fnc,n,fnc->f", pa, wj, pa), window)  # (nA,)
+    sq_b = _window_sums(np.einsum("fnc,n,fnc->f", pb, wj, pb), window)
+    mean_a, mean_b = sum_a / total, sum_b / total
+    if align:  # centre x and z (the alignment translates in the ground plane); y stays absolute
+        sq_a = sq_a - total * (mean_a[:, 0] ** 2 + mean_a[:, 2] ** 2)
+        sq_b = sq_b - total * (mean_b[:, 0] ** 2 + mean_b[:, 2] ** 2)
+    Bx, By, Bz = (np.ascontiguousarray(pb[..., c].T) for c in range(3))  # (joints, frames_b)
+
+    def diag_sums(g: np.ndarray, rows: int) -> np.ndarray:
+        # sum of g[i + t, j + t] over t < window by doubling: sums over 1, 2, 4, ... shifts,
+        # added where the window's binary digits say (log2(window) passes, not window)
+        acc, cur, width, start, left = None, g, 1, 0, window
+        while True:
+            if left & 1:
+                part = cur[start:start + rows, start:start + nB]
+                acc = part.copy() if acc is None else acc + part
+                start += width
+            left >>= 1
+            if not left:
+                return acc
+            cur = cur[:-width, :-width] + cur[width:, width:]
+            width *= 2
 
     out = np.empty((nA, nB))
     if return_alignment:
@@ -129,30 +159,29 @@ def point_cloud_distance(
         tz = np.empty((nA, nB))
     for s in range(0, nA, block):
         e = min(nA, s + block)
-        Ax = A[s:e, 0] * wv
-        Ay = A[s:e, 1] * wv
-        Az = A[s:e, 2] * wv
+        rows = e - s
+        fa = pa[s:e + window - 1] * wj[None, :, None]  # frames of this block's windows
+        syy = diag_sums(fa[..., 1] @ By, rows)
         if align:
-            xx = Ax @ Bx
-            zz = Az @ Bz
-            xz = Ax @ Bz
-            zx = Az @ Bx
-            a = xx + zz
-            b = xz - zx
-            cross = np.hypot(a, b) + Ay @ By
+            ma, mb = mean_a[s:e], mean_b
+            a = (diag_sums(fa[..., 0] @ Bx, rows) + diag_sums(fa[..., 2] @ Bz, rows)
+                 - total * (ma[:, None, 0] * mb[None, :, 0] + ma[:, None, 2] * mb[None, :, 2]))
+            b = (diag_sums(fa[..., 0] @ Bz, rows) - diag_sums(fa[..., 2] @ Bx, rows)
+                 - total * (ma[:, None, 0] * mb[None, :, 2] - ma[:, None, 2] * mb[None, :, 0]))
+            cross = np.hypot(a, b) + syy
         else:
-            cross = Ax @ Bx + Ay @ By + Az @ Bz
+            cross = diag_sums(fa[..., 0] @ Bx, rows) + diag_sums(fa[..., 2] @ Bz, rows) + syy
         d = sq_a[s:e, None] + sq_b[None, :] - 2.0 * cross
         np.maximum(d, 0.0, out=d)  # rounding can leave tiny negatives
         out[s:e] = np.sqrt(d / total)
         if return_alignment:
             th = np.arctan2(b, a)
             c, sn = np.cos(th), np.sin(th)
-            bx = mean_b[None, :, 0]
-            bz = mean_b[None, :, 2]
+            bx = mean_b[None, :, 0] + off_b[0]
+            bz = mean_b[None, :, 2] + off_b[2]
             theta[s:e] = th
-            tx[s:e] = mean_a[s:e, None, 0] - (c * bx + sn * bz)
-            tz[s:e] = mean_a[s:e, None, 2] - (-sn * bx + c * bz)
+            tx[s:e] = mean_a[s:e, None, 0] + off_a[0] - (c * bx + sn * bz)
+            tz[s:e] = mean_a[s:e, None, 2] + off_a[2] - (-sn * bx + c * bz)
     if return_alignment:
         return out, Alignment(theta, tx, tz)
     return out

@@ -18,6 +18,7 @@ clips need not be in it, see :class:`TransitionGraph`).
 from __future__ import annotations
 
 import os
+from collections import OrderedDict
 from dataclasses import asdict, dataclass, field
 from typing import Iterable, Mapping
 
@@ -179,6 +180,12 @@ class TransitionGraph:
     full: Graph | None = None
     scc_mask: np.ndarray | None = None
     _dist_cache: dict = field(default_factory=dict, repr=False)
+    _route_cache: OrderedDict = field(default_factory=OrderedDict, repr=False)
+
+    #: routings kept (least recently used dropped); they were subgraph copies with their own
+    #: lookups, and keeping every ordered pair made the sweep of the 41 Bandai Namco clips
+    #: (1,640 pairs) grow past 15 GB
+    ROUTE_CACHE = 32
 
     @classmethod
     def build(cls, candidates: pd.DataFrame, lengths: np.ndarray, window: int, prune: bool = True) -> "TransitionGraph":
@@ -211,16 +218,38 @@ class TransitionGraph:
         """``(graph, node clips, node frames, edge is-transition, edge candidate, dist, next)``
         of the routing graph for requests from clip ``src`` into clip ``dst`` (cached)."""
         key = (src, dst)
-        if key not in self._dist_cache:
+        cache = self._route_cache
+        if key in cache:
+            cache.move_to_end(key)
+        else:
+            # Dijkstra on the full graph's lightest-edge matrix with the edges of nodes outside
+            # the routing set removed (no subgraph copy: one pair's routing is its two arrays)
+            from scipy.sparse import csr_matrix
+            from scipy.sparse.csgraph import dijkstra
+
             full = self.full if self.full is not None else self.graph
-            clips = full.nodes["clip"].to_numpy()
-            mask = (self.scc_mask if self.scc_mask is not None else np.ones(full.n_nodes, bool)) | (clips == src) | (clips == dst)
-            g = full if mask.all() else full.subgraph(mask)[0]
-            clip, frames = g.nodes["clip"].to_numpy(), g.nodes["frame"].to_numpy()
-            dist, nxt = g.distances_to(np.flatnonzero(clip == dst))
-            e = g.edges
-            self._dist_cache[key] = (g, clip, frames, (e["kind"] == "transition").to_numpy(), e["candidate"].to_numpy(), dist, nxt)
-        return self._dist_cache[key]
+            if "full_arrays" not in self._dist_cache:
+                a = full.adjacency().tocoo()
+                e = full.edges
+                self._dist_cache["full_arrays"] = (
+                    full.nodes["clip"].to_numpy(), full.nodes["frame"].to_numpy(), a.row, a.col, a.data,
+                    (e["kind"] == "transition").to_numpy(), e["candidate"].to_numpy(),
+                )
+            clip, frames, row, col, w, kinds, cands = self._dist_cache["full_arrays"]
+            n = len(clip)
+            mask = (self.scc_mask if self.scc_mask is not None else np.ones(n, bool)) | (clip == src) | (clip == dst)
+            keep = mask[row] & mask[col]
+            rev = csr_matrix((w[keep], (col[keep], row[keep])), shape=(n, n))
+            targets = np.flatnonzero(clip == dst)
+            if targets.size == 0 or n == 0:
+                dist, nxt = np.full(n, np.inf), np.full(n, -1, dtype=np.int64)
+            else:
+                dist, pred, _ = dijkstra(rev, directed=True, indices=targets, min_only=True, return_predecessors=True)
+                nxt = np.where(pred < 0, -1, pred).astype(np.int64)
+            cache[key] = (full, clip, frames, kinds, cands, dist, nxt)
+            while len(cache) > self.ROUTE_CACHE:
+                cache.popitem(last=False)
+        return cache[key]
 
     def route(self, src: int, request: int, dst: int) -> list[tuple[int, int, int, int, int]] | None:
         """Earliest-arrival route from frame ``request`` of clip ``src`` into clip ``dst``

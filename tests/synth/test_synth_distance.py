@@ -41,6 +41,18 @@ def test_matrix_matches_per_pair_definition(clips):
         assert (al.tx[i, j], al.tz[i, j]) == pytest.approx((tx, tz), abs=1e-9)
 
 
+@pytest.mark.parametrize("k", [1, 2, 3, 7, 20, 33])
+def test_every_window_length_matches_the_definition(clips, k):
+    # window sums are built from sums over 1, 2, 4, ... frames: every binary pattern of k
+    walk, run = clips
+    w = joint_weights(walk.skeleton)
+    for align in (True, False):
+        D = point_cloud_distance(walk.positions[:90], run.positions[:70], w, k, align=align, block=16)
+        assert D.shape == (91 - k, 71 - k)
+        for i, j in ((0, 0), (5, 11), (90 - k, 70 - k), (40 - k // 2, 3)):
+            assert D[i, j] == pytest.approx(pair_distance(_cloud(walk, i, k, w), _cloud(run, j, k, w), align=align), abs=1e-9)
+
+
 def test_alignment_recovers_a_known_rigid_motion(clips):
     walk, _ = clips
     w = joint_weights(walk.skeleton)

@@ -220,7 +220,7 @@ def test_kovar_norm_favours_body_parts(cs):
     full = cs.distances("full", "kovar")[(0, 1)]
     lower = cs.distances("lower", "kovar")[(0, 1)]
     assert (lower < full).all()
-    t = float(np.sqrt(cs.ssd("full")[1])) * 0.1  # the same poses as 0.1 m RMS for the whole body
+    t = float(np.sqrt(cs.weight_total("full"))) * 0.1  # the same poses as 0.1 m RMS for the whole body
     s_kov = build_bpmg(cs, threshold=t, norm="kovar", speed_guard=False).stats()
     assert s_kov["candidates"] >= s_rms["candidates"]
 
@@ -291,3 +291,22 @@ def test_routes_may_start_and_end_outside_the_scc():
         assert all(h.moves[0].cost < 0.2 for h in p.hops)
     bp = build_bpmg(clips, threshold=0.2)
     assert bp.plan(0, 1, 60) is not None and bp.plan(1, 0, 0) is not None
+
+
+def test_routes_do_not_depend_on_how_many_pairs_are_kept(cs):
+    # routings are kept for the last ROUTE_CACHE clip pairs only (memory on large sets); a
+    # routing computed again after being dropped gives the same plans
+    kept = build_smg(cs, threshold=0.3, speed_guard=False)
+    dropped = build_smg(cs, threshold=0.3, speed_guard=False)
+    dropped.tg.ROUTE_CACHE = 1
+    pairs = [(a, b) for a in range(3) for b in range(3) if a != b]
+    plans = []
+    for r in range(0, 70, 5):
+        for a, b in pairs:  # every call switches pair: with one kept, every routing is recomputed
+            p, q = kept.plan(a, b, r), dropped.plan(a, b, r)
+            assert (p is None) == (q is None)
+            if p is not None:
+                assert [(h.i_lower, h.j_lower, h.src, h.dst) for h in p.hops] == [(h.i_lower, h.j_lower, h.src, h.dst) for h in q.hops]
+                plans.append(p)
+    assert len(plans) > 40
+    assert len(dropped.tg._route_cache) == 1 and len(kept.tg._route_cache) == len(pairs)

@@ -80,6 +80,14 @@ def test_sweep_connectivity(measured):
     # at 0.3 m every pair, runs included, is served by both methods
     at = sp[sp["threshold"] == 0.3]
     assert (at["served_share"] > 0).all()
+    # the run (flight phases) is found from the feet; its columns agree with the pair table
+    assert (sw["run_clips"] == 1).all() and (sw["run_pairs"] == 4).all()
+    for _, r in sw.iterrows():
+        g = sp[(sp["method"] == r["method"]) & (sp["profile"] == r["profile"]) & (sp["threshold"] == r["threshold"])]
+        g = g[(g["from"] == "09_06-run") | (g["to"] == "09_06-run")]
+        assert r["run_pairs_served"] == int((g["served_share"] > 0).sum())
+        assert r["served_share_run_pairs"] == pytest.approx((g["served_share"] * g["requests"]).sum() / g["requests"].sum())
+    assert (sw.loc[sw["threshold"] == 0.3, "run_pairs_served"] == 4).all()
     # what a duration is made of: the SMG has no lead, its single hops last exactly one window
     man = measured.maneuverability.set_index("method")
     assert man.loc["smg", "lead_mean_frames_60fps"] == 0 and man.loc["smg", "duration_single_hop_frames_60fps"] == pytest.approx(20)
@@ -126,3 +134,23 @@ def test_cli_errors_are_one_line(tmp_path):
     r = subprocess.run([sys.executable, "-m", "evalkit", "synth", "graph", "smg", str(tmp_path / "nope.bvh"),
                         "--out", str(tmp_path)], capture_output=True, text=True)
     assert r.returncode == 2 and "no such file" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_running_clips_are_the_runs():
+    from evalkit.synth.measure import running_clips
+
+    cs = ClipSet.from_clips(bundled_locomotion())
+    assert [cs.clips[c].name for c in running_clips(cs)] == ["09_06-run"]
+    assert running_clips(cs, min_flight_share=1.0) == []
+
+
+def test_cli_sweep_only(tmp_path, capsys):
+    assert main(["synth", "measure", "--sweep-only", "--profiles", "sp4a", "--thresholds", "0.3",
+                 "--sweep-step", "1.0", "-q", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "run " in out and "pairs 4/4" in out and "response" not in out.split("threshold sweep")[0]
+    sw = pd.read_csv(tmp_path / "sweep.csv")
+    assert set(sw["method"]) == {"smg", "bpmg"} and (sw["run_pairs_served"] == 4).all()
+    assert json.loads((tmp_path / "params.json").read_text())["sweep_only"] is True
+    assert not (tmp_path / "response_duration.png").exists() and (tmp_path / "connectivity.png").exists()
+    assert not (tmp_path / "requests.csv").exists() and not (tmp_path / "skate_summary.csv").exists()

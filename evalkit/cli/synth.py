@@ -140,6 +140,13 @@ def _clipset(args):
         raise InputError(f"--window must be positive, got {args.window}")
     motions = prepare_clips(clips, fps=args.fps, load_kwargs=load_kwargs(args))
     k = max(2, int(round(args.window * motions[0].fps)))
+    # A set of real takes often holds a clip too short to enter or leave by a transition (a
+    # 0.7-s dash); a set command leaves it out and says so rather than refusing the whole set.
+    short = [m.name for m in motions if m.n_frames < 2 * k + 2]
+    if short and len(short) < len(motions):
+        print(f"leaving out {len(short)} clip(s) shorter than two windows ({2 * k + 2} frames at "
+              f"{motions[0].fps:g} fps): {', '.join(short)}", file=sys.stderr)
+        motions = [m for m in motions if m.n_frames >= 2 * k + 2]
     overrides = None
     if args.roles:
         from evalkit.motion.roles import load_role_map

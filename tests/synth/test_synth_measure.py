@@ -154,3 +154,19 @@ def test_cli_sweep_only(tmp_path, capsys):
     assert json.loads((tmp_path / "params.json").read_text())["sweep_only"] is True
     assert not (tmp_path / "response_duration.png").exists() and (tmp_path / "connectivity.png").exists()
     assert not (tmp_path / "requests.csv").exists() and not (tmp_path / "skate_summary.csv").exists()
+
+
+def test_cli_leaves_out_clips_too_short_for_a_transition(tmp_path, capsys):
+    """A set of real takes with one clip shorter than two windows is measured without it, and
+    the clip is named on stderr (before, the whole set was refused)."""
+    from evalkit.motion import load_motion
+    from evalkit.motion.bvh import write_bvh
+
+    walk = load_motion(bundled_locomotion()[0])
+    short = write_bvh(walk.slice(0, 30), tmp_path / "short_dash.bvh")
+    clips = [str(p) for p in bundled_locomotion()] + [str(short)]
+    assert main(["synth", "graph", "smg", *clips, "--threshold", "0.3", "--out", str(tmp_path / "g")]) == 0
+    err = capsys.readouterr().err
+    assert "leaving out 1 clip" in err and "short_dash" in err
+    info = json.loads((tmp_path / "g" / "graph.json").read_text())
+    assert info["stats"]["connected_clip_pairs"] == 6

@@ -11,8 +11,8 @@ NAME=DIR ...`` is run on them, for two splits and two reference sizes.
 
 What the rehearsal found (docs/distribution.md, "Acceptance rehearsal"): against an independent
 reference a distance can only resolve a degradation whose effect exceeds the sampling difference
-between two sets of real clips. Rotation noise of 1 degree and more and position noise of 2 cm and
-more do; 0.5-1 cm of position noise does not (FID_g even falls in every split we ran: the noise
+between two sets of real clips. Rotation noise of 0.5 degrees and more (for FGD up to 4 degrees:
+the shipped extractor saturates beyond) and position noise of 2 cm and more do; 0.5-1 cm of position noise does not (FID_g even falls in every split we ran: the noise
 makes the geometric features' velocity relations fire at random, which narrows the clips' spread),
 and one arm held still is below the floor of FGD (the shipped extractor barely registers it: 0.3
 against a floor of about 5) and of FID_k (less arm energy, a fraction of its between-clip spread).

@@ -9,7 +9,8 @@ then `evalkit compare` and the checks of each acceptance line.
 (the table in docs/distribution.md: seeds 0-3 with 27 26, 4 14 26, 5 27 13, 6 10 10;
 rehearsal_summary.csv holds its per-split values, FID_g with the geometric scale floor).
 """
-import sys, json, re, os, subprocess
+import re
+import sys
 from pathlib import Path
 import numpy as np
 
@@ -55,7 +56,6 @@ def main(seed, n_ref, n_test, out):
             asf = next(f.parent.glob(f.stem.split("_")[0] + ".asf"))
             if not (ref / f"{f.parent.name}-{f.stem}.asf").exists():
                 (ref / f"{f.parent.name}-{f.stem}.asf").symlink_to(asf)
-    sysd = {}
     for k, i in enumerate(t_idx):
         f = files[i]
         m = load_motion(f)

@@ -22,6 +22,7 @@ import numpy as np
 
 from evalkit.errors import InputError
 from evalkit.distribution.embedding import Extractor, check_protocol, load_extractor, versions
+from evalkit.distribution.diversity import GEOMETRIC_MIN_SCALE
 from evalkit.distribution.extract import ClipFeatures, ExtractOptions, extract_all
 from evalkit.distribution.geometric import N_FEATURES
 from evalkit.distribution.metrics import (ClipSet, L1_BOOTSTRAP_FRAMES, RAW_BOOTSTRAP_DIMS, RAW_MIN_STD, half_split,
@@ -240,7 +241,8 @@ def _protocol(ext, ref, groups, failed, names, n_boot, seed, a, b, audio, score)
                              "dims": 3 * len(wp.joint_set), "fps": wp.fps, "unit": "metres"},
         "geometric_features": {"definition": "32 Müller et al. 2005 relational features, AIST++ set "
                                              "(evalkit.distribution.geometric)", "dims": N_FEATURES, "fps": wp.fps},
-        "fid_normalisation": "each feature minus the reference mean, divided by the reference std (1 where ~0)",
+        "fid_normalisation": "each feature minus the reference mean, divided by the reference std (1 where ~0; "
+                             f"geometric features' std at least {GEOMETRIC_MIN_SCALE}, a fraction of frames)",
         "pfc": "EDGE, x1e4, foot speeds in metres per frame at the protocol fps",
         "bootstrap": {"replicates": n_boot, "seed": seed, "resampled": "clips, with replacement, system and "
                       "reference independently", "interval": "95 %, estimate + percentile deviations of the "

@@ -42,7 +42,7 @@ from typing import Sequence
 
 import numpy as np
 
-from evalkit.distribution.diversity import pairwise_distances, reference_scaler
+from evalkit.distribution.diversity import GEOMETRIC_MIN_SCALE, pairwise_distances, reference_scaler
 from evalkit.distribution.extract import ClipFeatures
 from evalkit.distribution.frechet import frechet_distance, frechet_distance_root, psd_sqrt
 
@@ -310,7 +310,7 @@ def set_metrics(sys: ClipSet, ref: ClipSet, n_boot: int = 500, seed: int = 0,
             for m in (f"fid_{name}", f"div_{name}"):
                 values[m], reps[m] = float("nan"), np.full(b, np.nan)
             continue
-        mean, scale = reference_scaler(xr[okr])
+        mean, scale = reference_scaler(xr[okr], GEOMETRIC_MIN_SCALE if name == "g" else 0.0)
         zs = np.where(oks[:, None], (np.nan_to_num(xs) - mean) / scale, 0.0)
         zr = np.where(okr[:, None], (np.nan_to_num(xr) - mean) / scale, 0.0)
         ms, mr = _vector_moments(zs), _vector_moments(zr)

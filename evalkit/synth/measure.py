@@ -339,10 +339,7 @@ def measure_transitions(
     if profile not in SPLIT_PROFILES:
         raise InputError(f"unknown split profile {profile!r}; profiles are {', '.join(SPLIT_PROFILES)}")
     norm = graph_kwargs.get("norm", "rms")
-    if thresholds is None:
-        scale = 1.0 if norm == "rms" else float(np.sqrt(cs.weight_total("full")))
-        thresholds = [t * scale for t in DEFAULT_THRESHOLDS_RMS]
-    thresholds = sorted(set(float(t) for t in thresholds) | {float(threshold)})
+    thresholds = _sweep_thresholds(cs, threshold, thresholds, norm)
     step = max(1, int(round(request_step_s * cs.fps)))
     sweep_step = max(1, int(round(sweep_step_s * cs.fps)))
     n_req = sum(len(range(0, c.n_frames, step)) * (len(cs.clips) - 1) for c in cs.clips)
@@ -372,6 +369,14 @@ def measure_transitions(
     sweep, sweep_pairs = _sweep(cs, thresholds, profiles, graph_kwargs, sweep_guard, sweep_step, norm, progress)
     params = _params(cs, threshold, profile, thresholds, profiles, step, sweep_step, norm, graph_kwargs, False)
     return Measurements(requests, pairs, maneuverability, sweep, skate_df, stats, params, sweep_pairs)
+
+
+def _sweep_thresholds(cs: ClipSet, threshold: float, thresholds: Sequence[float] | None, norm: str) -> list[float]:
+    """The sweep's thresholds, sorted, with the main ``threshold`` among them (metres, ``norm``)."""
+    if thresholds is None:
+        scale = 1.0 if norm == "rms" else float(np.sqrt(cs.weight_total("full")))
+        thresholds = [t * scale for t in DEFAULT_THRESHOLDS_RMS]
+    return sorted(set(float(t) for t in thresholds) | {float(threshold)})
 
 
 def _params(cs, threshold, profile, thresholds, profiles, step, sweep_step, norm, graph_kwargs, sweep_only) -> dict:

@@ -140,3 +140,31 @@ def test_evaluation_report(clips, tmp_path):
 def test_markdown_table():
     df = pd.DataFrame({"a": [0.12345, np.nan]}, index=pd.Index(["x", "y"], name="k"))
     assert markdown_table(df).splitlines() == ["| k | a |", "|---|---:|", "| x | 0.123 |", "| y |  |"]
+
+
+def test_parallel_fits_and_staged_report_give_the_same_results(clips, tmp_path):
+    """``evalkit train --evaluate --jobs 2``: fits in two processes give the serial scores, and the
+    staged run writes a report after each stage (the last one without the 'still to come' note)."""
+    from evalkit.models.evaluate import cross_validate, prepare_data, run_evaluation
+
+    cfg = EvalConfig(
+        n_splits=2, sweep=(), lengths=(),
+        train=ExampleSpec(types=("jitter", "foot_skate"), per_type=1, mirror=False, long_lengths=(15.0,)),
+        model=NaturalnessDiscriminator(max_iter=30, min_samples_leaf=5, cv=2),
+    )
+    data = prepare_data(clips, cfg, progress=False)
+    serial = cross_validate(data, cfg, progress=False)
+    parallel = cross_validate(data, cfg, progress=False, jobs=2)
+    pd.testing.assert_frame_equal(serial, parallel)
+    one = cross_validate(data, cfg, progress=False, only=["loco:jitter"])
+    pd.testing.assert_frame_equal(one.reset_index(drop=True),
+                                  serial[serial["setting"] == "loco:jitter"].reset_index(drop=True))
+    run_evaluation(clips, tmp_path, cfg, jobs=2, progress=False, rig_transfer_test=False)
+    staged = pd.read_csv(tmp_path / "scores.csv")
+    assert set(staged["setting"]) == {"seen", "loco:jitter", "loco:foot_skate"}
+    key = ["setting", "fold", "example", "method"]
+    a = staged.sort_values(key).reset_index(drop=True)
+    b = serial.sort_values(key).reset_index(drop=True)
+    np.testing.assert_allclose(a["score"], b["score"], rtol=1e-9)
+    report = (tmp_path / "report.md").read_text()
+    assert "still to come" not in report and "Run time" in report

@@ -254,20 +254,22 @@ class ExampleSpec:
 
 
 def iter_examples(clips: Sequence[NaturalClip], spec: ExampleSpec = ExampleSpec(),
-                  segment_s: float = 4.0, progress: bool = False):
+                  segment_s: float = 4.0, progress: bool = False, subset: range | None = None):
     """Natural segments and their corrupted versions, one :class:`Example` at a time (see
-    :func:`make_examples`); lets callers process large sets without holding every clip."""
+    :func:`make_examples`); lets callers process large sets without holding every clip.
+    ``subset``: the examples of ``clips[subset]`` only (donors and the long examples' lengths
+    still drawn over all ``clips``), in the same order as in the full sequence."""
     for t in spec.types:
         if t not in CORRUPTION_TYPES:
             raise InputError(f"unknown corruption {t!r}; expected one of {', '.join(CORRUPTION_TYPES)}")
     if spec.transplant_donor not in ("other_clip", "same_clip"):
         raise InputError(f"transplant_donor must be 'other_clip' or 'same_clip', got {spec.transplant_donor!r}")
     partners = _donor_partners(clips) if spec.transplant_donor == "other_clip" else {}
-    it = clips
+    it = clips if subset is None else [clips[i] for i in subset]
     if progress:
         from tqdm import tqdm
 
-        it = tqdm(clips, desc=f"making {spec.tag} examples", unit="clip")
+        it = tqdm(it, desc=f"making {spec.tag} examples", unit="clip")
     for clip in it:
         segs = segments(clip, segment_s)
         if spec.mirror:

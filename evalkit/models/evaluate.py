@@ -82,39 +82,66 @@ class EvalData:
     test_ok: np.ndarray
 
 
+def _prepare_chunk(clips: Sequence[NaturalClip], subset: range, specs: Sequence[ExampleSpec], natural: bool,
+                   segment_s: float, window: WindowConfig, baselines: Sequence[BaselineSpec]):
+    """Examples of ``clips[subset]`` for each spec in turn (with ``natural=False`` the corrupted
+    ones only): ``[(example without its motion, window table or None, baseline preparations)]``
+    with the window tables' ``example`` numbered from 0 within the chunk."""
+    out = []
+    for spec in specs:
+        for ex in iter_examples(clips, spec, segment_s, subset=subset):
+            if not natural and ex.natural:
+                continue
+            f = example_windows(len(out), ex, window)
+            prep = {b.name: (b.estimator.prepare(ex.motion) if f is not None else None) for b in baselines}
+            out.append((replace(ex, motion=None), f, prep))
+    return out
+
+
 def prepare_data(clips: Sequence[NaturalClip], config: EvalConfig = EvalConfig(),
-                 baselines: Sequence[BaselineSpec] | None = None, progress: bool = True) -> EvalData:
+                 baselines: Sequence[BaselineSpec] | None = None, progress: bool = True,
+                 jobs: int = 1) -> EvalData:
     """Make training and test examples, their window tables and the baselines' preparations.
 
     Examples are processed one at a time and their motions dropped afterwards (only provenance
-    and groups are kept), so memory stays proportional to the feature tables.
+    and groups are kept), so memory stays proportional to the feature tables. ``jobs``: clips
+    are prepared in this many processes at once, in consecutive chunks joined in order, so the
+    examples, their numbering and every table are those of ``jobs=1``.
     """
+    from joblib import Parallel, delayed
+
     baselines = default_baselines(config.window, config.seed) if baselines is None else baselines
     train_spec = replace(config.train, seed=config.seed, tag="train")
     test_spec = ExampleSpec(types=config.train.types, per_type=1, severity=config.test_severity,
                             mirror=False, seed=config.seed, tag="test", transplant_donor=config.train.transplant_donor)
-
-    def gen_test():
-        yield from iter_examples(clips, test_spec, config.segment_s)
-        for s in config.sweep:
-            spec = replace(test_spec, severity=s, tag=f"sweep{s:g}")
-            yield from (e for e in iter_examples(clips, spec, config.segment_s) if not e.natural)
-
+    sweeps = [replace(test_spec, severity=s, tag=f"sweep{s:g}") for s in config.sweep]
+    n_chunks = 1 if jobs <= 1 else min(len(clips), 4 * jobs)
+    bounds = np.linspace(0, len(clips), n_chunks + 1).round().astype(int)
+    chunks = [range(int(bounds[k]), int(bounds[k + 1])) for k in range(n_chunks)]
+    # (name, [(specs, natural examples kept)]) in the order of the serial version: the test set
+    # is the moderate examples of every clip, then each sweep's corrupted examples of every clip
+    stages = {"train": [((train_spec,), True)], "test": [((test_spec,), True)] + [((s,), False) for s in sweeps]}
     out = {}
-    for name, gen in (("train", iter_examples(clips, train_spec, config.segment_s)), ("test", gen_test())):
+    for name, parts in stages.items():
+        examples, frames, ok, prep = [], [], [], {b.name: [] for b in baselines}
+        tasks = [(specs, natural, sub) for specs, natural in parts for sub in chunks]
+        results = Parallel(n_jobs=jobs, return_as="generator")(
+            delayed(_prepare_chunk)(clips, sub, specs, natural, config.segment_s, config.window, baselines)
+            for specs, natural, sub in tasks)
         if progress:
             from tqdm import tqdm
 
-            gen = tqdm(gen, desc=f"{name} examples", unit="clip")
-        examples, frames, ok, prep = [], [], [], {b.name: [] for b in baselines}
-        for i, ex in enumerate(gen):
-            f = example_windows(i, ex, config.window)
-            ok.append(f is not None)
-            if f is not None:
-                frames.append(f)
-            for b in baselines:
-                prep[b.name].append(b.estimator.prepare(ex.motion) if f is not None else None)
-            examples.append(replace(ex, motion=None))
+            results = tqdm(results, total=len(tasks), desc=f"{name} examples (chunks of clips)", unit="chunk")
+        for chunk in results:
+            for ex, f, p in chunk:
+                i = len(examples)
+                ok.append(f is not None)
+                if f is not None:
+                    f["example"] = i
+                    frames.append(f)
+                for b in baselines:
+                    prep[b.name].append(p[b.name])
+                examples.append(ex)
         if not frames:
             raise InputError("no clip could be turned into windows (all too short?)")
         out[name] = (examples, pd.concat(frames, ignore_index=True), prep, np.asarray(ok))
@@ -687,7 +714,7 @@ def run_evaluation(clips: Sequence[NaturalClip], out_dir: Path, config: EvalConf
         if progress:
             print(f"[evaluation] {log[-1]}", flush=True)
 
-    data = prepare_data(clips, config, progress=progress)
+    data = prepare_data(clips, config, progress=progress, jobs=jobs)
     stamp("examples prepared")
     models: dict = {}
     scores = cross_validate(data, replace(config, loco=False), progress=progress, models_out=models, jobs=jobs)

@@ -406,7 +406,10 @@ class NaturalnessDiscriminator(ClassifierMixin, BaseEstimator):
         # out-of-fold raw scores for calibration (folds grouped like the data)
         if groups is not None and len(np.unique(groups)) >= 2:
             groups = np.asarray(groups)
-            k = min(self.cv, len(np.unique(groups)))
+            # every fold's training part needs both classes: at most as many folds as groups
+            # holding each class (e.g. two files of user-supplied unnatural clips: two folds)
+            k = min(self.cv, len(np.unique(groups)), len(np.unique(groups[y == 1])), len(np.unique(groups[y == 0])))
+            k = max(k, 2)
             # stratified, so that a few groups of user-supplied unnatural clips are spread over folds
             splits = list(StratifiedGroupKFold(n_splits=k, shuffle=True, random_state=self.random_state)
                           .split(X, (y == 1).astype(int), groups))

@@ -68,6 +68,10 @@ def register(sub) -> None:
     p.add_argument("--no-mirror", action="store_true", help="do not add left/right mirrored copies")
     p.add_argument("--segment", type=float, default=4.0, metavar="S",
                    help="natural clips are cut into segments of about S seconds (default: 4)")
+    p.add_argument("--long-lengths", default=None, metavar="S1,S2",
+                   help="lengths (seconds; 0 = the whole clip) of the long examples each natural clip "
+                        "gives beside its segments, taken in turn over the clips, so the model learns "
+                        "from clips of all lengths (default: 0,8,15,30,60; 'none': segments only)")
     p.add_argument("--group-by", choices=("subject", "file", "folder"), default="subject",
                    help="cross-validation groups: CMU subject from names like 07_05 (else folder), "
                         "each file, or each folder (default: subject)")
@@ -93,6 +97,8 @@ def register(sub) -> None:
     p.add_argument("--folds", type=int, default=5, help="--evaluate: cross-validation folds (default: 5)")
     p.add_argument("--no-loco", action="store_true",
                    help="--evaluate: skip the leave-one-corruption-type-out runs (much faster)")
+    p.add_argument("--jobs", "-j", type=int, default=1, metavar="N",
+                   help="--evaluate: cross-validation fits in N processes at once (same results; default: 1)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bars")
     add_load_options(p)
 
@@ -128,10 +134,25 @@ def _options(args: argparse.Namespace):
         raise InputError(f"--severity must be LOW HIGH with 0 <= LOW <= HIGH <= 1, got {low:g} {high:g}")
     if args.per_type < 0:
         raise InputError(f"--per-type must be 0 or more, got {args.per_type}")
+    if args.jobs < 1:
+        raise InputError(f"--jobs must be at least 1, got {args.jobs}")
     if args.evaluate and args.folds < 2:
         raise InputError(f"--folds must be at least 2 (cross-validation trains on some folds and tests on "
                          f"another), got {args.folds}")
+    from evalkit.models.dataset import LONG_LENGTHS
+
+    if args.long_lengths is None:
+        long_lengths = LONG_LENGTHS
+    elif args.long_lengths.strip().lower() == "none":
+        long_lengths = ()
+    else:
+        try:
+            long_lengths = tuple(float(v) for v in args.long_lengths.split(",") if v.strip())
+        except ValueError:
+            raise InputError(f"--long-lengths must be seconds separated by commas (e.g. 0,8,15,30,60) or "
+                             f"'none', got {args.long_lengths!r}") from None
     return TrainOptions(
+        long_lengths=long_lengths,
         seed=args.seed, types=types, per_type=args.per_type, severity_range=tuple(args.severity),
         mirror=not args.no_mirror, segment_s=args.segment, group_by=args.group_by,
         window=WindowConfig(fps=args.fps, window_s=args.window, hop_s=args.hop),
@@ -194,7 +215,7 @@ def _quote(a: str) -> str:
 def _evaluate(args: argparse.Namespace, options, kwargs: dict) -> int:
     from evalkit.models.dataset import ExampleSpec, load_natural
     from evalkit.models.discriminator import NaturalnessDiscriminator
-    from evalkit.models.evaluate import EvalConfig, write_report
+    from evalkit.models.evaluate import EvalConfig, run_evaluation
 
     if args.unnatural:
         from evalkit.errors import InputError
@@ -205,12 +226,13 @@ def _evaluate(args: argparse.Namespace, options, kwargs: dict) -> int:
     cfg = EvalConfig(
         n_splits=args.folds, seed=options.seed,
         train=ExampleSpec(types=tuple(options.types), per_type=options.per_type, severity_range=options.severity_range,
-                          mirror=options.mirror, seed=options.seed, transplant_donor=options.transplant_donor),
+                          mirror=options.mirror, seed=options.seed, transplant_donor=options.transplant_donor,
+                          long_lengths=tuple(options.long_lengths)),
         segment_s=options.segment_s, window=options.window,
         model=NaturalnessDiscriminator(window=options.window, random_state=options.seed, **options.model),
         loco=not args.no_loco,
     )
-    files = write_report(clips, Path(args.evaluate), cfg, progress=not args.quiet)
+    files = run_evaluation(clips, Path(args.evaluate), cfg, jobs=args.jobs, progress=not args.quiet)
     for f in files:
         print(f"wrote {f}", file=sys.stderr)
     return 0

@@ -201,6 +201,12 @@ def segments(clip: NaturalClip, length_s: float = 4.0, min_s: float = 1.0) -> li
     return out
 
 
+#: The length schedule of the long training examples (issue 23), seconds; 0 = the whole clip.
+#: Each natural clip gives, beside its segments, one long example (two with mirroring: the clip
+#: and its mirror image) at lengths taken in turn from this schedule (:func:`long_examples`).
+LONG_LENGTHS: tuple[float, ...] = (0.0, 8.0, 15.0, 30.0, 60.0)
+
+
 def _seed_for(*parts: object) -> int:
     """A stable 32-bit seed from strings/ints (Python's ``hash`` is salted per process)."""
     h = hashlib.sha256("|".join(map(str, parts)).encode()).digest()
@@ -227,6 +233,11 @@ class ExampleSpec:
             no such partner falls back to its own other times) or ``"same_clip"`` (another time
             of the same clip: the subtler variant, reported separately in
             docs/discriminator.md).
+        long_lengths: the length schedule of the *long examples* (:func:`long_examples`),
+            seconds, ``0`` meaning the whole clip; empty (the default): segments only.
+            :data:`LONG_LENGTHS` is what ``evalkit train`` uses.
+        long_piece_s: a corrupted long example has every piece of this many seconds corrupted
+            (:func:`~evalkit.models.lengths.corrupt_at_length`).
     """
 
     types: tuple[str, ...] = CORRUPTION_TYPES
@@ -238,23 +249,27 @@ class ExampleSpec:
     seed: int = 0
     tag: str = field(default="train")
     transplant_donor: str = "other_clip"
+    long_lengths: tuple[float, ...] = ()
+    long_piece_s: float = 5.0
 
 
 def iter_examples(clips: Sequence[NaturalClip], spec: ExampleSpec = ExampleSpec(),
-                  segment_s: float = 4.0, progress: bool = False):
+                  segment_s: float = 4.0, progress: bool = False, subset: range | None = None):
     """Natural segments and their corrupted versions, one :class:`Example` at a time (see
-    :func:`make_examples`); lets callers process large sets without holding every clip."""
+    :func:`make_examples`); lets callers process large sets without holding every clip.
+    ``subset``: the examples of ``clips[subset]`` only (donors and the long examples' lengths
+    still drawn over all ``clips``), in the same order as in the full sequence."""
     for t in spec.types:
         if t not in CORRUPTION_TYPES:
             raise InputError(f"unknown corruption {t!r}; expected one of {', '.join(CORRUPTION_TYPES)}")
     if spec.transplant_donor not in ("other_clip", "same_clip"):
         raise InputError(f"transplant_donor must be 'other_clip' or 'same_clip', got {spec.transplant_donor!r}")
     partners = _donor_partners(clips) if spec.transplant_donor == "other_clip" else {}
-    it = clips
+    it = clips if subset is None else [clips[i] for i in subset]
     if progress:
         from tqdm import tqdm
 
-        it = tqdm(clips, desc=f"making {spec.tag} examples", unit="clip")
+        it = tqdm(it, desc=f"making {spec.tag} examples", unit="clip")
     for clip in it:
         segs = segments(clip, segment_s)
         if spec.mirror:
@@ -265,24 +280,123 @@ def iter_examples(clips: Sequence[NaturalClip], spec: ExampleSpec = ExampleSpec(
             segs = segs + mirrored
         for seg in segs:
             yield Example(seg, Provenance(source=seg.name), clip.group, seg.name, clip.rig)
-            for kind in spec.types:
-                for r in range(spec.per_type):
-                    seed = _seed_for(spec.seed, spec.tag, seg.name, kind, r)
-                    rng = np.random.default_rng(seed)
-                    sev = spec.severity if spec.severity is not None else float(rng.uniform(*spec.severity_range))
-                    donor = None
-                    if kind == "transplant" and partners.get(id(clip)):
-                        options = partners[id(clip)]
-                        donor = options[int(rng.integers(len(options)))].motion
-                        if "~mirror" in seg.name:  # a mirrored segment takes a mirrored limb
-                            donor = mirror(donor)
-                    try:
-                        c = corrupt(seg, kind, sev, seed=seed, donor=donor)
-                    except RolesNotFoundError:
-                        raise  # a rig that needs --roles: not a segment to skip quietly
-                    except EvalkitError:
-                        continue  # not applicable to this segment (too short, nothing dissimilar)
-                    yield Example(c.motion, c.provenance, clip.group, seg.name, clip.rig)
+            yield from _corrupted(seg, clip, spec, partners)
+        if spec.long_lengths:  # this clip's long examples (long_examples), right after its segments
+            yield from long_examples(clips, spec, partners, only=clip)
+
+
+def _corrupted(seg: Motion, clip: NaturalClip, spec: ExampleSpec, partners: dict):
+    """The corrupted versions of one segment (``spec.per_type`` per type)."""
+    for kind in spec.types:
+        for r in range(spec.per_type):
+            seed = _seed_for(spec.seed, spec.tag, seg.name, kind, r)
+            rng = np.random.default_rng(seed)
+            sev = spec.severity if spec.severity is not None else float(rng.uniform(*spec.severity_range))
+            donor = _donor(clip, seg.name, kind, rng, partners)
+            try:
+                c = corrupt(seg, kind, sev, seed=seed, donor=donor)
+            except RolesNotFoundError:
+                raise  # a rig that needs --roles: not a segment to skip quietly
+            except EvalkitError:
+                continue  # not applicable to this segment (too short, nothing dissimilar)
+            yield Example(c.motion, c.provenance, clip.group, seg.name, clip.rig)
+
+
+def _donor(clip: NaturalClip, name: str, kind: str, rng: np.random.Generator, partners: dict) -> Motion | None:
+    """The donor clip of a limb transplant between clips (``None``: the clip's own other times)."""
+    if kind != "transplant" or not partners.get(id(clip)):
+        return None
+    options = partners[id(clip)]
+    donor = options[int(rng.integers(len(options)))].motion
+    return mirror(donor) if "~mirror" in name else donor  # a mirrored segment takes a mirrored limb
+
+
+def long_lengths_of(n_clips: int, schedule: Sequence[float], seed: int = 0) -> list[tuple[float, float]]:
+    """The lengths (seconds, 0 = whole clip) of clip ``i``'s long example and of its mirror
+    image's: the schedule taken in turn, from an offset drawn from ``seed``, so that every
+    length of the schedule is used as soon as there are as many clips (or half as many with
+    mirroring) as lengths."""
+    k = len(schedule)
+    off = _seed_for(seed, "long-lengths") % k
+    return [(float(schedule[(2 * i + off) % k]), float(schedule[(2 * i + off + 1) % k])) for i in range(n_clips)]
+
+
+def _at_length(motion: Motion, length_s: float) -> tuple[Motion, str]:
+    """``motion`` brought to ``length_s`` (:func:`~evalkit.models.lengths.natural_at_length`:
+    its middle excerpt, or a seamless loop); the whole clip when ``length_s`` is 0 or the clip
+    has no seamless loop. Returns the clip and how it was made (``excerpt``, ``loop``, ``whole``)."""
+    from evalkit.models.lengths import natural_at_length
+
+    if length_s <= 0 or abs(motion.duration - length_s) < 1.0 / motion.fps:
+        return replace(motion, name=f"{motion.name}@whole"), "whole"
+    try:
+        lc = natural_at_length(motion, length_s)
+    except EvalkitError:
+        lc = None
+    if lc is None or not lc.seamless:
+        return replace(motion, name=f"{motion.name}@whole"), "whole"
+    if lc.construction == "loop":  # windows after the first copy repeat it: context, not new examples
+        return replace(lc.motion, meta={**lc.motion.meta, "distinct_s": float(lc.loop_s)}), "loop"
+    return lc.motion, lc.construction
+
+
+def long_examples(clips: Sequence[NaturalClip], spec: ExampleSpec, partners: dict | None = None,
+                  only: NaturalClip | None = None):
+    """The long training examples (issue 23: training draws windows from clips of all lengths).
+
+    Segments (:func:`segments`) are a few seconds long, but the features that summarise a clip
+    (medians over its windows, the floor and stance height fitted over it) read differently in a
+    minute of motion. So each natural clip also gives one natural example at a length from
+    ``spec.long_lengths`` (:func:`long_lengths_of`: in turn over the clips; 0 = the whole clip),
+    made from its own frames with :func:`~evalkit.models.lengths.natural_at_length` (the middle
+    excerpt of a longer clip; a seamless loop of a shorter one; the whole clip where no loop is
+    seamless), and with ``spec.mirror`` a second one from its mirror image at the next length
+    of the schedule. Each corruption type then gives one corrupted version, of the clip or its
+    mirror image in turn, with every ``spec.long_piece_s``-second piece corrupted and the root
+    continuous across pieces (:func:`~evalkit.models.lengths.corrupt_at_length`), so the
+    corrupted share of time does not depend on the length; severity drawn as for segments.
+    The windows of a natural loop after its first copy repeat it: they are context only (label
+    -1 in :func:`example_windows`), so a looped clip is not learnt many times over, while its
+    clip-context features are those of the long clip.
+    Deterministic given ``spec.seed`` and the clips' order. ``only``: this clip's examples only.
+    """
+    from evalkit.models.lengths import corrupt_at_length
+
+    partners = partners if partners is not None else (
+        _donor_partners(clips) if spec.transplant_donor == "other_clip" else {})
+    lengths = long_lengths_of(len(clips), spec.long_lengths, spec.seed)
+    for i, clip in enumerate(clips):
+        if only is not None and clip is not only:
+            continue
+        if clip.motion.duration < 1.0:
+            continue
+        sources = [_at_length(clip.motion, lengths[i][0])]
+        if spec.mirror:
+            m = replace(mirror(clip.motion), name=clip.motion.name + "~mirror")
+            if spec.augment:
+                m = augment_natural(m, np.random.default_rng(_seed_for(spec.seed, "augment", m.name)))
+            sources.append(_at_length(m, lengths[i][1]))
+        for motion, how in sources:
+            meta = dict(motion.meta)
+            meta["long_example"] = how
+            motion = replace(motion, meta=meta)
+            yield Example(motion, Provenance(source=motion.name), clip.group, motion.name, clip.rig)
+        for t, kind in enumerate(spec.types):
+            motion = sources[t % len(sources)][0]
+            seed = _seed_for(spec.seed, spec.tag, "long", motion.name, kind)
+            rng = np.random.default_rng(seed)
+            sev = spec.severity if spec.severity is not None else float(rng.uniform(*spec.severity_range))
+            donor = _donor(clip, motion.name, kind, rng, partners)
+            try:
+                m, intervals = corrupt_at_length(motion, kind, sev, seed, spec.long_piece_s, donor=donor)
+            except RolesNotFoundError:
+                raise
+            except EvalkitError:
+                continue
+            if not intervals:
+                continue
+            prov = Provenance(source=motion.name, corruption=kind, severity=sev, seed=seed, intervals=intervals)
+            yield Example(m, prov, clip.group, motion.name, clip.rig)
 
 
 def _donor_partners(clips: Sequence[NaturalClip]) -> dict[int, list[NaturalClip]]:
@@ -373,6 +487,9 @@ def example_windows(i: int, ex: Example, config: WindowConfig = WindowConfig()) 
         return None
     if ex.natural:
         label = np.ones(len(f), dtype=int)
+        distinct = ex.motion.meta.get("distinct_s")
+        if distinct is not None:  # a loop: its later copies are context only (the first is learnt once)
+            label[f["end_s"].to_numpy() > float(distinct) + 1e-6] = -1
     else:
         touched = window_labels(f["start_s"].to_numpy(), f["end_s"].to_numpy(), ex.provenance.intervals)
         label = np.where(touched == 1, 0, -1)

@@ -401,12 +401,15 @@ class NaturalnessDiscriminator(ClassifierMixin, BaseEstimator):
             raise InputError("y must contain both classes: 1 (natural) and 0 (unnatural)")
         self.classes_ = np.array([0, 1])
         X = X.reset_index(drop=True)
-        clips = np.arange(len(y)) if clips is None else np.asarray(clips)
+        clips = np.arange(len(y)) if clips is None else self._stretch_ids(np.asarray(clips))
 
         # out-of-fold raw scores for calibration (folds grouped like the data)
         if groups is not None and len(np.unique(groups)) >= 2:
             groups = np.asarray(groups)
-            k = min(self.cv, len(np.unique(groups)))
+            # every fold's training part needs both classes: at most as many folds as groups
+            # holding each class (e.g. two files of user-supplied unnatural clips: two folds)
+            k = min(self.cv, len(np.unique(groups)), len(np.unique(groups[y == 1])), len(np.unique(groups[y == 0])))
+            k = max(k, 2)
             # stratified, so that a few groups of user-supplied unnatural clips are spread over folds
             splits = list(StratifiedGroupKFold(n_splits=k, shuffle=True, random_state=self.random_state)
                           .split(X, (y == 1).astype(int), groups))
@@ -444,6 +447,19 @@ class NaturalnessDiscriminator(ClassifierMixin, BaseEstimator):
         self.inner_ = self._fit_inner(X[lab], y[lab], _balanced_weights(y[lab]))
         self.n_features_in_ = len(self.feature_columns_) + len(self.pose_columns_)
         return self
+
+    def _stretch_ids(self, clips: np.ndarray) -> np.ndarray:
+        """Clip ids for the clip-level models: a clip of more than ``stretch_s`` worth of windows
+        is cut into consecutive stretches of at most that many (as even as possible), because a
+        long clip is judged stretch by stretch (:meth:`predict_clip_proba`); shorter clips keep
+        their id. Windows of one clip must be in time order."""
+        k = self._stretch_windows()
+        codes, _ = pd.factorize(clips, sort=False)
+        g = pd.Series(codes).groupby(codes, sort=False)
+        pos = g.cumcount().to_numpy()
+        n = g.transform("size").to_numpy()
+        chunks = np.ceil(n / k).astype(np.int64)
+        return codes.astype(np.int64) * 1_000_000 + (pos * chunks) // n
 
     @staticmethod
     def _clip_table(logits: np.ndarray, clips: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

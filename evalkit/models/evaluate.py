@@ -82,39 +82,66 @@ class EvalData:
     test_ok: np.ndarray
 
 
+def _prepare_chunk(clips: Sequence[NaturalClip], subset: range, specs: Sequence[ExampleSpec], natural: bool,
+                   segment_s: float, window: WindowConfig, baselines: Sequence[BaselineSpec]):
+    """Examples of ``clips[subset]`` for each spec in turn (with ``natural=False`` the corrupted
+    ones only): ``[(example without its motion, window table or None, baseline preparations)]``
+    with the window tables' ``example`` numbered from 0 within the chunk."""
+    out = []
+    for spec in specs:
+        for ex in iter_examples(clips, spec, segment_s, subset=subset):
+            if not natural and ex.natural:
+                continue
+            f = example_windows(len(out), ex, window)
+            prep = {b.name: (b.estimator.prepare(ex.motion) if f is not None else None) for b in baselines}
+            out.append((replace(ex, motion=None), f, prep))
+    return out
+
+
 def prepare_data(clips: Sequence[NaturalClip], config: EvalConfig = EvalConfig(),
-                 baselines: Sequence[BaselineSpec] | None = None, progress: bool = True) -> EvalData:
+                 baselines: Sequence[BaselineSpec] | None = None, progress: bool = True,
+                 jobs: int = 1) -> EvalData:
     """Make training and test examples, their window tables and the baselines' preparations.
 
     Examples are processed one at a time and their motions dropped afterwards (only provenance
-    and groups are kept), so memory stays proportional to the feature tables.
+    and groups are kept), so memory stays proportional to the feature tables. ``jobs``: clips
+    are prepared in this many processes at once, in consecutive chunks joined in order, so the
+    examples, their numbering and every table are those of ``jobs=1``.
     """
+    from joblib import Parallel, delayed
+
     baselines = default_baselines(config.window, config.seed) if baselines is None else baselines
     train_spec = replace(config.train, seed=config.seed, tag="train")
     test_spec = ExampleSpec(types=config.train.types, per_type=1, severity=config.test_severity,
                             mirror=False, seed=config.seed, tag="test", transplant_donor=config.train.transplant_donor)
-
-    def gen_test():
-        yield from iter_examples(clips, test_spec, config.segment_s)
-        for s in config.sweep:
-            spec = replace(test_spec, severity=s, tag=f"sweep{s:g}")
-            yield from (e for e in iter_examples(clips, spec, config.segment_s) if not e.natural)
-
+    sweeps = [replace(test_spec, severity=s, tag=f"sweep{s:g}") for s in config.sweep]
+    n_chunks = 1 if jobs <= 1 else min(len(clips), 4 * jobs)
+    bounds = np.linspace(0, len(clips), n_chunks + 1).round().astype(int)
+    chunks = [range(int(bounds[k]), int(bounds[k + 1])) for k in range(n_chunks)]
+    # (name, [(specs, natural examples kept)]) in the order of the serial version: the test set
+    # is the moderate examples of every clip, then each sweep's corrupted examples of every clip
+    stages = {"train": [((train_spec,), True)], "test": [((test_spec,), True)] + [((s,), False) for s in sweeps]}
     out = {}
-    for name, gen in (("train", iter_examples(clips, train_spec, config.segment_s)), ("test", gen_test())):
+    for name, parts in stages.items():
+        examples, frames, ok, prep = [], [], [], {b.name: [] for b in baselines}
+        tasks = [(specs, natural, sub) for specs, natural in parts for sub in chunks]
+        results = Parallel(n_jobs=jobs, return_as="generator")(
+            delayed(_prepare_chunk)(clips, sub, specs, natural, config.segment_s, config.window, baselines)
+            for specs, natural, sub in tasks)
         if progress:
             from tqdm import tqdm
 
-            gen = tqdm(gen, desc=f"{name} examples", unit="clip")
-        examples, frames, ok, prep = [], [], [], {b.name: [] for b in baselines}
-        for i, ex in enumerate(gen):
-            f = example_windows(i, ex, config.window)
-            ok.append(f is not None)
-            if f is not None:
-                frames.append(f)
-            for b in baselines:
-                prep[b.name].append(b.estimator.prepare(ex.motion) if f is not None else None)
-            examples.append(replace(ex, motion=None))
+            results = tqdm(results, total=len(tasks), desc=f"{name} examples (chunks of clips)", unit="chunk")
+        for chunk in results:
+            for ex, f, p in chunk:
+                i = len(examples)
+                ok.append(f is not None)
+                if f is not None:
+                    f["example"] = i
+                    frames.append(f)
+                for b in baselines:
+                    prep[b.name].append(p[b.name])
+                examples.append(ex)
         if not frames:
             raise InputError("no clip could be turned into windows (all too short?)")
         out[name] = (examples, pd.concat(frames, ignore_index=True), prep, np.asarray(ok))
@@ -141,9 +168,16 @@ def _example_meta(examples: Sequence[Example]) -> pd.DataFrame:
     })
 
 
+def _fit_and_score(model: NaturalnessDiscriminator, windows: pd.DataFrame, test_w: pd.DataFrame):
+    """One cross-validation fit: the fitted clone and its clip verdicts on ``test_w``."""
+    fitted = fit_clone(model, windows)
+    return fitted, fitted.predict_clip_proba(test_w, test_w["example"].to_numpy())
+
+
 def cross_validate(data: EvalData, config: EvalConfig = EvalConfig(),
                    baselines: Sequence[BaselineSpec] | None = None, progress: bool = True,
-                   models_out: dict | None = None, include_seen: bool = True) -> pd.DataFrame:
+                   models_out: dict | None = None, include_seen: bool = True, jobs: int = 1,
+                   only: Sequence[str] | None = None) -> pd.DataFrame:
     """Grouped cross-validation, seen types and (``config.loco``) leave-one-type-out.
 
     Returns a tidy table, one row per (setting, fold, test example, method): ``setting``
@@ -152,8 +186,11 @@ def cross_validate(data: EvalData, config: EvalConfig = EvalConfig(),
     ``threshold``. With ``models_out`` (a dict), each fold's discriminator of the seen-types
     setting is stored in it as ``{fold: (model, test_groups)}`` (for :func:`evaluate_by_length`).
     ``include_seen=False`` runs only the leave-one-type-out settings (when the seen-types rows
-    were computed before).
+    were computed before); ``only`` runs only the named settings (e.g. ``["loco:freeze"]``).
+    ``jobs``: discriminator fits run in this many processes at once (joblib); every fit is
+    seeded and single-threaded, so the result does not depend on ``jobs``.
     """
+    from joblib import Parallel, delayed
     from sklearn.base import clone
 
     baselines = default_baselines(config.window, config.seed) if baselines is None else baselines
@@ -165,14 +202,11 @@ def cross_validate(data: EvalData, config: EvalConfig = EvalConfig(),
         raise InputError(f"cross-validation needs at least 2 groups, got {len(groups)}")
     types = [t for t in config.train.types if t in set(train_meta["corruption"])]
     settings = ([("seen", None)] if include_seen else []) + ([(f"loco:{t}", t) for t in types] if config.loco else [])
+    if only is not None:
+        settings = [(s, h) for s, h in settings if s in set(only)]
     folds = list(GroupKFold(n_splits=k).split(groups, groups=groups))
     rows = []
-    total = len(folds) * len(settings)
-    bar = None
-    if progress:
-        from tqdm import tqdm
-
-        bar = tqdm(total=total, desc="cross-validation fits", unit="fit")
+    tasks = []  # (fold, setting, held, test selection, training labels/mask)
     for f_i, (a, b) in enumerate(folds):
         train_groups, test_groups = set(groups[a]), set(groups[b])
         tr_ex = train_meta[train_meta["group"].isin(train_groups) & data.train_ok]
@@ -190,20 +224,7 @@ def cross_validate(data: EvalData, config: EvalConfig = EvalConfig(),
             tr_mask = tr_ex["corruption"] != held if held else np.ones(len(tr_ex), dtype=bool)
             te_mask = (te_ex["corruption"].isin(["none", held]) if held else np.ones(len(te_ex), dtype=bool))
             te_sel = te_ex[te_mask]
-            windows = tw[tw["example"].isin(tr_ex[tr_mask]["example"])]
-            model = fit_clone(config.model, windows)
-            if models_out is not None and held is None:
-                models_out[f_i] = (model, sorted(test_groups))
-            test_w = sw[sw["example"].isin(te_sel["example"])].reset_index(drop=True)
-            cp = model.predict_clip_proba(test_w, test_w["example"].to_numpy())
-            base = te_sel.set_index("example")
-            d = base.loc[cp.index].reset_index()
-            d["method"] = DISCRIMINATOR
-            d["score"] = cp["naturalness"].to_numpy()
-            d["threshold"] = 0.5
-            d["worst_start_s"] = test_w.loc[cp["worst_window"].to_numpy(), "start_s"].to_numpy()
-            d["setting"], d["fold"] = setting, f_i
-            rows.append(d)
+            tasks.append((f_i, setting, held, te_sel, tr_ex[tr_mask], sorted(test_groups)))
             y_tr = tr_ex[tr_mask]["clip_natural"].to_numpy()
             for bl in baselines:
                 s_tr = base_scores_train[bl.name][np.asarray(tr_mask)]
@@ -214,11 +235,43 @@ def cross_validate(data: EvalData, config: EvalConfig = EvalConfig(),
                 e["threshold"] = thr
                 e["setting"], e["fold"] = setting, f_i
                 rows.append(e)
-            if bar is not None:
-                bar.update(1)
-    if bar is not None:
-        bar.close()
-    return pd.concat(rows, ignore_index=True)
+
+    def work():
+        for f_i, setting, held, te_sel, tr_sel, _ in tasks:
+            windows = tw[tw["example"].isin(tr_sel["example"])]
+            test_w = sw[sw["example"].isin(te_sel["example"])].reset_index(drop=True)
+            yield delayed(_fit_and_score)(config.model, windows, test_w)
+
+    results = Parallel(n_jobs=jobs, return_as="generator")(work())
+    if progress:
+        from tqdm import tqdm
+
+        results = tqdm(results, total=len(tasks), desc="cross-validation fits", unit="fit")
+    for (f_i, setting, held, te_sel, _, test_groups), (model, cp) in zip(tasks, results):
+        if models_out is not None and held is None:
+            models_out[f_i] = (model, test_groups)
+        base = te_sel.set_index("example")
+        d = base.loc[cp.index].reset_index()
+        d["method"] = DISCRIMINATOR
+        d["score"] = cp["naturalness"].to_numpy()
+        d["threshold"] = 0.5
+        d["worst_start_s"] = _window_starts(sw, te_sel["example"], cp["worst_window"].to_numpy())
+        d["setting"], d["fold"] = setting, f_i
+        rows.append(d)
+    order = {s: i for i, (s, _) in enumerate(settings)}
+    out = pd.concat(rows, ignore_index=True)
+    # the order of the serial version: by fold, then setting, discriminator before baselines
+    out["_m"] = (out["method"] != DISCRIMINATOR).astype(int)
+    out["_s"] = out["setting"].map(order)
+    out = out.sort_values(["fold", "_s", "_m"], kind="stable").drop(columns=["_m", "_s"]).reset_index(drop=True)
+    return out
+
+
+def _window_starts(sw: pd.DataFrame, examples, rows: np.ndarray) -> np.ndarray:
+    """``start_s`` of the rows ``rows`` of the test windows of ``examples`` (re-indexed from 0,
+    as :func:`_fit_and_score` saw them)."""
+    test_w = sw[sw["example"].isin(examples)].reset_index(drop=True)
+    return test_w.loc[rows, "start_s"].to_numpy()
 
 
 def within_fold_auc(y: np.ndarray, score: np.ndarray, fold: np.ndarray) -> float:
@@ -565,13 +618,16 @@ def markdown_table(df: pd.DataFrame, floatfmt: str = ".3f") -> str:
 def write_report(clips: Sequence[NaturalClip], out_dir: Path, config: EvalConfig = EvalConfig(),
                  progress: bool = True, rig_transfer_test: bool = True, models_out: dict | None = None,
                  data: EvalData | None = None, scores: pd.DataFrame | None = None,
-                 by_length: tuple[pd.DataFrame, pd.DataFrame] | None = None) -> list[Path]:
+                 by_length: tuple[pd.DataFrame, pd.DataFrame] | None = None,
+                 rig_table: pd.DataFrame | None = None, note: str | None = None) -> list[Path]:
     """Run the whole evaluation and write ``scores.csv``, ``metrics.csv``, ``rig_transfer.csv``,
     ``roc.png``, ``lengths.csv`` / ``length_clips.csv`` (:func:`evaluate_by_length`) and
     ``report.md`` (Markdown tables) into ``out_dir``.
 
     ``data``, ``scores`` (with the seen-types fold models in ``models_out``) and ``by_length``
     may be given when computed before (a long run done in parts); otherwise they are computed.
+    So may ``rig_table`` (:func:`leave_one_rig_out`'s output). ``note``: a paragraph put at the
+    top of the report (e.g. which parts of a staged run are still to come).
     """
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -610,8 +666,10 @@ def write_report(clips: Sequence[NaturalClip], out_dir: Path, config: EvalConfig
         parts += ["", "## Discriminator ROC AUC by severity (seen types)", "", markdown_table(sev)]
     parts += ["", "## Natural test segments: calibrated naturalness (discriminator, seen types)", "",
               markdown_table(pd.DataFrame([distribution(nat["score"])]).set_index("n"))]
-    if rig_transfer_test:
-        rt = leave_one_rig_out(clips, config, progress=progress)
+    if note:
+        parts[1:1] = ["", note]
+    if rig_transfer_test or rig_table is not None:
+        rt = rig_table if rig_table is not None else leave_one_rig_out(clips, config, progress=progress)
         if len(rt):
             _atomic_csv(rt, out_dir / "rig_transfer.csv")
             written.append(out_dir / "rig_transfer.csv")
@@ -629,4 +687,64 @@ def write_report(clips: Sequence[NaturalClip], out_dir: Path, config: EvalConfig
         parts += length_report(ls, info, clips, config.test_severity)
     _atomic_write_text(out_dir / "report.md", "\n".join(parts) + "\n")
     written.append(out_dir / "report.md")
+    return written
+
+
+def run_evaluation(clips: Sequence[NaturalClip], out_dir: Path, config: EvalConfig = EvalConfig(),
+                   jobs: int = 1, progress: bool = True, rig_transfer_test: bool = True) -> list[Path]:
+    """The whole evaluation (:func:`write_report`) in stages, the report rewritten after each,
+    so a long run that is stopped keeps what finished.
+
+    1. examples and window tables, prepared once (:func:`prepare_data`) and shared by every fit;
+    2. seen-types cross-validation and the evaluation by length -> a first complete report;
+    3. leave-one-type-out, one type at a time -> the report after each type;
+    4. the rig transfer (:func:`leave_one_rig_out`) -> the final report.
+
+    The report says at its top which stages are still to come. ``jobs``: cross-validation fits
+    in parallel (results do not depend on it).
+    """
+    import time
+
+    out_dir = Path(out_dir)
+    t0 = time.perf_counter()
+    log = []
+
+    def stamp(what: str) -> None:
+        log.append(f"{what}: {time.perf_counter() - t0:.0f} s")
+        if progress:
+            print(f"[evaluation] {log[-1]}", flush=True)
+
+    data = prepare_data(clips, config, progress=progress, jobs=jobs)
+    stamp("examples prepared")
+    models: dict = {}
+    scores = cross_validate(data, replace(config, loco=False), progress=progress, models_out=models, jobs=jobs)
+    stamp("seen-types fits")
+    by_length = evaluate_by_length(clips, config, models, progress=progress) if config.lengths else None
+    if by_length is not None:
+        stamp("evaluation by length")
+    types = [t for t in config.train.types if any(e.provenance.corruption == t for e in data.train)]
+    pending = ([f"leave-one-type-out ({len(types)} types)"] if config.loco else []) + \
+        (["rig transfer"] if rig_transfer_test else [])
+
+    def write(note_pending: list[str], rig_table=None) -> list[Path]:
+        note = ("**Partial report: still to come: " + "; ".join(note_pending) + ".**") if note_pending else None
+        timing = "Run time (cumulative): " + "; ".join(log) + "."
+        note = timing if note is None else note + " " + timing
+        return write_report(clips, out_dir, config, progress=progress, rig_transfer_test=False,
+                            models_out=models, scores=scores, by_length=by_length, rig_table=rig_table,
+                            note=note)
+
+    written = write(pending)
+    if config.loco:
+        for i, t in enumerate(types):
+            part = cross_validate(data, config, progress=progress, include_seen=False, jobs=jobs, only=[f"loco:{t}"])
+            scores = pd.concat([scores, part], ignore_index=True)
+            stamp(f"leave-one-type-out {t}")
+            rest = types[i + 1:]
+            written = write(([f"leave-one-type-out of {', '.join(rest)}"] if rest else [])
+                            + (["rig transfer"] if rig_transfer_test else []))
+    if rig_transfer_test:
+        rt = leave_one_rig_out(clips, config, progress=progress)
+        stamp("rig transfer")
+        written = write([], rt if len(rt) else None)
     return written

@@ -13,6 +13,7 @@ import itertools
 import json
 import os
 import platform
+import re
 import sys
 import warnings
 from dataclasses import asdict, dataclass, field
@@ -25,10 +26,13 @@ import pandas as pd
 from evalkit.errors import ConfigError, InputError
 from evalkit.textfile import read_utf8_text
 from evalkit.models.corruptions import CORRUPTION_TYPES
-from evalkit.models.dataset import ExampleSpec, example_windows, examples_from_files, iter_examples, load_natural
+from evalkit.models.dataset import (
+    LONG_LENGTHS, ExampleSpec, example_windows, examples_from_files, iter_examples, load_natural,
+)
 from evalkit.models.discriminator import NaturalnessDiscriminator, fit_clone
 from evalkit.models.windows import WindowConfig
 
+_LONG_NAME = re.compile(r"@(whole|[0-9.]+s)$")  # names of long examples (dataset.long_examples)
 FORMAT = "evalkit-naturalness-discriminator"
 FORMAT_VERSION = 1
 DEFAULT_MODEL = Path(__file__).parent / "default_model" / "discriminator.joblib"
@@ -52,6 +56,10 @@ class TrainOptions:
         model: estimator parameters (:class:`NaturalnessDiscriminator` keyword arguments).
         transplant_donor: ``"other_clip"`` (limb transplants between clips of a subject) or
             ``"same_clip"`` (from another time of the clip); see :class:`ExampleSpec`.
+        long_lengths: length schedule of the long examples (seconds, 0 = the whole clip;
+            :func:`~evalkit.models.dataset.long_examples`): beside its segments every natural
+            clip gives natural and corrupted examples at these lengths, taken in turn, so the
+            model learns from clips of all lengths. Empty: segments only (models before issue 23).
     """
 
     seed: int = 0
@@ -64,6 +72,7 @@ class TrainOptions:
     window: WindowConfig = WindowConfig()
     model: dict[str, Any] = field(default_factory=dict)
     transplant_donor: str = "other_clip"
+    long_lengths: tuple[float, ...] = LONG_LENGTHS
 
     def __post_init__(self) -> None:
         bad = [t for t in self.types if t not in CORRUPTION_TYPES]
@@ -76,6 +85,8 @@ class TrainOptions:
             raise InputError("per_type must be at least 1")
         if self.transplant_donor not in ("other_clip", "same_clip"):
             raise InputError(f"transplant_donor must be 'other_clip' or 'same_clip', got {self.transplant_donor!r}")
+        if any(not (np.isfinite(v) and 0 <= v <= 3600) for v in self.long_lengths):
+            raise InputError(f"long lengths must be 0 (whole clip) to 3600 seconds, got {list(self.long_lengths)}")
 
 
 def versions() -> dict[str, str]:
@@ -113,9 +124,12 @@ def train(natural: Sequence[str | Path], unnatural: Sequence[str | Path] = (), o
     clips = load_natural(natural, fps=fps, group_by=options.group_by, load_kwargs=load_kwargs, progress=progress)
     spec = ExampleSpec(types=tuple(options.types), per_type=options.per_type, severity=None,
                        severity_range=tuple(options.severity_range), mirror=options.mirror, seed=options.seed,
-                       tag="train", transplant_donor=options.transplant_donor)
+                       tag="train", transplant_donor=options.transplant_donor,
+                       long_lengths=tuple(options.long_lengths))
     user_bad = examples_from_files(unnatural, natural=False, fps=fps, load_kwargs=load_kwargs) if unnatural else []
     counts: dict[str, int] = {}
+    long_made: dict[str, int] = {}
+    seconds = {"segments": 0.0, "long": 0.0}
     frames = []
     gen = itertools.chain(iter_examples(clips, spec, options.segment_s), user_bad)
     if progress:
@@ -124,6 +138,10 @@ def train(natural: Sequence[str | Path], unnatural: Sequence[str | Path] = (), o
         gen = tqdm(gen, desc="examples", unit="clip")
     for i, ex in enumerate(gen):  # one clip at a time: memory stays with the feature table
         counts[ex.provenance.corruption] = counts.get(ex.provenance.corruption, 0) + 1
+        if "long_example" in ex.motion.meta and ex.natural:
+            how = ex.motion.meta["long_example"]
+            long_made[how] = long_made.get(how, 0) + 1
+        seconds["long" if _LONG_NAME.search(ex.segment) else "segments"] += ex.motion.duration
         f = example_windows(i, ex, options.window)
         if f is not None:
             frames.append(f)
@@ -165,10 +183,18 @@ def train(natural: Sequence[str | Path], unnatural: Sequence[str | Path] = (), o
         "pose_columns": len(model.pose_columns_),
         "corruptions": {"types": list(options.types), "per_type": options.per_type,
                         "severity_range": list(options.severity_range), "mirror": options.mirror,
-                        "segment_s": options.segment_s, "transplant_donor": options.transplant_donor},
+                        "segment_s": options.segment_s, "transplant_donor": options.transplant_donor,
+                        "long_lengths": list(options.long_lengths), "long_piece_s": spec.long_piece_s,
+                        "long_examples": "beside its segments, each natural clip gives one natural example "
+                                         "(and one of its mirror image) at a length of long_lengths taken in "
+                                         "turn over the clips (0 = whole clip; middle excerpt, seamless loop, "
+                                         "or the whole clip where no loop is seamless), and one corrupted "
+                                         "version per type with every long_piece_s piece corrupted"},
         "group_by": options.group_by,
         "training_data": files,
         "examples": counts,
+        "long_examples_natural": long_made,
+        "example_seconds": {k: round(v, 1) for k, v in seconds.items()},
         "windows": {"natural": int((table["label"] == 1).sum()), "unnatural": int((table["label"] == 0).sum()),
                     "context_only": int((table["label"] == -1).sum())},
         "labels": "1 = natural (real capture), 0 = unnatural (corrupted or user-supplied)",

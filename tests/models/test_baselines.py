@@ -140,3 +140,34 @@ def test_evaluation_report(clips, tmp_path):
 def test_markdown_table():
     df = pd.DataFrame({"a": [0.12345, np.nan]}, index=pd.Index(["x", "y"], name="k"))
     assert markdown_table(df).splitlines() == ["| k | a |", "|---|---:|", "| x | 0.123 |", "| y |  |"]
+
+
+def test_parallel_preparation_fits_and_staged_report_give_the_serial_results(clips, tmp_path):
+    """``evalkit train --evaluate --jobs 2``: examples prepared and fits run in two processes give
+    the serial tables and scores, and the staged run's last report has nothing still to come."""
+    from evalkit.models.evaluate import cross_validate, prepare_data, run_evaluation
+
+    few = [c for c in clips if c.motion.duration < 10][:5]  # 3 subjects, 2 folds: small and quick
+    cfg = EvalConfig(
+        n_splits=2, sweep=(1.0,), lengths=(),
+        train=ExampleSpec(types=("jitter", "foot_skate"), per_type=1, mirror=False, long_lengths=(15.0,)),
+        model=NaturalnessDiscriminator(max_iter=10, min_samples_leaf=5, cv=2, artifact_check=False),
+    )
+    serial_data = prepare_data(few, cfg, progress=False)
+    data = prepare_data(few, cfg, progress=False, jobs=2)
+    pd.testing.assert_frame_equal(serial_data.train_windows, data.train_windows)
+    pd.testing.assert_frame_equal(serial_data.test_windows, data.test_windows)
+    assert [e.segment for e in serial_data.test] == [e.segment for e in data.test]
+    assert any("@" in e.segment for e in data.train)  # the long examples are in training
+    serial = cross_validate(data, cfg, progress=False)
+    parallel = cross_validate(data, cfg, progress=False, jobs=2)
+    pd.testing.assert_frame_equal(serial, parallel)
+    run_evaluation(few, tmp_path, cfg, jobs=2, progress=False, rig_transfer_test=False)
+    staged = pd.read_csv(tmp_path / "scores.csv")
+    assert set(staged["setting"]) == {"seen", "loco:jitter", "loco:foot_skate"}
+    key = ["setting", "fold", "example", "method"]
+    a = staged.sort_values(key).reset_index(drop=True)
+    b = serial.sort_values(key).reset_index(drop=True)
+    np.testing.assert_allclose(a["score"], b["score"], rtol=1e-9)
+    report = (tmp_path / "report.md").read_text()
+    assert "still to come" not in report and "Run time" in report

@@ -69,3 +69,64 @@ def test_training_options_check_the_donor_setting():
     assert TrainOptions().transplant_donor == "other_clip"
     with pytest.raises(InputError, match="transplant_donor"):
         TrainOptions(transplant_donor="elsewhere")
+
+
+def test_long_examples_cover_the_schedule_and_stay_deterministic(clips):
+    """Issue 23: training draws windows from clips of all lengths. Each natural clip gives, beside
+    its segments, a natural example (and one of its mirror image) at lengths of the schedule taken
+    in turn; each type one corrupted version with every 5-s piece corrupted."""
+    from evalkit.models.dataset import LONG_LENGTHS, long_examples, long_lengths_of
+
+    pairs = long_lengths_of(len(clips), LONG_LENGTHS, seed=0)
+    assert {v for p in pairs for v in p} == set(LONG_LENGTHS)  # 8 clips x 2: every length is used
+    assert all(a != b for a, b in pairs)
+    spec = ExampleSpec(types=("foot_skate", "jitter"), mirror=True, long_lengths=LONG_LENGTHS, seed=0)
+    ex = list(long_examples(clips, spec))
+    natural = [e for e in ex if e.natural]
+    assert len(natural) == 2 * len(clips)
+    by_name = {c.motion.name: c for c in clips}
+    for e, (clip, (la, lb)) in zip(natural, [(c, p) for c, p in zip(clips, pairs) for _ in (0, 1)]):
+        want = la if "~mirror" not in e.segment else lb
+        how = e.motion.meta["long_example"]
+        if how == "whole":  # asked for the whole clip, or no seamless loop / exactly as long
+            assert abs(e.motion.duration - clip.motion.duration) < 1e-6
+        else:
+            assert abs(e.motion.duration - want) < 1.5 / 30
+            assert how == ("excerpt" if clip.motion.duration >= want else "loop")
+    assert any(e.motion.duration >= 59.9 for e in natural)  # minute-long clips are in training
+    bad = [e for e in ex if not e.natural]
+    assert {e.provenance.corruption for e in bad} == {"foot_skate", "jitter"}
+    for e in bad:  # every 5-s piece corrupted: the corrupted share does not fall with length
+        pieces = max(1, round(e.motion.duration / 5.0))
+        assert len(e.provenance.intervals) >= min(pieces, 2) - 1
+    again = list(long_examples(clips, spec))
+    assert [e.segment for e in again] == [e.segment for e in ex]
+    assert all(np.array_equal(a.motion.rotations, b.motion.rotations) for a, b in zip(ex, again))
+    assert set(by_name) >= {e.segment.split("~")[0].split("@")[0] for e in ex}
+
+
+def test_a_looped_natural_example_is_learnt_once(clips):
+    """The windows of a natural loop after its first copy repeat it: context only (label -1)."""
+    from evalkit.models.dataset import example_windows, long_examples
+
+    spec = ExampleSpec(types=(), mirror=True, long_lengths=(60.0, 30.0), seed=0)
+    loops = [e for e in long_examples(clips, spec) if e.motion.meta.get("long_example") == "loop"]
+    assert loops
+    e = loops[0]
+    f = example_windows(0, e)
+    loop_s = e.motion.meta["distinct_s"]
+    assert (f.loc[f["end_s"] <= loop_s + 1e-6, "label"] == 1).all()
+    assert (f.loc[f["end_s"] > loop_s + 1e-6, "label"] == -1).all()
+    assert (f["label"] == -1).sum() > (f["label"] == 1).sum()  # 30-60 s from a clip of a few seconds
+
+
+def test_training_iterates_segments_then_long_examples_per_clip(clips):
+    from evalkit.models.dataset import iter_examples
+
+    spec = ExampleSpec(types=("jitter",), mirror=False, long_lengths=(20.0,), seed=0)
+    names = [e.segment for e in iter_examples(clips[:2], spec)]
+    assert names[0].endswith("#0")
+    assert sum(n.startswith(clips[0].motion.name + "@") for n in names) == 2  # natural + jitter
+    first_long = next(i for i, n in enumerate(names) if "@" in n)
+    assert all(n.startswith(clips[0].motion.name) for n in names[:first_long + 2])
+    assert not any("@" in e.segment for e in iter_examples(clips[:2], ExampleSpec(types=("jitter",))))

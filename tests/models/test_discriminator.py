@@ -441,3 +441,19 @@ def test_train_with_roles_on_a_rig_whose_names_do_not_say(cmu_dir, tmp_path, cap
     assert main(["score", str(folder), "-o", str(scores), "-q", "--model", str(out), "--roles", str(roles)]) == 0
     t = pd.read_csv(scores, keep_default_na=False)
     assert (t["error"] == "").all() and t["naturalness"].astype(float).between(0, 1).all()
+
+
+def test_long_training_clips_teach_the_clip_model_stretch_by_stretch():
+    """A training clip longer than ``stretch_s`` is judged stretch by stretch, so the clip-level
+    model learns from its stretches (at most 11 windows of 1 s every 0.5 s), not from the whole
+    clip; clips up to 6 s stay one stretch (models trained on segments alone are unchanged)."""
+    m = NaturalnessDiscriminator()
+    clips = np.array([5] * 7 + [9] * 40 + [2] * 11 + [3] * 12)
+    ids = m._stretch_ids(clips)
+    assert len(set(ids[:7])) == 1 and len(set(ids[47:58])) == 1
+    long = ids[7:47]
+    sizes = np.unique(long, return_counts=True)[1]
+    assert len(sizes) == 4 and sizes.max() <= 11 and sizes.min() >= 6
+    assert np.all(np.diff(long) >= 0)  # consecutive windows, in time order
+    assert len(set(ids[58:])) == 2  # 12 windows: two stretches
+    assert not set(ids[:7]) & set(long)

@@ -21,6 +21,7 @@ import pandas as pd
 
 from evalkit.errors import EvalkitError, InputError, RolesNotFoundError
 from evalkit.models.corruptions import CORRUPTION_TYPES, Provenance, corrupt
+from evalkit.models.examples import Example, seed_for as _seed_for
 from evalkit.models.windows import WindowConfig, window_features, window_labels
 from evalkit.motion import Motion, load_motion, mirror, resample
 from evalkit.motion.io import iter_motion_files
@@ -47,21 +48,6 @@ class NaturalClip:
     take: str
     sha256: str
     rig: str
-
-
-@dataclass(frozen=True, eq=False)
-class Example:
-    """One clip of the data set: natural or corrupted, with where it came from."""
-
-    motion: Motion
-    provenance: Provenance
-    group: str
-    segment: str
-    rig: str
-
-    @property
-    def natural(self) -> bool:
-        return self.provenance.natural
 
 
 def file_sha256(path: str | Path) -> str:
@@ -205,12 +191,6 @@ def segments(clip: NaturalClip, length_s: float = 4.0, min_s: float = 1.0) -> li
 #: Each natural clip gives, beside its segments, one long example (two with mirroring: the clip
 #: and its mirror image) at lengths taken in turn from this schedule (:func:`long_examples`).
 LONG_LENGTHS: tuple[float, ...] = (0.0, 8.0, 15.0, 30.0, 60.0)
-
-
-def _seed_for(*parts: object) -> int:
-    """A stable 32-bit seed from strings/ints (Python's ``hash`` is salted per process)."""
-    h = hashlib.sha256("|".join(map(str, parts)).encode()).digest()
-    return int.from_bytes(h[:4], "little")
 
 
 @dataclass(frozen=True)

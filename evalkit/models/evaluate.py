@@ -250,21 +250,27 @@ def cross_validate(data: EvalData, config: EvalConfig = EvalConfig(),
     for (f_i, setting, held, te_sel, _, test_groups), (model, cp) in zip(tasks, results):
         if models_out is not None and held is None:
             models_out[f_i] = (model, test_groups)
-        base = te_sel.set_index("example")
-        d = base.loc[cp.index].reset_index()
-        d["method"] = DISCRIMINATOR
-        d["score"] = cp["naturalness"].to_numpy()
-        d["threshold"] = 0.5
-        d["worst_start_s"] = _window_starts(sw, te_sel["example"], cp["worst_window"].to_numpy())
-        d["setting"], d["fold"] = setting, f_i
-        rows.append(d)
-    order = {s: i for i, (s, _) in enumerate(settings)}
-    out = pd.concat(rows, ignore_index=True)
-    # the order of the serial version: by fold, then setting, discriminator before baselines
+        rows.append(_discriminator_rows(te_sel, cp, sw, setting, f_i))
+    return _in_serial_order(pd.concat(rows, ignore_index=True), [s for s, _ in settings])
+
+
+def _discriminator_rows(te_sel: pd.DataFrame, cp: pd.DataFrame, sw: pd.DataFrame, setting: str, fold: int) -> pd.DataFrame:
+    """The discriminator's rows of one fit: its clip verdicts ``cp`` on the test examples ``te_sel``."""
+    d = te_sel.set_index("example").loc[cp.index].reset_index()
+    d["method"] = DISCRIMINATOR
+    d["score"] = cp["naturalness"].to_numpy()
+    d["threshold"] = 0.5
+    d["worst_start_s"] = _window_starts(sw, te_sel["example"], cp["worst_window"].to_numpy())
+    d["setting"], d["fold"] = setting, fold
+    return d
+
+
+def _in_serial_order(out: pd.DataFrame, settings: list[str]) -> pd.DataFrame:
+    """Rows in the order of the serial version: by fold, then setting, discriminator before baselines."""
+    order = {s: i for i, s in enumerate(settings)}
     out["_m"] = (out["method"] != DISCRIMINATOR).astype(int)
     out["_s"] = out["setting"].map(order)
-    out = out.sort_values(["fold", "_s", "_m"], kind="stable").drop(columns=["_m", "_s"]).reset_index(drop=True)
-    return out
+    return out.sort_values(["fold", "_s", "_m"], kind="stable").drop(columns=["_m", "_s"]).reset_index(drop=True)
 
 
 def _window_starts(sw: pd.DataFrame, examples, rows: np.ndarray) -> np.ndarray:

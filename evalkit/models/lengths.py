@@ -31,6 +31,7 @@ import pandas as pd
 
 from evalkit.errors import InputError
 from evalkit.models.corruptions import corrupt
+from evalkit.models.examples import Example, seed_for as _seed_for
 from evalkit.motion import Motion, quat
 from evalkit.motion.model import concatenate
 from evalkit.motion.roles import find_roles
@@ -300,7 +301,6 @@ def length_examples(clips, lengths=(5.0, 20.0, 60.0), types: tuple[str, ...] | N
         ``seamless`` and ``used``.
     """
     from evalkit.models.corruptions import CORRUPTION_TYPES, Provenance
-    from evalkit.models.dataset import Example, _seed_for
 
     types = CORRUPTION_TYPES if types is None else tuple(types)
     info, examples = [], []

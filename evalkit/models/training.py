@@ -127,29 +127,7 @@ def train(natural: Sequence[str | Path], unnatural: Sequence[str | Path] = (), o
                        tag="train", transplant_donor=options.transplant_donor,
                        long_lengths=tuple(options.long_lengths))
     user_bad = examples_from_files(unnatural, natural=False, fps=fps, load_kwargs=load_kwargs) if unnatural else []
-    counts: dict[str, int] = {}
-    long_made: dict[str, int] = {}
-    seconds = {"segments": 0.0, "long": 0.0}
-    frames = []
-    gen = itertools.chain(iter_examples(clips, spec, options.segment_s), user_bad)
-    if progress:
-        from tqdm import tqdm
-
-        gen = tqdm(gen, desc="examples", unit="clip")
-    for i, ex in enumerate(gen):  # one clip at a time: memory stays with the feature table
-        counts[ex.provenance.corruption] = counts.get(ex.provenance.corruption, 0) + 1
-        if "long_example" in ex.motion.meta and ex.natural:
-            how = ex.motion.meta["long_example"]
-            long_made[how] = long_made.get(how, 0) + 1
-        seconds["long" if _LONG_NAME.search(ex.segment) else "segments"] += ex.motion.duration
-        f = example_windows(i, ex, options.window)
-        if f is not None:
-            frames.append(f)
-    if not any(k != "none" for k in counts):
-        raise InputError("no unnatural examples: give corruption types or --unnatural clips")
-    if not frames:
-        raise InputError("no clip could be turned into windows (all too short?)")
-    table = pd.concat(frames, ignore_index=True)
+    table, counts, long_made, seconds = _example_table(clips, spec, options, user_bad, progress)
     n_groups = table.loc[table["label"] >= 0, "group"].nunique()
     if n_groups < 2:
         raise InputError(
@@ -201,6 +179,36 @@ def train(natural: Sequence[str | Path], unnatural: Sequence[str | Path] = (), o
         "probability": "calibrated on out-of-fold scores with both classes weighted equally (prior 1/2)",
     }
     return model, meta
+
+
+def _example_table(clips, spec: ExampleSpec, options: TrainOptions, user_bad: list, progress: bool):
+    """Window features of every training example, made one clip at a time (memory stays with
+    the feature table). Returns ``(table, counts per corruption, long natural examples per
+    construction, seconds of segments / long examples)``."""
+    counts: dict[str, int] = {}
+    long_made: dict[str, int] = {}
+    seconds = {"segments": 0.0, "long": 0.0}
+    frames = []
+    gen = itertools.chain(iter_examples(clips, spec, options.segment_s), user_bad)
+    if progress:
+        from tqdm import tqdm
+
+        gen = tqdm(gen, desc="examples", unit="clip")
+    for i, ex in enumerate(gen):  # one clip at a time: memory stays with the feature table
+        counts[ex.provenance.corruption] = counts.get(ex.provenance.corruption, 0) + 1
+        if "long_example" in ex.motion.meta and ex.natural:
+            how = ex.motion.meta["long_example"]
+            long_made[how] = long_made.get(how, 0) + 1
+        seconds["long" if _LONG_NAME.search(ex.segment) else "segments"] += ex.motion.duration
+        f = example_windows(i, ex, options.window)
+        if f is not None:
+            frames.append(f)
+    if not any(k != "none" for k in counts):
+        raise InputError("no unnatural examples: give corruption types or --unnatural clips")
+    if not frames:
+        raise InputError("no clip could be turned into windows (all too short?)")
+    table = pd.concat(frames, ignore_index=True)
+    return table, counts, long_made, seconds
 
 
 def _sha(path: str | None) -> str | None:

@@ -314,6 +314,24 @@ def stratified_half_split(labels, seed: int) -> tuple[np.ndarray, np.ndarray]:
     return np.array(sorted(a)), np.array(sorted(b))
 
 
+def split_table(subset, labels, conditions, n_splits: int, t0: float):
+    """Every condition's test half against the unedited reference half, over ``n_splits``
+    stratified splits (seeds 100, 101, ...; no bootstrap): one row per split and condition."""
+    import pandas as pd
+
+    from evalkit.distribution.metrics import set_metrics
+
+    rows = []
+    for k in range(n_splits):
+        ra, tb = stratified_half_split(labels, 100 + k)
+        rk = subset("unedited", ra)
+        for name in conditions:
+            r = set_metrics(subset(name, tb), rk, 0, k)
+            rows.append({"split": k, "condition": name, **{m: r[m] for m in METRICS}})
+        print(f"split {k} done ({time.time() - t0:.0f} s)", flush=True)
+    return pd.DataFrame(rows)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", default="docs/distribution-validity")
@@ -399,15 +417,7 @@ def main() -> None:
     paired.to_csv(out / "monotonic_paired.csv", index=False)
 
     # 3. across stratified splits (no bootstrap)
-    srows = []
-    for k in range(a.splits):
-        ra, tb = stratified_half_split(labels, 100 + k)
-        rk = subset("unedited", ra)
-        for name in conditions:
-            r = set_metrics(subset(name, tb), rk, 0, k)
-            srows.append({"split": k, "condition": name, **{m: r[m] for m in METRICS}})
-        print(f"split {k} done ({time.time() - t0:.0f} s)", flush=True)
-    splits = pd.DataFrame(srows)
+    splits = split_table(subset, labels, conditions, a.splits, t0)
     splits.to_csv(out / "splits.csv", index=False)
 
     # 4. real-vs-real null: distances between random stratified halves of the whole pool
@@ -499,14 +509,7 @@ def wide_study(motions, labels, r_idx, t_idx, opts, a, out: Path, null, t0: floa
     levels, paired = pd.DataFrame(main_rows), pd.DataFrame(paired_rows)
     levels.to_csv(out / "wide_levels.csv", index=False)
     paired.to_csv(out / "wide_paired.csv", index=False)
-    srows = []
-    for k in range(a.splits):
-        ra, tb = stratified_half_split(labels, 100 + k)
-        rk = subset("unedited", ra)
-        for c in conds:
-            r = set_metrics(subset(c, tb), rk, 0, k)
-            srows.append({"split": k, "condition": c, **{m: r[m] for m in METRICS}})
-    splits = pd.DataFrame(srows)
+    splits = split_table(subset, labels, conds, a.splits, t0)
     splits.to_csv(out / "wide_splits.csv", index=False)
 
     rows = []

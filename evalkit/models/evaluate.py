@@ -696,8 +696,56 @@ def write_report(clips: Sequence[NaturalClip], out_dir: Path, config: EvalConfig
     return written
 
 
+#: Packages whose code decides an evaluation's results (a change to any file in them starts a
+#: resumed run afresh).
+_RESULT_CODE = ("models", "features", "motion")
+
+
+def stage_key(clips: Sequence[NaturalClip], config: EvalConfig) -> str:
+    """16 hex digits naming a run's inputs: the settings (``repr(config)``, with the model's
+    parameters), every clip (file name, SHA-256 of its bytes, group, frames, frame rate) and the source of the
+    packages that compute the results (:data:`_RESULT_CODE`). Finished stages are kept under
+    ``stages/<key>/`` of the output folder; only a run with the same key resumes from them."""
+    import hashlib
+
+    import evalkit
+
+    h = hashlib.sha256(repr(config).encode())
+    h.update(repr(sorted(config.model.get_params().items())).encode())  # repr() may abbreviate
+    for c in clips:
+        h.update(f"{Path(c.path).name}|{c.sha256}|{c.group}|{c.motion.n_frames}|{c.motion.fps:g}\n".encode())
+    root = Path(evalkit.__file__).parent
+    for pkg in _RESULT_CODE:
+        for f in sorted((root / pkg).rglob("*.py")):
+            h.update(f.relative_to(root).as_posix().encode() + b"\0" + f.read_bytes())
+    return h.hexdigest()[:16]
+
+
+class _Stages:
+    """Results of finished stages on disk (joblib files), so a stopped run resumes where it stopped."""
+
+    def __init__(self, folder: Path | None):
+        self.dir = folder
+
+    def get(self, name: str, compute):
+        """``(value, resumed)``: the stored value of stage ``name``, else ``compute()`` stored."""
+        import joblib
+
+        from evalkit.atomic import atomic_path
+
+        path = None if self.dir is None else self.dir / f"{name}.joblib"
+        if path is not None and path.exists():
+            return joblib.load(path), True
+        value = compute()
+        if path is not None:
+            with atomic_path(path) as tmp:
+                joblib.dump(value, tmp)
+        return value, False
+
+
 def run_evaluation(clips: Sequence[NaturalClip], out_dir: Path, config: EvalConfig = EvalConfig(),
-                   jobs: int = 1, progress: bool = True, rig_transfer_test: bool = True) -> list[Path]:
+                   jobs: int = 1, progress: bool = True, rig_transfer_test: bool = True,
+                   resume: bool = True) -> list[Path]:  # long: one stage after another, each stamped and reported
     """The whole evaluation (:func:`write_report`) in stages, the report rewritten after each,
     so a long run that is stopped keeps what finished.
 
@@ -707,28 +755,44 @@ def run_evaluation(clips: Sequence[NaturalClip], out_dir: Path, config: EvalConf
     4. the rig transfer (:func:`leave_one_rig_out`) -> the final report.
 
     The report says at its top which stages are still to come. ``jobs``: cross-validation fits
-    in parallel (results do not depend on it).
+    in parallel (results do not depend on it). With ``resume`` every finished stage is kept in
+    ``out_dir/stages/<key>/`` (:func:`stage_key`: settings, clips and code) and a run with the
+    same key starts after the last finished stage, with the same results as one run through.
     """
     import time
 
     out_dir = Path(out_dir)
+    stages = _Stages(out_dir / "stages" / stage_key(clips, config) if resume else None)
+    if progress and resume:
+        print(f"[evaluation] finished stages are kept in {stages.dir} (a stopped run resumes from them)", flush=True)
     t0 = time.perf_counter()
     log = []
+    data_cache: list[EvalData] = []
 
-    def stamp(what: str) -> None:
-        log.append(f"{what}: {time.perf_counter() - t0:.0f} s")
+    def stamp(what: str, resumed: bool = False) -> None:
+        log.append(f"{what}: resumed" if resumed else f"{what}: {time.perf_counter() - t0:.0f} s")
         if progress:
             print(f"[evaluation] {log[-1]}", flush=True)
 
-    data = prepare_data(clips, config, progress=progress, jobs=jobs)
-    stamp("examples prepared")
-    models: dict = {}
-    scores = cross_validate(data, replace(config, loco=False), progress=progress, models_out=models, jobs=jobs)
-    stamp("seen-types fits")
-    by_length = evaluate_by_length(clips, config, models, progress=progress) if config.lengths else None
-    if by_length is not None:
-        stamp("evaluation by length")
-    types = [t for t in config.train.types if any(e.provenance.corruption == t for e in data.train)]
+    def data() -> EvalData:  # prepared only when a stage that needs it is not stored yet
+        if not data_cache:
+            d, resumed = stages.get("examples", lambda: prepare_data(clips, config, progress=progress, jobs=jobs))
+            stamp("examples prepared", resumed)
+            data_cache.append(d)
+        return data_cache[0]
+
+    def seen():
+        models: dict = {}
+        sc = cross_validate(data(), replace(config, loco=False), progress=progress, models_out=models, jobs=jobs)
+        present = {e.provenance.corruption for e in data().train}
+        return sc, models, [t for t in config.train.types if t in present]
+
+    (scores, models, types), resumed = stages.get("seen", seen)
+    stamp("seen-types fits", resumed)
+    by_length = None
+    if config.lengths:
+        by_length, resumed = stages.get("lengths", lambda: evaluate_by_length(clips, config, models, progress=progress))
+        stamp("evaluation by length", resumed)
     pending = ([f"leave-one-type-out ({len(types)} types)"] if config.loco else []) + \
         (["rig transfer"] if rig_transfer_test else [])
 
@@ -743,14 +807,16 @@ def run_evaluation(clips: Sequence[NaturalClip], out_dir: Path, config: EvalConf
     written = write(pending)
     if config.loco:
         for i, t in enumerate(types):
-            part = cross_validate(data, config, progress=progress, include_seen=False, jobs=jobs, only=[f"loco:{t}"])
+            part, resumed = stages.get(f"loco-{t}", lambda t=t: cross_validate(
+                data(), config, progress=progress, include_seen=False, jobs=jobs, only=[f"loco:{t}"]))
             scores = pd.concat([scores, part], ignore_index=True)
-            stamp(f"leave-one-type-out {t}")
+            stamp(f"leave-one-type-out {t}", resumed)
             rest = types[i + 1:]
             written = write(([f"leave-one-type-out of {', '.join(rest)}"] if rest else [])
                             + (["rig transfer"] if rig_transfer_test else []))
     if rig_transfer_test:
-        rt = leave_one_rig_out(clips, config, progress=progress)
-        stamp("rig transfer")
+        rt, resumed = stages.get("rig-transfer", lambda: leave_one_rig_out(clips, config, progress=progress))
+        stamp("rig transfer", resumed)
         written = write([], rt if len(rt) else None)
     return written
+

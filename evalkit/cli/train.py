@@ -57,7 +57,8 @@ def register(sub) -> None:
     out = p.add_mutually_exclusive_group(required=True)
     out.add_argument("--out", "-o", metavar="MODEL.joblib", help="where to write the model")
     out.add_argument("--evaluate", metavar="DIR",
-                     help="run grouped cross-validation with baselines and write a report to DIR")
+                     help="run grouped cross-validation with baselines and write a report to DIR; a stopped run "
+                          "resumes from the stages it finished (kept in DIR/stages/)")
     p.add_argument("--seed", type=int, default=0, help="seed of corruptions and model (default: 0)")
     p.add_argument("--types", default=None, metavar="T1,T2",
                    help="corruption types to generate (default: all; 'none' for no corruptions)")

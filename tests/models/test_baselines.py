@@ -3,6 +3,8 @@ discriminator on the same grouped splits."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -171,3 +173,22 @@ def test_parallel_preparation_fits_and_staged_report_give_the_serial_results(cli
     np.testing.assert_allclose(a["score"], b["score"], rtol=1e-9)
     report = (tmp_path / "report.md").read_text()
     assert "still to come" not in report and "Run time" in report
+
+    # a stopped run resumes: with the last stage's results removed, a second run recomputes only
+    # that stage (the others are read back) and writes the same scores; other settings, another key
+    from evalkit.models.evaluate import stage_key
+
+    stage_dir = tmp_path / "stages" / stage_key(few, cfg)
+    stored = sorted(p.name for p in stage_dir.iterdir())
+    assert stored == ["examples.joblib", "loco-foot_skate.joblib", "loco-jitter.joblib", "seen.joblib"]
+    (stage_dir / "loco-foot_skate.joblib").unlink()
+    (tmp_path / "scores.csv").unlink()
+    run_evaluation(few, tmp_path, cfg, jobs=1, progress=False, rig_transfer_test=False)
+    resumed = pd.read_csv(tmp_path / "scores.csv")
+    pd.testing.assert_frame_equal(resumed, staged)
+    report = (tmp_path / "report.md").read_text()
+    assert "seen-types fits: resumed" in report and "leave-one-type-out jitter: resumed" in report
+    assert "leave-one-type-out foot_skate: resumed" not in report
+    assert (stage_dir / "loco-foot_skate.joblib").exists()
+    assert stage_key(few, replace(cfg, seed=1)) != stage_key(few, cfg)
+    assert stage_key(few[:4], cfg) != stage_key(few, cfg)

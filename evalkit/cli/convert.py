@@ -48,6 +48,12 @@ def register(sub) -> None:
                    help="resample to this frame rate (HumanML3D outputs: default 20)")
     p.add_argument("--scale", type=float, default=1.0,
                    help="write BVH lengths as metres / SCALE (0.01 writes centimetres)")
+    p.add_argument("--loop", type=int, default=None, metavar="N",
+                   help="write the clip played N times as a seamless loop: between two frames where "
+                        "pose and speed repeat (at least 60%% of the clip apart), the body carried on "
+                        "across every repeat. To check that a verdict does not fall with length, "
+                        "score --loop 1 against --loop 10 (frames simply repeated make the body jump "
+                        "back at every repeat: an artifact, judged as one)")
     add_load_options(p)
 
 
@@ -82,6 +88,8 @@ def _check(args: argparse.Namespace, out: Path) -> str:
     if not (math.isfinite(args.scale) and 1e-6 <= args.scale <= 1e6):
         raise InputError(f"--scale must be a positive number of metres per written unit "
                          f"(e.g. 0.01 for centimetres), got {args.scale:g}")
+    if args.loop is not None and not 1 <= args.loop <= 1000:
+        raise InputError(f"--loop must be a number of repeats from 1 to 1000, got {args.loop}")
     src = Path(args.input)
     if out.exists() and src.exists() and out.samefile(src):
         raise InputError(f"{out}: is the input file; write the conversion to another path")
@@ -105,6 +113,8 @@ def run(args: argparse.Namespace) -> int:
     fps = args.fps if args.fps is not None else (20.0 if fmt.startswith("humanml3d") else None)
     if fps is not None:
         motion = resample(motion, fps)
+    if args.loop is not None:
+        motion = _loop(motion, args.loop)
     if fmt == "bvh":
         write_bvh(motion, out, scale=args.scale)
     elif fmt in ("amass", "beat2"):
@@ -138,3 +148,25 @@ def run(args: argparse.Namespace) -> int:
             )
     print(f"wrote {out} ({motion.n_frames} frames at {motion.fps:g} fps)")
     return 0
+
+
+def _loop(motion, copies: int):
+    """``motion`` played ``copies`` times as a seamless loop (``--loop``), with what it took said
+    on stderr: the loop's frames, how visible its seams are, and a warning when they show."""
+    import sys
+
+    from evalkit.models.lengths import loop_correction, loop_points, repeat_loop, seam_ratio
+
+    i, j = loop_points(motion, 0.6 * motion.duration)
+    looped = repeat_loop(motion, i, j, copies)
+    seams = list(range(j - i, looped.n_frames, j - i))
+    ratio = seam_ratio(looped, seams, motion) if seams else 0.0
+    turn = loop_correction(motion, i, j)
+    print(f"{motion.name or 'clip'}: loop of frames {i}-{j} ({(j - i) / motion.fps:.2f} s of "
+          f"{motion.duration:.2f} s) played {'once' if copies == 1 else f'{copies} times'} ({looped.duration:.2f} s); seams: largest joint "
+          f"acceleration {ratio:.2f} x the clip's own 99th percentile, loop closed by turning joints up to "
+          f"{turn:.1f} degrees", file=sys.stderr)
+    if ratio > 1.0 or turn > 15.0:
+        print("evalkit: warning: the seams show (this clip does not repeat smoothly, e.g. a one-off action): "
+              "a naturalness verdict will judge them as the artifacts they are", file=sys.stderr)
+    return looped.with_(name=motion.name)

@@ -135,6 +135,19 @@ def check_lengths(models: dict, folder: Path, lengths: tuple[float, ...], severi
                 row["seam_window"] = w["naturalness"][has].mean()
                 row["other_window"] = w["naturalness"][~has].mean()
             rows.append(row)
+        for c in clips:  # every clip long enough for a length: its middle excerpt (no loop needed)
+            for L in lengths:
+                n = int(round(L * c.motion.fps))
+                if c.motion.n_frames < n:
+                    continue
+                a = (c.motion.n_frames - n) // 2
+                try:
+                    v = score_naturalness(model, c.motion[a:a + n], drop_pops=False).naturalness
+                except InputError:
+                    continue
+                rows.append({"model": name, "folder": folder.name, "clip": c.motion.name, "length_s": L,
+                             "version": "excerpt", "naturalness": v, "construction": "excerpt", "rig": c.rig,
+                             "joint_names": ",".join(c.motion.skeleton.names)})
         for c in clips:  # the clip repeated ten times
             try:
                 i, j = loop_points(c.motion, min(3.0, 0.6 * c.motion.duration))
@@ -162,7 +175,7 @@ def _print_rigs(scores: pd.DataFrame) -> None:
 
     from evalkit.models.evaluate import rig_families
 
-    nat = scores[scores["version"] == "none"].copy()
+    nat = scores[scores["version"].isin(["none", "excerpt"])].copy()
     if not len(nat) or "rig" not in nat:
         return
     # rig families as the evaluation of record forms them (joint-name sets overlapping >= 80 %)
@@ -170,12 +183,15 @@ def _print_rigs(scores: pd.DataFrame) -> None:
     fams = rig_families([SimpleNamespace(rig=r, motion=SimpleNamespace(skeleton=SimpleNamespace(names=n.split(","))))
                          for r, n in zip(kinds["rig"], kinds["joint_names"])])
     nat["rig family"] = nat["rig"].map(dict(zip(kinds["rig"], fams)))
-    for model, s in nat.groupby("model", sort=False):
+    for (model, version), s in nat.groupby(["model", "version"], sort=False):
         tab = s.pivot_table(index=["rig family"], columns="length_s", values="naturalness", aggfunc="mean")
-        tab["clips"] = s.groupby("rig family")["clip"].nunique()
+        counts = s.pivot_table(index=["rig family"], columns="length_s", values="clip", aggfunc="nunique")
+        tab = tab.round(3).astype(str) + " (" + counts.reindex_like(tab).fillna(0).astype(int).astype(str) + ")"
         tab["folders"] = s.groupby("rig family")["folder"].agg(lambda f: ", ".join(sorted(set(f))))
-        print(f"\n== every rig family here ({model}): mean naturalness of natural clips by length ==")
-        print(tab.round(3).to_string())
+        what = ("natural clips seamless at every length (excerpts or loops)" if version == "none" else
+                "middle excerpts of every natural clip at least that long (no loops)")
+        print(f"\n== every rig family here ({model}), mean naturalness (clips) by length: {what} ==")
+        print(tab.to_string())
 
 
 def _print_lengths(scores: pd.DataFrame, folder: Path) -> None:
@@ -193,7 +209,7 @@ def _print_lengths(scores: pd.DataFrame, folder: Path) -> None:
         if "seam_window" in nat:
             tab["seam_windows"] = nat.groupby("length_s")["seam_window"].mean()
             tab["other_windows"] = nat.groupby("length_s")["other_window"].mean()
-        for kind in sorted(set(s["version"]) - {"none", "x1", "x10"}):
+        for kind in sorted(set(s["version"]) - {"none", "x1", "x10", "excerpt"}):
             pair = nat.merge(s[s["version"] == kind], on=["clip", "length_s"], suffixes=("", "_bad"))
             g = pair.assign(margin=pair["naturalness"] - pair["naturalness_bad"]).groupby("length_s")
             tab[f"{kind}_mean"] = g["naturalness_bad"].mean()

@@ -53,6 +53,9 @@ def register(sub) -> None:
     t.add_argument("--batch", type=int, default=64, help="minibatch size (default: 64)")
     t.add_argument("--learning-rate", type=float, default=1e-3, help="Adam step size (default: 0.001)")
     t.add_argument("--seed", type=int, default=0, help="seed of initialisation and shuffling (default: 0)")
+    t.add_argument("--activation", choices=("leaky_relu", "elu", "tanh"), default="leaky_relu",
+                   help="hidden-layer activation (default: leaky_relu, which does not bound the embedding; "
+                        "tanh saturates, so FGD stops growing with gross degradations)")
     t.add_argument("--no-mirror", action="store_true", help="do not add left/right mirrored copies")
     t.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     add_load_options(t)
@@ -101,7 +104,7 @@ def run_train(args: argparse.Namespace) -> int:
     protocol = WindowProtocol(window=args.window, stride=args.stride, fps=float(args.fps))
     settings = TrainingSettings(hidden=args.hidden, latent=args.latent, epochs=args.epochs, batch=args.batch,
                                 learning_rate=args.learning_rate, seed=args.seed, train_stride=args.train_stride,
-                                augment="none" if args.no_mirror else "mirror")
+                                augment="none" if args.no_mirror else "mirror", activation=args.activation)
     roles = load_role_map(args.roles) if args.roles else None
     ext = train_extractor(files, protocol, settings, load_kwargs(args), roles, progress=not args.quiet)
     ext.save(out)

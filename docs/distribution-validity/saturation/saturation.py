@@ -1,0 +1,73 @@
+"""Does FGD keep rising with gross degradations? One rehearsal split (rehearse.py's split and
+degradations, at wide levels: rotation noise 0.5-32 degrees on every BVH channel, position noise
+0.5-32 cm on every joint of `evalkit convert`'s .npz, the three freezes), FGD of each degraded set
+against the reference for each extractor given (docs/distribution.md, "FGD at gross levels").
+
+    python docs/distribution-validity/saturation/saturation.py SEED N_REF N_TEST OUT_DIR EXTRACTOR [EXTRACTOR ...]
+
+Windows are cut once per clip (the extractors must share window, stride and frame rate) and every
+extractor embeds the same windows; FGD is the Frechet distance of the pooled window embeddings,
+as `evalkit compare` computes it (no bootstrap here).
+"""
+import pickle
+import sys
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "rehearsal"))
+import rehearse  # noqa: E402
+
+rehearse.ROT = (0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0)
+rehearse.POS = (0.005, 0.01, 0.02, 0.04, 0.08, 0.16, 0.32)
+SYSTEMS = (["unedited"] + [f"rot{s:g}deg" for s in rehearse.ROT] + ["unedited_pos"]
+           + [f"pos{s * 100:g}cm" for s in rehearse.POS] + ["frozen_whole", "frozen_half", "frozen_arm"])
+
+
+def folder_windows(folder: Path, protocol) -> np.ndarray:
+    from evalkit.distribution.windows import canonical_positions, windows
+    from evalkit.motion import load_motion
+    from evalkit.motion.io import iter_motion_files
+
+    out = []
+    for f in iter_motion_files([str(folder)]):
+        pos, height, _ = canonical_positions(load_motion(f), protocol.fps)
+        out.append(windows(pos, height, protocol.window, protocol.stride))
+    return np.concatenate(out)
+
+
+def main(seed: int, n_ref: int, n_test: int, out: Path, extractors: list[str]) -> None:
+    from evalkit.distribution.embedding import load_extractor
+    from evalkit.distribution.frechet import frechet_from_features
+
+    exts = [load_extractor(e) for e in extractors]
+    wp = exts[0].window_protocol
+    assert all(e.window_protocol == wp for e in exts)
+    cache = out / "windows.pkl"
+    if cache.exists():
+        win = pickle.loads(cache.read_bytes())
+    else:
+        if not (out / "frozen_arm").exists():
+            rehearse.main(seed, n_ref, n_test, out)
+        win = {s: folder_windows(out / s, wp) for s in ["ref", *SYSTEMS]}
+        cache.write_bytes(pickle.dumps(win))
+    print(f"split seed {seed}: {n_ref} reference / {n_test} test clips; windows: ref {len(win['ref'])}, "
+          f"test {len(win['unedited'])}")
+    fams = {"rot": ["unedited"] + [f"rot{s:g}deg" for s in rehearse.ROT],
+            "pos": ["unedited_pos"] + [f"pos{s * 100:g}cm" for s in rehearse.POS]}
+    for e, name in zip(exts, extractors):
+        ref = e.encode(win["ref"])
+        fgd = {s: frechet_from_features(e.encode(win[s]), ref) for s in SYSTEMS}
+        print(f"extractor {e.extractor_hash} ({name}, {e.activation})")
+        for fam, names in fams.items():
+            v = [fgd[s] for s in names]
+            ok = all(b > a for a, b in zip(v, v[1:]))
+            print(f"  {fam} {'rises' if ok else 'NOT strictly'}: " + " < ".join(f"{x:.4g}" for x in v))
+        print("  frozen whole/half/arm vs unedited: " + " ".join(
+            f"{fgd[s]:.4g}{'>' if fgd[s] > fgd['unedited'] else '<='}{fgd['unedited']:.4g}"
+            for s in ("frozen_whole", "frozen_half", "frozen_arm")))
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), Path(sys.argv[4]), sys.argv[5:])

@@ -4,6 +4,11 @@ degradations, at wide levels: rotation noise 0.5-32 degrees on every BVH channel
 against the reference for each extractor given (docs/distribution.md, "FGD at gross levels").
 
     python docs/distribution-validity/saturation/saturation.py SEED N_REF N_TEST OUT_DIR EXTRACTOR [EXTRACTOR ...]
+    python docs/distribution-validity/saturation/saturation.py limits OUT_DIR
+
+``limits``: FID_g and FID_k of the split's unedited test clips (OUT_DIR/unedited_pos) with
+Gaussian noise of 0-30 m on every joint position, against OUT_DIR/ref: FID_g's features are
+fractions of frames (bounded), so it converges; FID_k grows with the square of the noise.
 
 Windows are cut once per clip (the extractors must share window, stride and frame rate) and every
 extractor embeds the same windows; FGD is the Frechet distance of the pooled window embeddings,
@@ -69,5 +74,32 @@ def main(seed: int, n_ref: int, n_test: int, out: Path, extractors: list[str]) -
             for s in ("frozen_whole", "frozen_half", "frozen_arm")))
 
 
+def limits(out: Path) -> None:
+    from evalkit.distribution.diversity import GEOMETRIC_MIN_SCALE, reference_scaler
+    from evalkit.distribution.frechet import frechet_from_features
+    from evalkit.distribution.geometric import geometric_features
+    from evalkit.distribution.windows import canonical_positions
+    from evalkit.features.kinetic import kinetic_features
+    from evalkit.motion import load_motion
+    from evalkit.motion.io import iter_motion_files
+
+    ref = [canonical_positions(load_motion(f), 30.0)[0] for f in iter_motion_files([str(out / "ref")])]
+    g_ref = np.array([geometric_features(p, 30.0) for p in ref])
+    k_ref = np.array([kinetic_features(p, 30.0, 2).reshape(-1) for p in ref])
+    mg, sg = reference_scaler(g_ref, GEOMETRIC_MIN_SCALE)
+    mk, sk = reference_scaler(k_ref)
+    test = [canonical_positions(load_motion(f), 30.0)[0] for f in sorted((out / "unedited_pos").glob("*.npz"))]
+    rng = np.random.default_rng(0)
+    for s in (0.0, 0.02, 0.08, 0.32, 1.0, 3.0, 10.0, 30.0):
+        noisy = [p + rng.normal(0, s, p.shape) if s else p for p in test]
+        g = np.array([geometric_features(p, 30.0) for p in noisy])
+        k = np.array([kinetic_features(p, 30.0, 2).reshape(-1) for p in noisy])
+        print(f"{s * 100:6g} cm  FID_g {frechet_from_features((g - mg) / sg, (g_ref - mg) / sg):8.4g}  "
+              f"FID_k {frechet_from_features((k - mk) / sk, (k_ref - mk) / sk):10.4g}  mean relation {g.mean():.3f}")
+
+
 if __name__ == "__main__":
+    if sys.argv[1] == "limits":
+        limits(Path(sys.argv[2]))
+        sys.exit(0)
     main(int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), Path(sys.argv[4]), sys.argv[5:])

@@ -6,9 +6,13 @@ against the reference for each extractor given (docs/distribution.md, "FGD at gr
     python docs/distribution-validity/saturation/saturation.py SEED N_REF N_TEST OUT_DIR EXTRACTOR [EXTRACTOR ...]
     python docs/distribution-validity/saturation/saturation.py limits OUT_DIR
 
-``limits``: FID_g and FID_k of the split's unedited test clips (OUT_DIR/unedited_pos) with
-Gaussian noise of 0-30 m on every joint position, against OUT_DIR/ref: FID_g's features are
-fractions of frames (bounded), so it converges; FID_k grows with the square of the noise.
+``limits``: FGD (shipped extractor), FID_g and FID_k of the split's unedited test clips
+(OUT_DIR/unedited_pos) with Gaussian noise of 0-30 m on every joint position (written as .npz
+files), against OUT_DIR/ref: FID_g's features are fractions of frames (bounded), so it converges;
+FID_k grows with the square of the noise; FGD's windows are divided by the body height measured on
+the (noisy) file, so it is bounded too as the noise outgrows the body. Then rotation noise of
+8-256 degrees on every BVH channel: every distance levels off once the rotations are as good as
+uniformly random.
 
 Windows are cut once per clip (the extractors must share window, stride and frame rate) and every
 extractor embeds the same windows; FGD is the Frechet distance of the pooled window embeddings,
@@ -76,26 +80,56 @@ def main(seed: int, n_ref: int, n_test: int, out: Path, extractors: list[str]) -
 
 def limits(out: Path) -> None:
     from evalkit.distribution.diversity import GEOMETRIC_MIN_SCALE, reference_scaler
+    from evalkit.distribution.embedding import load_extractor
     from evalkit.distribution.frechet import frechet_from_features
     from evalkit.distribution.geometric import geometric_features
-    from evalkit.distribution.windows import canonical_positions
+    from evalkit.distribution.windows import canonical_positions, windows
     from evalkit.features.kinetic import kinetic_features
     from evalkit.motion import load_motion
     from evalkit.motion.io import iter_motion_files
 
-    ref = [canonical_positions(load_motion(f), 30.0)[0] for f in iter_motion_files([str(out / "ref")])]
-    g_ref = np.array([geometric_features(p, 30.0) for p in ref])
-    k_ref = np.array([kinetic_features(p, 30.0, 2).reshape(-1) for p in ref])
+    ext = load_extractor()
+    wp = ext.window_protocol
+
+    def feats(motions):
+        g, k, e = [], [], []
+        for m in motions:
+            pos, height, _ = canonical_positions(m, 30.0)
+            g.append(geometric_features(pos, 30.0))
+            k.append(kinetic_features(pos, 30.0, 2).reshape(-1))
+            e.append(ext.encode(windows(pos, height, wp.window, wp.stride)))
+        return np.array(g), np.array(k), np.concatenate(e)
+
+    g_ref, k_ref, e_ref = feats(load_motion(f) for f in iter_motion_files([str(out / "ref")]))
     mg, sg = reference_scaler(g_ref, GEOMETRIC_MIN_SCALE)
     mk, sk = reference_scaler(k_ref)
-    test = [canonical_positions(load_motion(f), 30.0)[0] for f in sorted((out / "unedited_pos").glob("*.npz"))]
     rng = np.random.default_rng(0)
     for s in (0.0, 0.02, 0.08, 0.32, 1.0, 3.0, 10.0, 30.0):
-        noisy = [p + rng.normal(0, s, p.shape) if s else p for p in test]
-        g = np.array([geometric_features(p, 30.0) for p in noisy])
-        k = np.array([kinetic_features(p, 30.0, 2).reshape(-1) for p in noisy])
-        print(f"{s * 100:6g} cm  FID_g {frechet_from_features((g - mg) / sg, (g_ref - mg) / sg):8.4g}  "
-              f"FID_k {frechet_from_features((k - mk) / sk, (k_ref - mk) / sk):10.4g}  mean relation {g.mean():.3f}")
+        folder = out / "limits" / f"pos{s * 100:g}cm"  # written as files: the skeleton is read from them
+        folder.mkdir(parents=True, exist_ok=True)
+        for f in sorted((out / "unedited_pos").glob("*.npz")):
+            z = dict(np.load(f, allow_pickle=False))
+            z["positions"] = z["positions"] + rng.normal(0, s, z["positions"].shape)
+            np.savez(folder / f.name, **z)
+        g, k, e = feats(load_motion(f) for f in sorted(folder.glob("*.npz")))
+        print(f"{s * 100:6g} cm  FGD {frechet_from_features(e, e_ref):10.4g}  "
+              f"FID_g {frechet_from_features((g - mg) / sg, (g_ref - mg) / sg):8.4g}  "
+              f"FID_k {frechet_from_features((k - mk) / sk, (k_ref - mk) / sk):10.4g}  mean relation {g.mean():.3f}",
+              flush=True)
+    ref_bvh = e_ref
+    for deg in (8, 16, 32, 64, 128, 256):  # rotation noise on every BVH channel, written as files
+        folder = out / "limits" / f"rot{deg}deg"
+        folder.mkdir(parents=True, exist_ok=True)
+        for f in sorted((out / "unedited").glob("*.bvh")):
+            head, hdr, data, chans = rehearse.read_bvh_text(f)
+            rot = np.array([c.lower().endswith("rotation") for c in chans])
+            x = data.copy()
+            x[:, rot] += rng.normal(0, deg, size=(len(x), int(rot.sum())))
+            rehearse.write_bvh_text(folder / f.name, head, hdr, x)
+        g, k, e = feats(load_motion(f) for f in sorted(folder.glob("*.bvh")))
+        print(f"{deg:6g} deg FGD {frechet_from_features(e, ref_bvh):10.4g}  "
+              f"FID_g {frechet_from_features((g - mg) / sg, (g_ref - mg) / sg):8.4g}  "
+              f"FID_k {frechet_from_features((k - mk) / sk, (k_ref - mk) / sk):10.4g}", flush=True)
 
 
 if __name__ == "__main__":

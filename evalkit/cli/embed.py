@@ -135,7 +135,8 @@ def run_info(args: argparse.Namespace) -> int:
     print(f"normalisation   {c['normalisation']}")
     tr = p["training"]
     print(f"training        {tr['epochs']} epochs, batch {tr['batch']}, lr {tr['learning_rate']:g}, seed {tr['seed']}, "
-          f"hidden {tr['hidden']}, latent {tr['latent']}, training stride {tr['train_stride']}, augment {tr['augment']}")
+          f"hidden {tr['hidden']}, latent {tr['latent']}, training stride {tr['train_stride']}, augment {tr['augment']}, "
+          f"activation {ext.activation}{'' if 'activation' in tr else ' (card format before the setting)'}")
     print(f"data            {len(p['data'])} file(s), {p['n_training_windows']} windows: "
           + ", ".join(d["name"] for d in p["data"]))
     print("versions        " + ", ".join(f"{k} {v}" for k, v in p["versions"].items()))

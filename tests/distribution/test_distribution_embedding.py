@@ -163,3 +163,12 @@ def test_shipped_embedding_does_not_saturate(cmu_dir):
     bound = np.abs(old.weights["W2"].astype(float)).sum(0) + np.abs(old.weights["b2"])
     w8 = windows(pos, h, 8, 4)
     assert (np.abs(old.encode(w8 + rng.normal(0, 100.0, w8.shape))) <= bound + 1e-9).all()
+
+
+def test_embed_info_names_the_activation(capsys):
+    from evalkit.cli import main
+
+    assert main(["embed", "info", str(FORMAT1)]) == 0
+    assert "activation tanh (card format before the setting)" in capsys.readouterr().out
+    assert main(["embed", "info"]) == 0
+    assert "activation leaky_relu\n" in capsys.readouterr().out

@@ -53,6 +53,9 @@ def register(sub) -> None:
     t.add_argument("--batch", type=int, default=64, help="minibatch size (default: 64)")
     t.add_argument("--learning-rate", type=float, default=1e-3, help="Adam step size (default: 0.001)")
     t.add_argument("--seed", type=int, default=0, help="seed of initialisation and shuffling (default: 0)")
+    t.add_argument("--activation", choices=("leaky_relu", "elu", "tanh"), default="leaky_relu",
+                   help="hidden-layer activation (default: leaky_relu, which does not bound the embedding; "
+                        "tanh saturates, so FGD stops growing with gross degradations)")
     t.add_argument("--no-mirror", action="store_true", help="do not add left/right mirrored copies")
     t.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     add_load_options(t)
@@ -101,7 +104,7 @@ def run_train(args: argparse.Namespace) -> int:
     protocol = WindowProtocol(window=args.window, stride=args.stride, fps=float(args.fps))
     settings = TrainingSettings(hidden=args.hidden, latent=args.latent, epochs=args.epochs, batch=args.batch,
                                 learning_rate=args.learning_rate, seed=args.seed, train_stride=args.train_stride,
-                                augment="none" if args.no_mirror else "mirror")
+                                augment="none" if args.no_mirror else "mirror", activation=args.activation)
     roles = load_role_map(args.roles) if args.roles else None
     ext = train_extractor(files, protocol, settings, load_kwargs(args), roles, progress=not args.quiet)
     ext.save(out)
@@ -132,7 +135,8 @@ def run_info(args: argparse.Namespace) -> int:
     print(f"normalisation   {c['normalisation']}")
     tr = p["training"]
     print(f"training        {tr['epochs']} epochs, batch {tr['batch']}, lr {tr['learning_rate']:g}, seed {tr['seed']}, "
-          f"hidden {tr['hidden']}, latent {tr['latent']}, training stride {tr['train_stride']}, augment {tr['augment']}")
+          f"hidden {tr['hidden']}, latent {tr['latent']}, training stride {tr['train_stride']}, augment {tr['augment']}, "
+          f"activation {ext.activation}{'' if 'activation' in tr else ' (card format before the setting)'}")
     print(f"data            {len(p['data'])} file(s), {p['n_training_windows']} windows: "
           + ", ".join(d["name"] for d in p["data"]))
     print("versions        " + ", ".join(f"{k} {v}" for k, v in p["versions"].items()))

@@ -18,9 +18,13 @@ runs it without PyTorch):
 ``protocol_hash`` is the SHA-256 of the protocol (canonical JSON): any change gives another hash.
 ``extractor_hash`` identifies protocol and weights together and is written in every output.
 
-The network is a small multilayer perceptron, ``x → tanh(W₁x+b₁) → z = W₂h+b₂ → tanh(W₃z+b₃) →
+The network is a small multilayer perceptron, ``x → σ(W₁x+b₁) → z = W₂h+b₂ → σ(W₃z+b₃) →
 W₄h+b₄``, trained in numpy with Adam on the mean squared reconstruction error, in float64 on one
-thread (so one machine gives the same bytes every time), and stored as float32. We wrote the
+thread (so one machine gives the same bytes every time), and stored as float32. The activation σ
+is part of the protocol (``TrainingSettings.activation``): ``leaky_relu`` (slope 0.1 below zero)
+by default, because a bounded activation bounds the embedding -- with ``tanh`` (the extractors of
+card format 1, whose cards name no activation) FGD saturates once a degradation drives the hidden
+units to ±1, and a grosser degradation no longer scores worse. We wrote the
 training loop ourselves because scikit-learn's MLPRegressor cannot give a linear bottleneck
 between non-linear layers and PyTorch is not a default dependency.
 """
@@ -92,6 +96,37 @@ class TrainingSettings:
     train_stride: int = 2
     augment: str = "mirror"
     inputs: str = "positions+velocities+accelerations"
+    activation: str = "leaky_relu"
+
+
+#: Hidden-layer activations (``TrainingSettings.activation``); ``leaky_relu`` has slope
+#: ``LEAKY_SLOPE`` below zero. Cards that name no activation (before it was a setting) used tanh.
+ACTIVATIONS = ("leaky_relu", "elu", "tanh")
+LEAKY_SLOPE = 0.1
+LEGACY_ACTIVATION = "tanh"
+
+
+def activate(h: np.ndarray, name: str) -> np.ndarray:
+    """The hidden-layer activation ``name`` applied to pre-activations ``h``."""
+    if name == "tanh":
+        return np.tanh(h)
+    if name == "leaky_relu":
+        return np.where(h > 0, h, LEAKY_SLOPE * h)
+    if name == "elu":
+        return np.where(h > 0, h, np.expm1(np.minimum(h, 0.0)))
+    raise InputError(f"unknown extractor activation {name!r}; expected one of {', '.join(ACTIVATIONS)}")
+
+
+def activation_slope(a: np.ndarray, name: str) -> np.ndarray:
+    """Derivative of the activation ``name`` at the pre-activation that gave the output ``a``
+    (each of the three is monotone, so the output determines it)."""
+    if name == "tanh":
+        return 1.0 - a ** 2
+    if name == "leaky_relu":
+        return np.where(a > 0, 1.0, LEAKY_SLOPE)
+    if name == "elu":
+        return np.where(a > 0, 1.0, a + 1.0)
+    raise InputError(f"unknown extractor activation {name!r}; expected one of {', '.join(ACTIVATIONS)}")
 
 
 #: Input representations of a window (``TrainingSettings.inputs``).
@@ -186,6 +221,11 @@ class Extractor:
     def inputs(self) -> str:
         return str(self.card["protocol"]["training"].get("inputs", "positions"))
 
+    @property
+    def activation(self) -> str:
+        """Hidden-layer activation; cards written before it was a setting used tanh."""
+        return str(self.card["protocol"]["training"].get("activation", LEGACY_ACTIVATION))
+
     def _standardised(self, windows: np.ndarray, w: Mapping[str, np.ndarray]) -> np.ndarray:
         x = input_features(windows, self.inputs)
         if x.shape[1] != w["W1"].shape[0]:
@@ -196,14 +236,14 @@ class Extractor:
         """Embeddings ``(n, latent)`` of normalised windows ``(n, window, joints, 3)``."""
         w = self._params()
         x = self._standardised(windows, w)
-        return np.tanh(x @ w["W1"] + w["b1"]) @ w["W2"] + w["b2"]
+        return activate(x @ w["W1"] + w["b1"], self.activation) @ w["W2"] + w["b2"]
 
     def reconstruction_error(self, windows: np.ndarray) -> float:
         """Mean squared reconstruction error (standardised units) of ``windows``."""
         w = self._params()
         x = self._standardised(windows, w)
-        z = np.tanh(x @ w["W1"] + w["b1"]) @ w["W2"] + w["b2"]
-        y = np.tanh(z @ w["W3"] + w["b3"]) @ w["W4"] + w["b4"]
+        z = activate(x @ w["W1"] + w["b1"], self.activation) @ w["W2"] + w["b2"]
+        y = activate(z @ w["W3"] + w["b3"], self.activation) @ w["W4"] + w["b4"]
         return float(((y - x) ** 2).mean())
 
     def save(self, folder: str | os.PathLike) -> Path:
@@ -358,6 +398,7 @@ def _adam_train(x: np.ndarray, settings: TrainingSettings, progress: bool = Fals
     rng = np.random.default_rng(settings.seed)
     n, d = x.shape
     h, l = settings.hidden, settings.latent
+    act = settings.activation
 
     def init(a, b):
         return rng.normal(0.0, 1.0 / np.sqrt(a), size=(a, b))
@@ -376,19 +417,19 @@ def _adam_train(x: np.ndarray, settings: TrainingSettings, progress: bool = Fals
         total = 0.0
         for s in range(0, n, settings.batch):
             xb = x[order[s:s + settings.batch]]
-            a1 = np.tanh(xb @ p["W1"] + p["b1"])
+            a1 = activate(xb @ p["W1"] + p["b1"], act)
             z = a1 @ p["W2"] + p["b2"]
-            a2 = np.tanh(z @ p["W3"] + p["b3"])
+            a2 = activate(z @ p["W3"] + p["b3"], act)
             y = a2 @ p["W4"] + p["b4"]
             err = y - xb
             total += float((err ** 2).sum())
             g_y = 2.0 * err / err.size
             g = {"W4": a2.T @ g_y, "b4": g_y.sum(0)}
-            g_a2 = (g_y @ p["W4"].T) * (1.0 - a2 ** 2)
+            g_a2 = (g_y @ p["W4"].T) * activation_slope(a2, act)
             g["W3"], g["b3"] = z.T @ g_a2, g_a2.sum(0)
             g_z = g_a2 @ p["W3"].T
             g["W2"], g["b2"] = a1.T @ g_z, g_z.sum(0)
-            g_a1 = (g_z @ p["W2"].T) * (1.0 - a1 ** 2)
+            g_a1 = (g_z @ p["W2"].T) * activation_slope(a1, act)
             g["W1"], g["b1"] = xb.T @ g_a1, g_a1.sum(0)
             step += 1
             for k in p:
@@ -432,6 +473,9 @@ def train_extractor(files: Iterable[str | os.PathLike], protocol: WindowProtocol
                          f"{len(files)} file(s); use longer clips or a shorter --window")
     if settings.inputs not in INPUTS:
         raise InputError(f"unknown extractor inputs {settings.inputs!r}; expected one of {', '.join(INPUTS)}")
+    if settings.activation not in ACTIVATIONS:
+        raise InputError(f"unknown extractor activation {settings.activation!r}; expected one of "
+                         f"{', '.join(ACTIVATIONS)}")
     x = input_features(win, settings.inputs)
     mu = x.mean(axis=0)
     sd = x.std(axis=0)

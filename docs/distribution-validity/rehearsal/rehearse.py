@@ -1,10 +1,11 @@
 """Issue 22's acceptance rehearsal (docs/distribution.md, "Acceptance rehearsal"): held-out clips of
 ../shared/data/mocap split (stratified, seeded) into a reference folder and a test set; the test
-clips written as files with Gaussian noise on every BVH rotation channel (1/2/4/8 degrees), on
-every joint position of `evalkit convert`'s .npz (0.5/1/2/4 cm), held whole / half / one arm;
+clips written as files with Gaussian noise on every BVH rotation channel (1-32 degrees), on
+every joint position of `evalkit convert`'s .npz (0.5-32 cm), held whole / half / one arm;
 then `evalkit compare` and the checks of each acceptance line.
 
     python docs/distribution-validity/rehearsal/rehearse.py SEED N_REF N_TEST OUT_DIR
+    python docs/distribution-validity/rehearsal/rehearse.py summary ROOT rehearsal_summary.csv
 
 (the table in docs/distribution.md: seeds 0-3 with 27 26, 4 14 26, 5 27 13, 6 10 10;
 rehearsal_summary.csv holds its per-split values, FID_g with the geometric scale floor).
@@ -18,8 +19,10 @@ WT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(WT)); sys.path.insert(0, str(WT / "bench"))
 from study_distribution_validity import held_out_files, stratum, stratified_half_split, SHARED
 
-ROT = (1.0, 2.0, 4.0, 8.0)       # degrees, Gaussian on every BVH rotation channel, every frame
-POS = (0.005, 0.01, 0.02, 0.04)  # metres, Gaussian on every joint position, every frame
+ROT = (1.0, 2.0, 4.0, 8.0, 16.0, 32.0)  # degrees, Gaussian on every BVH rotation channel, every frame
+POS = (0.005, 0.01, 0.02, 0.04, 0.08, 0.16, 0.32)  # metres, Gaussian on every joint position, every frame
+ROT_NAMES = [f"rot{s:g}deg" for s in ROT]
+POS_NAMES = [f"pos{s * 100:g}cm" for s in POS]
 
 def read_bvh_text(p):
     txt = Path(p).read_text()
@@ -92,16 +95,14 @@ def main(seed, n_ref, n_test, out):
         for s in POS:
             zz = dict(z); zz["positions"] = z["positions"] + g.normal(0, s, size=z["positions"].shape)
             p = out / f"pos{s*100:g}cm" / npz.name; p.parent.mkdir(exist_ok=True); np.savez(p, **zz)
-    systems = ["unedited"] + [f"rot{s:g}deg" for s in ROT] + ["unedited_pos"] + [f"pos{s*100:g}cm" for s in POS] \
-        + ["frozen_whole", "frozen_half", "frozen_arm"]
+    systems = ["unedited"] + ROT_NAMES + ["unedited_pos"] + POS_NAMES + ["frozen_whole", "frozen_half", "frozen_arm"]
     return ref, systems
 
 def check(out):
     import pandas as pd
     t = pd.read_csv(Path(out) / "report" / "distribution.csv").set_index("system")
     res = []
-    for fam in (["unedited", "rot1deg", "rot2deg", "rot4deg", "rot8deg"],
-                ["unedited_pos", "pos0.5cm", "pos1cm", "pos2cm", "pos4cm"]):
+    for fam in (["unedited"] + ROT_NAMES, ["unedited_pos"] + POS_NAMES):
         for m in ("fgd", "fid_k", "fid_g", "fgd_raw", "fgd_pose"):
             v = t.loc[fam, m].to_numpy()
             ok = bool(np.all(np.diff(v) > 0))
@@ -117,7 +118,53 @@ def check(out):
     print("\n".join(res))
 
 
+SPLITS = ((0, 27, 26), (1, 27, 26), (2, 27, 26), (3, 27, 26), (4, 14, 26), (5, 27, 13), (6, 10, 10))
+METRICS = ("fgd", "fid_k", "fid_g", "fgd_raw")
+
+
+def _rises(v) -> bool:
+    return bool(np.all(np.diff(np.asarray(v, float)) > 0))
+
+
+def summary(root, csv_out):
+    """Per split and distance: does it rise strictly over each range of levels, do the freezes
+    score worse than the unedited clips (reports under ROOT/s{seed}_r{ref}_t{test}/report or
+    ROOT/reh{seed}/report); writes CSV_OUT and prints the count table of docs/distribution.md."""
+    import pandas as pd
+    rows = []
+    for seed, n_ref, n_test in SPLITS:
+        d = next(x for x in (Path(root) / f"reh{seed}", Path(root) / f"s{seed}_r{n_ref}_t{n_test}") if x.exists())
+        t = pd.read_csv(d / "report" / "distribution.csv").set_index("system")
+        for m in METRICS:
+            rot = t.loc[["unedited"] + ROT_NAMES, m].to_numpy()
+            pos = t.loc[["unedited_pos"] + POS_NAMES, m].to_numpy()
+            r = {"split": f"s{seed}_r{n_ref}_t{n_test}", "metric": m,
+                 "rot 1-8": _rises(rot[:5]), "rot 1-32": _rises(rot),
+                 "pos 0.5-32": _rises(pos), "pos 1-32": _rises(np.r_[pos[0], pos[2:]]),
+                 "pos 2-32": _rises(np.r_[pos[0], pos[3:]]),
+                 "pos 0.5-4": _rises(pos[:5]), "pos 2-4": _rises(np.r_[pos[0], pos[3:5]])}
+            for fz in ("whole", "half", "arm"):
+                r[f"{fz}>unedited"] = bool(t.loc[f"frozen_{fz}", m] > t.loc["unedited", m])
+            r["values rot"] = " ".join(f"{x:.3g}" for x in rot)
+            r["values pos"] = " ".join(f"{x:.3g}" for x in pos)
+            r["frozen w/h/a"] = " ".join(f"{t.loc[f'frozen_{fz}', m]:.3g}" for fz in ("whole", "half", "arm"))
+            r["rvr"] = float(t.loc["real vs real", m])
+            rows.append(r)
+    df = pd.DataFrame(rows)
+    df.to_csv(csv_out, index=False)
+    cols = ["rot 1-8", "rot 1-32", "pos 0.5-4", "pos 0.5-32", "pos 1-32", "pos 2-32",
+            "whole>unedited", "half>unedited", "arm>unedited"]
+    print("| distance | " + " | ".join(cols) + " |")
+    print("|---" * (len(cols) + 1) + "|")
+    for m in METRICS:
+        sub = df[df.metric == m]
+        print(f"| {m} | " + " | ".join(str(int(sub[c].sum())) for c in cols) + " |")
+
+
 if __name__ == "__main__":
+    if sys.argv[1] == "summary":  # rehearse.py summary ROOT CSV_OUT
+        summary(sys.argv[2], sys.argv[3])
+        sys.exit(0)
     seed, n_ref, n_test, out = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), Path(sys.argv[4])
     ref, systems = main(seed, n_ref, n_test, out)
     from evalkit.cli import main as ek

@@ -157,6 +157,9 @@ def _loop(motion, copies: int):
 
     from evalkit.models.lengths import loop_correction, loop_points, repeat_loop, seam_ratio
 
+    if motion.n_frames < 12:  # loop_points needs frames on both sides of a loop of 60 % of the clip
+        raise InputError(f"{motion.name or 'clip'}: --loop needs a clip of at least 12 frames, "
+                         f"got {motion.n_frames} ({motion.duration:.2f} s)")
     i, j = loop_points(motion, 0.6 * motion.duration)
     looped = repeat_loop(motion, i, j, copies)
     seams = list(range(j - i, looped.n_frames, j - i))

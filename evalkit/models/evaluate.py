@@ -735,7 +735,13 @@ class _Stages:
 
         path = None if self.dir is None else self.dir / f"{name}.joblib"
         if path is not None and path.exists():
-            return joblib.load(path), True
+            try:
+                return joblib.load(path), True
+            except Exception as e:  # a damaged file (disk full, copied half): compute the stage again
+                import warnings
+
+                warnings.warn(f"{path}: stored stage could not be read ({type(e).__name__}: {e}); "
+                              "computing it again", stacklevel=2)
         value = compute()
         if path is not None:
             with atomic_path(path) as tmp:

@@ -72,6 +72,15 @@ def test_convert_loop_repeats_a_clip_seamlessly_and_the_verdict_keeps(tmp_path, 
     assert s["x1"] > 0.8 and abs(s["x10"] - s["x1"]) <= 0.05
     assert main(["convert", str(cmu_dir / "16_15.amc"), str(tmp_path / "y.bvh"), "--loop", "0"]) != 0
     assert "--loop" in capsys.readouterr().err and not (tmp_path / "y.bvh").exists()
+    short = tmp_path / "short.bvh"
+    assert main(["convert", str(cmu_dir / "16_15.amc"), str(short), "--fps", "30"]) == 0
+    text = short.read_text().split("MOTION")
+    head, body = text[0], text[1].strip().splitlines()
+    short.write_text(head + "MOTION\nFrames: 8\n" + body[1] + "\n" + "\n".join(body[2:10]) + "\n")
+    capsys.readouterr()
+    assert main(["convert", str(short), str(tmp_path / "z.bvh"), "--loop", "3"]) != 0
+    err = capsys.readouterr().err
+    assert "at least 12 frames, got 8" in err and "Traceback" not in err and not (tmp_path / "z.bvh").exists()
 
 
 def test_user_mistakes_exit_nonzero_without_traceback(tmp_path, cmu_dir):

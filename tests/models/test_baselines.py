@@ -192,3 +192,17 @@ def test_parallel_preparation_fits_and_staged_report_give_the_serial_results(cli
     assert (stage_dir / "loco-foot_skate.joblib").exists()
     assert stage_key(few, replace(cfg, seed=1)) != stage_key(few, cfg)
     assert stage_key(few[:4], cfg) != stage_key(few, cfg)
+
+
+def test_a_damaged_stage_file_is_computed_again_with_a_warning(tmp_path):
+    """A stored stage that cannot be read (e.g. copied half) is not fatal: it is recomputed,
+    stored again, and read back next time."""
+    from evalkit.models.evaluate import _Stages
+
+    stages = _Stages(tmp_path)
+    assert stages.get("x", lambda: {"a": 1}) == ({"a": 1}, False)
+    assert stages.get("x", lambda: {"a": 2}) == ({"a": 1}, True)
+    (tmp_path / "x.joblib").write_bytes(b"not a joblib file")
+    with pytest.warns(UserWarning, match="could not be read"):
+        assert stages.get("x", lambda: {"a": 3}) == ({"a": 3}, False)
+    assert stages.get("x", lambda: {"a": 4}) == ({"a": 3}, True)

@@ -26,7 +26,9 @@ folder of ../shared/data/mocap and ../shared/data/gesture unless ``--dirs`` says
 * the foot-sliding twin: each such clip with every 5-s piece corrupted by ``foot_skate``
   (severity 0.5, :func:`~evalkit.models.lengths.corrupt_at_length`) against the clip itself
   (its cleaned twin): both means, the smallest margin, the share of pairs the twin wins;
-* a natural clip repeated ten times (seamless loops only) against the clip.
+* a natural clip repeated ten times (seamless loops only) against the clip;
+* every clip's frames simply repeated ten times (``np.tile``, no loop, as a user would) against
+  the clip, split by whether the repeats are cuts (the body jumps back, judged take by take).
 
     .venv/bin/python bench/check_shipped_model.py --lengths 5,20,60 [--out DIR]
 
@@ -164,7 +166,25 @@ def check_lengths(models: dict, folder: Path, lengths: tuple[float, ...], severi
                 rows.append({"model": name, "folder": folder.name, "clip": c.motion.name, "length_s": m.duration,
                              "version": version, "naturalness": v, "construction": "loop", "rig": c.rig,
                              "joint_names": ",".join(c.motion.skeleton.names)})
+        for c in clips:  # the clip's frames repeated ten times, as a user would (np.tile): no loop, no seam test
+            try:
+                v1 = score_naturalness(model, c.motion).naturalness
+                s10 = score_naturalness(model, tile(c.motion, 10))
+            except InputError:
+                continue
+            for version, v, m, cuts in (("whole", v1, c.motion, 0), ("tile10", s10.naturalness, None, len(s10.cuts_s))):
+                rows.append({"model": name, "folder": folder.name, "clip": c.motion.name,
+                             "length_s": c.motion.duration * (1 if m is not None else 10), "version": version,
+                             "naturalness": v, "construction": "tile", "cuts": cuts, "rig": c.rig,
+                             "joint_names": ",".join(c.motion.skeleton.names)})
     return pd.DataFrame(rows)
+
+
+def tile(motion, copies: int):
+    """``motion``'s frames played ``copies`` times over (``np.tile``): the body jumps back to its
+    first frame at every repeat, as a clip naively repeated does."""
+    return motion.with_(rotations=np.concatenate([motion.rotations] * copies),
+                        translations=np.concatenate([motion.translations] * copies), name=f"{motion.name}x{copies}")
 
 
 def _print_rigs(scores: pd.DataFrame) -> None:
@@ -209,7 +229,7 @@ def _print_lengths(scores: pd.DataFrame, folder: Path) -> None:
         if "seam_window" in nat:
             tab["seam_windows"] = nat.groupby("length_s")["seam_window"].mean()
             tab["other_windows"] = nat.groupby("length_s")["other_window"].mean()
-        for kind in sorted(set(s["version"]) - {"none", "x1", "x10", "excerpt"}):
+        for kind in sorted(set(s["version"]) - {"none", "x1", "x10", "excerpt", "whole", "tile10"}):
             pair = nat.merge(s[s["version"] == kind], on=["clip", "length_s"], suffixes=("", "_bad"))
             g = pair.assign(margin=pair["naturalness"] - pair["naturalness_bad"]).groupby("length_s")
             tab[f"{kind}_mean"] = g["naturalness_bad"].mean()
@@ -221,6 +241,17 @@ def _print_lengths(scores: pd.DataFrame, folder: Path) -> None:
             d = x["x10"] - x["x1"]
             print(f"clip x10 vs clip ({len(x)} seamless loops): largest |difference| {d.abs().max():.3f}, "
                   f"mean difference {d.mean():+.3f}, within 0.05: {int((d.abs() <= 0.05).sum())}/{len(x)}")
+        t = s[s["version"].isin(["whole", "tile10"])]
+        if len(t):
+            x = t.pivot(index="clip", columns="version", values="naturalness").dropna()
+            cut = set(t.loc[(t["version"] == "tile10") & (t["cuts"] > 0), "clip"])
+            d = x["tile10"] - x["whole"]
+            for label, sel in (("cut at every repeat (the body jumps back)", d.index.isin(cut)),
+                               ("no cut (the body stays in place: the pose jumps)", ~d.index.isin(cut))):
+                if sel.any():
+                    print(f"whole clip repeated x10 frame for frame, {label}: {int(sel.sum())} clips, "
+                          f"largest |difference| {d[sel].abs().max():.3f}, mean {d[sel].mean():+.3f}, "
+                          f"within 0.05: {int((d[sel].abs() <= 0.05).sum())}/{int(sel.sum())}")
 
 
 def lengths_auc(models: dict, lengths: tuple[float, ...] = (5.0, 20.0, 60.0)) -> tuple[pd.DataFrame, pd.DataFrame]:

@@ -178,6 +178,10 @@ def run(args: argparse.Namespace) -> int:
         table.to_csv(sys.stdout, index=False)
     for msg in table.loc[table["error"] != "", "error"]:
         print(f"evalkit: error: {msg}", file=sys.stderr)
+    cut = int((table["cuts"] > 0).sum()) if "cuts" in table else 0
+    if cut:
+        print(f"evalkit: note: {cut} clip(s) cut to a new take (the body jumps farther in one frame than a body "
+              "can): each take was judged on its own; see the cuts column", file=sys.stderr)
     noted = int((table["notes"] != "").sum()) if "notes" in table else 0
     if noted:
         print(f"evalkit: note: {noted} clip(s) have notes (implausible input, or metrics left empty for "

@@ -58,6 +58,9 @@ def plot_timeline(motion: Motion, out: str | os.PathLike, config: ScoreConfig | 
     if verdict is not None:
         title += (f"\nnaturalness {verdict.naturalness:.2f}; least natural window "
                   f"{verdict.worst_start_s:.2f}–{verdict.worst_end_s:.2f} s ({verdict.worst_naturalness:.2f})")
+        cuts = getattr(verdict, "cuts_s", ())
+        if cuts:
+            title += f"; {len(cuts)} cut(s) to a new take (dotted lines), each take judged on its own"
     fig.suptitle(title, fontsize=9)
 
     _contacts_panel(axes[0], t, tr)
@@ -71,6 +74,8 @@ def plot_timeline(motion: Motion, out: str | os.PathLike, config: ScoreConfig | 
                 a.axvspan(start, end, color="tab:red", alpha=0.03 + 0.1 * shade, linewidth=0)
             a.axvspan(verdict.worst_start_s, verdict.worst_end_s, fill=False, edgecolor="tab:red",
                       lw=0.8, ls="--")
+            for c in getattr(verdict, "cuts_s", ()):
+                a.axvline(c, color="k", lw=0.8, ls=":")
     axes[-1].set_xlabel("time (s)")
     axes[-1].set_xlim(t[0], t[-1] if len(t) > 1 else t[0] + 1)
 

@@ -593,6 +593,8 @@ class MotionScore:
             long, or the whole clip if shorter), seconds from the clip's start.
         worst_stretch_naturalness: that stretch's verdict (what the clip scored before the
             clip verdict became a time average).
+        cuts_s: where the clip cuts to a new take (:func:`evalkit.motion.trim.find_cuts`),
+            seconds from the clip's start; each take was judged on its own.
     """
 
     naturalness: float
@@ -603,10 +605,11 @@ class MotionScore:
     worst_stretch_start_s: float = float("nan")
     worst_stretch_end_s: float = float("nan")
     worst_stretch_naturalness: float = float("nan")
+    cuts_s: tuple[float, ...] = ()
 
 
 def score_naturalness(model: NaturalnessDiscriminator, motion: Motion, roles: dict[str, int] | None = None,
-                      drop_pops: bool = True) -> MotionScore:
+                      drop_pops: bool = True, split_cuts: bool = True) -> MotionScore:
     """Score a clip with a fitted discriminator (windows cut with the model's own config).
 
     Args:
@@ -617,32 +620,62 @@ def score_naturalness(model: NaturalnessDiscriminator, motion: Motion, roles: di
             other metric (:func:`evalkit.motion.trim.drop_end_pops`: a reference pose that
             an exporter put at frame 0 is not motion); window times stay in seconds of the
             clip as given. ``False`` judges every frame.
+        split_cuts: judge the takes between cuts separately (:func:`evalkit.motion.trim.find_cuts`:
+            the body moves farther in one frame than a body can, e.g. a file of several takes
+            or frames repeated without carrying the body on). No window spans a cut; the clip's
+            naturalness is the time average of the takes' verdicts, weighted by their frames;
+            a take shorter than the model's ``min_clip_s`` is not judged; with ``drop_pops``
+            each take's own popped end frames are dropped too. The cuts are in
+            :attr:`MotionScore.cuts_s`. ``False`` judges the clip as one take.
     """
+    # long: one pass from a clip to its verdict; the cut/take bookkeeping reads best in one place
+    from evalkit.features.body import REFERENCE_HEIGHT_M
+    from evalkit.motion import skeleton_height
+    from evalkit.motion.trim import drop_end_pops, find_cuts
+
     check_is_fitted(model, "inner_")
+    scale = skeleton_height(motion) / REFERENCE_HEIGHT_M
     head = 0
     if drop_pops:
-        from evalkit.motion.trim import drop_end_pops
-        from evalkit.motion import skeleton_height
-        from evalkit.features.body import REFERENCE_HEIGHT_M
-
-        motion, head, _ = drop_end_pops(motion, skeleton_height(motion) / REFERENCE_HEIGHT_M)
-    table = window_features(motion, model.window, roles)
+        motion, head, _ = drop_end_pops(motion, scale)
+    cuts = find_cuts(motion.positions, motion.fps, scale) if split_cuts else np.zeros(0, dtype=np.int64)
+    bounds = [0, *cuts.tolist(), motion.n_frames]
+    takes = [(a, b) for a, b in zip(bounds[:-1], bounds[1:])
+             if not len(cuts) or (b - a) / motion.fps >= model.window.min_clip_s]
+    if not takes:
+        raise InputError(f"{motion.name or 'clip'}: {len(cuts)} cut(s) leave no take of at least "
+                         f"{model.window.min_clip_s:g} s to judge (cuts at frames {cuts.tolist()[:5]})")
+    tables = []
+    for a, b in takes:
+        take = motion if (a, b) == (0, motion.n_frames) else motion[a:b]
+        if drop_pops and len(cuts):  # each take is a clip: a reference pose at its start is not motion
+            take, h, _ = drop_end_pops(take, scale)
+            a += h
+        t = window_features(take, model.window, roles)
+        t["start_s"] += a / motion.fps
+        t["end_s"] += a / motion.fps
+        tables.append(t)
+    table = pd.concat(tables, ignore_index=True)
+    ids = np.repeat(np.arange(len(tables)), [len(t) for t in tables])
     p = model.predict_proba(table)[:, 1]
-    clips, local = model._judge_clips(table, np.zeros(len(table), dtype=int))
-    clip = clips.iloc[0]
-    w = int(clip["worst_window"])
+    verdicts, local = model._judge_clips(table, ids)
+    frames = np.array([b - a for a, b in takes], dtype=float)
+    naturalness = float(np.sum(verdicts["naturalness"].to_numpy() * frames) / frames.sum())
+    worst = verdicts.iloc[int(np.argmin(verdicts["worst_stretch_naturalness"].to_numpy()))]
+    w = int(np.argmin(p))
     shift = head / motion.fps
     windows = pd.DataFrame({"start_s": table["start_s"] + shift, "end_s": table["end_s"] + shift, "naturalness": p,
                             "local_naturalness": local})
     return MotionScore(
-        naturalness=float(clip["naturalness"]),
+        naturalness=naturalness,
         worst_start_s=float(windows["start_s"].iloc[w]),
         worst_end_s=float(windows["end_s"].iloc[w]),
-        worst_naturalness=float(clip["worst_naturalness"]),
+        worst_naturalness=float(p[w]),
         windows=windows,
-        worst_stretch_start_s=float(windows["start_s"].iloc[int(clip["worst_stretch_first"])]),
-        worst_stretch_end_s=float(windows["end_s"].iloc[int(clip["worst_stretch_last"])]),
-        worst_stretch_naturalness=float(clip["worst_stretch_naturalness"]),
+        worst_stretch_start_s=float(windows["start_s"].iloc[int(worst["worst_stretch_first"])]),
+        worst_stretch_end_s=float(windows["end_s"].iloc[int(worst["worst_stretch_last"])]),
+        worst_stretch_naturalness=float(worst["worst_stretch_naturalness"]),
+        cuts_s=tuple(float(c / motion.fps + shift) for c in cuts),
     )
 
 

@@ -35,7 +35,10 @@ def add_model_columns(table: pd.DataFrame, model_path: str | None = None, load_k
     least natural window, seconds from the clip's first frame), ``worst_window_naturalness``,
     and ``worst_stretch_start_s`` / ``worst_stretch_end_s`` / ``worst_stretch_naturalness``
     (the least natural stretch of ``stretch_s`` seconds and its verdict; the whole clip if it
-    is shorter). Rows that already carry an error, or whose clip the model cannot score (e.g.
+    is shorter), and ``cuts`` (how many times the clip cuts to a new take: the body jumps
+    farther in one frame than a body can, e.g. a file of several takes or a clip repeated
+    without carrying the body on; each take is judged on its own, see
+    :func:`~evalkit.models.discriminator.score_naturalness`). Rows that already carry an error, or whose clip the model cannot score (e.g.
     shorter than 0.5 s), get NaN and, in the latter case, a message in ``error``.
 
     Args:
@@ -54,7 +57,7 @@ def add_model_columns(table: pd.DataFrame, model_path: str | None = None, load_k
     model, _ = load_model(model_path)
     out = table.copy()
     cols = {"naturalness": [], "worst_window_start_s": [], "worst_window_end_s": [], "worst_window_naturalness": [],
-            "worst_stretch_start_s": [], "worst_stretch_end_s": [], "worst_stretch_naturalness": []}
+            "worst_stretch_start_s": [], "worst_stretch_end_s": [], "worst_stretch_naturalness": [], "cuts": []}
     errors = list(out["error"]) if "error" in out.columns else [""] * len(out)
     rows = enumerate(out.iterrows())
     if progress:
@@ -71,7 +74,7 @@ def add_model_columns(table: pd.DataFrame, model_path: str | None = None, load_k
                 if frames_dir:
                     _add_to_trace(row["path"], frames_dir, system, s)
                 vals = [s.naturalness, s.worst_start_s, s.worst_end_s, s.worst_naturalness,
-                        s.worst_stretch_start_s, s.worst_stretch_end_s, s.worst_stretch_naturalness]
+                        s.worst_stretch_start_s, s.worst_stretch_end_s, s.worst_stretch_naturalness, len(s.cuts_s)]
             except EvalkitError as exc:
                 errors[i] = f"naturalness: {exc}"
                 if frames_dir:

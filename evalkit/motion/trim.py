@@ -1,10 +1,16 @@
-"""Trim a pose pop at the ends of a clip (an operation on a :class:`Motion`).
+"""Trim a pose pop at the ends of a clip, and find cuts inside it (operations on a :class:`Motion`).
 
 Some exports prepend a reference pose (the cgspeed CMU BVH conversions start with a T-pose at
 frame 0; the Reallusion retargets too). Such a frame is not motion and would dominate velocity,
 skate and physics metrics. We drop an end frame only when the jump into it is a *pop*: some joint
 moves, relative to the root, faster than ``speed`` m/s (1.75 m body, scaled) **and** more than
 ``ratio`` times the clip's median of that quantity. File names are never consulted.
+
+A *cut* (:func:`find_cuts`) is a frame step in which the whole body moves farther than a body
+can move in that time: a file holding several takes one after another, or a clip whose frames
+were repeated without carrying the body on, "teleports" there. It is an edit, not motion, so the
+naturalness verdict judges the takes on either side separately and reports the cut
+(:func:`evalkit.models.discriminator.score_naturalness`).
 """
 
 from __future__ import annotations
@@ -64,3 +70,45 @@ def drop_end_pops(motion: Motion, scale: float = 1.0, config: PopConfig | None =
     if head == 0 and tail == 0:
         return motion, 0, 0
     return motion.slice(head, motion.n_frames - tail), head, tail
+
+
+@dataclass(frozen=True)
+class CutConfig:
+    """When a frame step is a cut: the body's centre (mean of all joint positions) moves more
+    than ``distance`` metres **and** faster than ``speed`` m/s (both scaled by body height /
+    1.75 m) **and** more than ``ratio`` times the clip's median step.
+
+    15 m/s is faster than any human runs (sprint peaks are about 12 m/s) and 0.8 m is about half
+    a body height in one frame, so natural capture has none (tested on every clip here). A jump
+    out of ``stall_frames`` or more frames in which no joint moved (less than 10 µm) is not a
+    cut but a dropped-frames stall (a generator's or player's freeze: the body holds, then jumps
+    to where the motion has got to), which is motion gone wrong and is judged as such.
+    """
+
+    distance: float = 0.8
+    speed: float = 15.0
+    ratio: float = 8.0
+    stall_frames: int = 3
+
+
+def find_cuts(positions: np.ndarray, fps: float, scale: float = 1.0, config: CutConfig | None = None) -> np.ndarray:
+    """Frames at which a new take starts: ``(cuts,)`` sorted frame indices ``i`` (the step from
+    frame ``i - 1`` to frame ``i`` is a cut, :class:`CutConfig`); empty for a continuous clip.
+
+    Args:
+        positions: ``(frames, joints, 3)`` world positions, metres.
+        fps: frames per second.
+        scale: body height / 1.75 m (:func:`evalkit.features.body.body_index`'s ``scale``).
+    """
+    cfg = config or CutConfig()
+    if positions.shape[0] < 3:
+        return np.zeros(0, dtype=np.int64)
+    step = norm(np.diff(positions.mean(axis=1), axis=0))
+    limit = max(cfg.distance * scale, cfg.speed * scale / fps, cfg.ratio * float(np.median(step)))
+    jumps = np.flatnonzero(step > limit)
+    if len(jumps) and cfg.stall_frames > 0:
+        still = norm(np.diff(positions, axis=0)).max(axis=1) < 1e-5  # (frames - 1,) no joint moved
+        k = cfg.stall_frames
+        stalled = [i >= k and bool(still[i - k:i].all()) for i in jumps]
+        jumps = jumps[~np.asarray(stalled, dtype=bool)]
+    return jumps.astype(np.int64) + 1

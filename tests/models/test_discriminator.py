@@ -215,8 +215,13 @@ def test_a_reference_pose_at_frame_0_is_not_judged(model, walk30):
     plain, judged = score_naturalness(model, walk30), score_naturalness(model, posed)
     assert abs(judged.naturalness - plain.naturalness) < 1e-9
     assert np.allclose(judged.windows["start_s"], plain.windows["start_s"] + 1 / walk30.fps)
-    # judging every frame sees the jump: the clip looks less natural
-    assert score_naturalness(model, posed, drop_pops=False).naturalness < plain.naturalness
+    # judging every frame as one take sees the jump: the clip looks less natural
+    assert score_naturalness(model, posed, drop_pops=False, split_cuts=False).naturalness < plain.naturalness
+    # the bind pose stands at the origin, metres from the walk: without pop removal that jump is
+    # a cut, and a one-frame take is too short to judge
+    kept = score_naturalness(model, posed, drop_pops=False)
+    assert kept.cuts_s == (pytest.approx(1 / walk30.fps),)
+    assert abs(kept.naturalness - plain.naturalness) < 1e-9
 
 
 def test_worst_window_finds_the_cut(model, walk30):
@@ -339,9 +344,10 @@ def test_add_model_columns(cmu_dir, tmp_path):
         "error": ["", "", "x.bvh: file not found", ""],
     })
     out = add_model_columns(table, "default")
-    assert list(out.columns[-7:]) == ["naturalness", "worst_window_start_s", "worst_window_end_s",
+    assert list(out.columns[-8:]) == ["naturalness", "worst_window_start_s", "worst_window_end_s",
                                       "worst_window_naturalness", "worst_stretch_start_s",
-                                      "worst_stretch_end_s", "worst_stretch_naturalness"]
+                                      "worst_stretch_end_s", "worst_stretch_naturalness", "cuts"]
+    assert out["cuts"].iloc[:2].tolist() == [0, 0]  # continuous capture has no cut
     # 131_03 (9.2 s) is longer than a stretch (6 s); 16_15 (3.9 s) is one stretch, the whole clip
     assert out["worst_stretch_end_s"].iloc[1] - out["worst_stretch_start_s"].iloc[1] == pytest.approx(6.0, abs=0.5)
     assert out["worst_stretch_naturalness"].iloc[0] == pytest.approx(out["naturalness"].iloc[0])

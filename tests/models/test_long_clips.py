@@ -159,3 +159,63 @@ def test_score_frames_traces_carry_the_local_naturalness(cmu_dir, tmp_path):
     # the clip the model could not score keeps its trace, with the columns empty
     assert traces["tiny"][["naturalness_window", "naturalness_local"]].isna().all().all()
     assert "naturalness" in table.loc["tiny", "error"]
+
+
+def _tile(m: Motion, copies: int) -> Motion:
+    """The clip's frames played ``copies`` times over, as a clip is naively repeated."""
+    return m.with_(rotations=np.concatenate([m.rotations] * copies),
+                   translations=np.concatenate([m.translations] * copies))
+
+
+@pytest.mark.parametrize("name", ["16_15.amc", "07_05-walk.amc", "09_06-run.amc"])
+def test_clip_repeated_frame_for_frame_scores_as_the_clip(model, cmu_dir, name):
+    """Real walks and a run repeated ten times frame for frame: the body jumps back metres at
+    every repeat, a cut to a new take, and each take is judged as the clip is."""
+    m = load_motion(cmu_dir / name)
+    one, ten = score_naturalness(model, m), score_naturalness(model, _tile(m, 10))
+    assert len(ten.cuts_s) == 9 and one.cuts_s == ()
+    assert np.allclose(np.diff(ten.cuts_s), m.duration)
+    assert abs(ten.naturalness - one.naturalness) <= 0.005, (one.naturalness, ten.naturalness)
+    # no window spans a cut (window times are at the model's 30 frames/s: within a frame of it)
+    w, tol = ten.windows, 1.0 / model.window.fps + 1e-9
+    assert not ((w["start_s"].to_numpy()[:, None] < np.array(ten.cuts_s) - tol)
+                & (w["end_s"].to_numpy()[:, None] > np.array(ten.cuts_s) + tol)).any()
+    # judged as one take, every repeat is a jump of metres: far less natural
+    assert score_naturalness(model, _tile(m, 10), split_cuts=False).naturalness < one.naturalness - 0.5
+
+
+def test_two_takes_in_one_file_are_judged_each_on_its_own(model, cmu_dir):
+    """A real take cut in two and its second part moved 5 m away, in one clip: the verdict is the
+    frame-weighted mean of the two parts' own verdicts, and the cut is reported where it is."""
+    walk = resample(load_motion(cmu_dir / "01_01.bvh")[1:], 30)  # 22.9 s; frame 0 is a T-pose
+    first, later = walk[:300], walk[300:]
+    moved = later.translations.copy()
+    moved[:, 0, 0] += 5.0  # the root only
+    later = later.with_(translations=moved)
+    both = concatenate([first, later])
+    s = score_naturalness(model, both)
+    assert len(s.cuts_s) == 1 and s.cuts_s[0] == pytest.approx(300 / 30)
+    p1, p2 = score_naturalness(model, both[:300]), score_naturalness(model, both[300:])
+    expect = (p1.naturalness * first.n_frames + p2.naturalness * later.n_frames) / both.n_frames
+    assert s.naturalness == pytest.approx(expect, abs=1e-9)
+    assert s.worst_stretch_naturalness == pytest.approx(min(p1.worst_stretch_naturalness, p2.worst_stretch_naturalness))
+
+
+def test_score_reports_cuts(cmu_dir, tmp_path, capsys):
+    """Through the command, as a user scores a file: the ``cuts`` column and a note."""
+    import pandas as pd
+
+    from evalkit.cli import main
+    from evalkit.motion.bvh import write_bvh
+
+    m = resample(load_motion(cmu_dir / "16_15.amc"), 30)
+    clips = tmp_path / "clips"
+    clips.mkdir()
+    write_bvh(m, clips / "once.bvh")
+    write_bvh(_tile(m, 10), clips / "ten.bvh")
+    assert main(["score", str(clips), "--model", "default", "-q", "-o", str(tmp_path / "s.csv")]) == 0
+    err = capsys.readouterr().err
+    table = pd.read_csv(tmp_path / "s.csv").set_index("clip")
+    assert table.loc["once", "cuts"] == 0 and table.loc["ten", "cuts"] == 9
+    assert abs(table.loc["ten", "naturalness"] - table.loc["once", "naturalness"]) <= 0.005
+    assert "1 clip(s) cut to a new take" in err and "Traceback" not in err

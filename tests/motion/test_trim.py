@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from evalkit.features.body import body_index
 from evalkit.features.score import score_motion
@@ -36,3 +37,45 @@ def test_trimmed_clip_keeps_the_solved_positions(cmu_dir):
     fresh = clean.with_(rotations=clean.rotations, translations=clean.translations)
     assert np.allclose(fresh.positions, clean.positions, atol=1e-12)
     assert not clean.rotations.flags.writeable and not clean.positions.flags.writeable
+
+
+def _tile(m, copies):
+    """The clip's frames played ``copies`` times over (the body jumps back at every repeat)."""
+    return m.with_(rotations=np.concatenate([m.rotations] * copies),
+                   translations=np.concatenate([m.translations] * copies))
+
+
+def test_no_cut_in_continuous_capture(cmu_dir):
+    from evalkit.motion.trim import find_cuts
+
+    for path in sorted(cmu_dir.glob("*.amc")) + sorted(cmu_dir.glob("*.bvh")):
+        m = load_motion(path)
+        clean, _, _ = drop_end_pops(m, body_index(m).scale)
+        assert len(find_cuts(clean.positions, clean.fps, body_index(m).scale)) == 0, path.name
+
+
+@pytest.mark.parametrize("name", ["16_15.amc", "07_05-walk.amc", "09_06-run.amc"])
+def test_a_clip_repeated_frame_for_frame_cuts_at_every_repeat(cmu_dir, name):
+    """A walk or run repeated frame for frame jumps back metres at every repeat: a cut there and
+    nowhere else, at 30 and at 120 frames/s (09_06 is captured at 120)."""
+    from evalkit.motion.trim import find_cuts
+
+    m = load_motion(cmu_dir / name)
+    m, _, _ = drop_end_pops(m, body_index(m).scale)
+    cuts = find_cuts(_tile(m, 4).positions, m.fps, body_index(m).scale)
+    assert cuts.tolist() == [m.n_frames, 2 * m.n_frames, 3 * m.n_frames]
+
+
+def test_a_dropped_frames_stall_is_not_a_cut(cmu_dir):
+    """The body holds a frame, then jumps to where the walk has got to: the jump is as far as a
+    cut's, but it comes out of frozen frames, so it is motion gone wrong, not a new take."""
+    from evalkit.models.corruptions import corrupt
+    from evalkit.motion.trim import CutConfig, find_cuts
+
+    m = load_motion(cmu_dir / "07_05-walk.amc")
+    scale = body_index(m).scale
+    stalled = corrupt(m, "freeze", 1.0, seed=0, mode="body").motion
+    step = np.linalg.norm(np.diff(stalled.positions.mean(axis=1), axis=0), axis=1)
+    assert step.max() > CutConfig().distance * scale  # the jump itself would pass for a cut
+    assert len(find_cuts(stalled.positions, stalled.fps, scale)) == 0
+    assert len(find_cuts(stalled.positions, stalled.fps, scale, CutConfig(stall_frames=0))) == 1

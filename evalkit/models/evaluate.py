@@ -174,10 +174,50 @@ def _fit_and_score(model: NaturalnessDiscriminator, windows: pd.DataFrame, test_
     return fitted, fitted.predict_clip_proba(test_w, test_w["example"].to_numpy())
 
 
+def _fold_examples(data: EvalData, config: EvalConfig) -> list[tuple[pd.DataFrame, pd.DataFrame, list]]:
+    """Per fold of the grouped cross-validation: ``(training examples, test examples, test
+    groups)`` (metadata rows of :func:`_example_meta`, examples that made windows only)."""
+    train_meta, test_meta = _example_meta(data.train), _example_meta(data.test)
+    groups = np.array(sorted(set(train_meta["group"])))
+    k = min(config.n_splits, len(groups))
+    if k < 2:
+        raise InputError(f"cross-validation needs at least 2 groups, got {len(groups)}")
+    out = []
+    for a, b in GroupKFold(n_splits=k).split(groups, groups=groups):
+        train_groups, test_groups = set(groups[a]), set(groups[b])
+        out.append((train_meta[train_meta["group"].isin(train_groups) & data.train_ok],
+                    test_meta[test_meta["group"].isin(test_groups) & data.test_ok], sorted(test_groups)))
+    return out
+
+
+def fit_baselines(data: EvalData, config: EvalConfig = EvalConfig(),
+                  baselines: Sequence[BaselineSpec] | None = None) -> list[dict[str, tuple[np.ndarray, np.ndarray]]]:
+    """The baselines of every fold, fitted once: per fold ``{baseline: (scores of the fold's
+    training examples, scores of its test examples)}``, in the row order of
+    :func:`_fold_examples`. Only the baselines' thresholds depend on which corruption types are
+    in training (the natural-only models never see them), so every setting of
+    :func:`cross_validate` shares these fits (pass them as ``baseline_fits``)."""
+    from sklearn.base import clone
+
+    baselines = default_baselines(config.window, config.seed) if baselines is None else baselines
+    fits = []
+    for tr_ex, te_ex, _ in _fold_examples(data, config):
+        fold = {}
+        for bl in baselines:
+            est = clone(bl.estimator)
+            ptr = [data.baseline_train[bl.name][i] for i in tr_ex["example"]]
+            est.fit(ptr, tr_ex["clip_natural"].to_numpy())
+            fold[bl.name] = (est.score_samples(ptr),
+                             est.score_samples([data.baseline_test[bl.name][i] for i in te_ex["example"]]))
+        fits.append(fold)
+    return fits
+
+
 def cross_validate(data: EvalData, config: EvalConfig = EvalConfig(),
                    baselines: Sequence[BaselineSpec] | None = None, progress: bool = True,
                    models_out: dict | None = None, include_seen: bool = True, jobs: int = 1,
-                   only: Sequence[str] | None = None) -> pd.DataFrame:
+                   only: Sequence[str] | None = None,
+                   baseline_fits: list[dict[str, tuple[np.ndarray, np.ndarray]]] | None = None) -> pd.DataFrame:
     """Grouped cross-validation, seen types and (``config.loco``) leave-one-type-out.
 
     Returns a tidy table, one row per (setting, fold, test example, method): ``setting``
@@ -188,43 +228,35 @@ def cross_validate(data: EvalData, config: EvalConfig = EvalConfig(),
     ``include_seen=False`` runs only the leave-one-type-out settings (when the seen-types rows
     were computed before); ``only`` runs only the named settings (e.g. ``["loco:freeze"]``).
     ``jobs``: discriminator fits run in this many processes at once (joblib); every fit is
-    seeded and single-threaded, so the result does not depend on ``jobs``.
+    seeded and single-threaded, so the result does not depend on ``jobs``. ``baseline_fits``:
+    the baselines' fits from :func:`fit_baselines` (same data and config), so that runs of
+    single settings do not fit them again; the rows are the same either way.
     """
     from joblib import Parallel, delayed
-    from sklearn.base import clone
 
     baselines = default_baselines(config.window, config.seed) if baselines is None else baselines
     tw, sw = data.train_windows, data.test_windows
-    train_meta, test_meta = _example_meta(data.train), _example_meta(data.test)
-    groups = np.array(sorted(set(train_meta["group"])))
-    k = min(config.n_splits, len(groups))
-    if k < 2:
-        raise InputError(f"cross-validation needs at least 2 groups, got {len(groups)}")
-    types = [t for t in config.train.types if t in set(train_meta["corruption"])]
+    folds = _fold_examples(data, config)
+    if baseline_fits is None:  # fitted once per fold: only the thresholds depend on the setting
+        baseline_fits = fit_baselines(data, config, baselines)
+    if len(baseline_fits) != len(folds) or any(set(f) != {bl.name for bl in baselines} for f in baseline_fits):
+        raise InputError("baseline_fits do not match these folds and baselines: make them with fit_baselines() "
+                         "on the same data and config")
+    present = {e.provenance.corruption for e in data.train}
+    types = [t for t in config.train.types if t in present]
     settings = ([("seen", None)] if include_seen else []) + ([(f"loco:{t}", t) for t in types] if config.loco else [])
     if only is not None:
         settings = [(s, h) for s, h in settings if s in set(only)]
-    folds = list(GroupKFold(n_splits=k).split(groups, groups=groups))
     rows = []
     tasks = []  # (fold, setting, held, test selection, training labels/mask)
-    for f_i, (a, b) in enumerate(folds):
-        train_groups, test_groups = set(groups[a]), set(groups[b])
-        tr_ex = train_meta[train_meta["group"].isin(train_groups) & data.train_ok]
-        te_ex = test_meta[test_meta["group"].isin(test_groups) & data.test_ok]
-        # baselines: fitted once per fold (the natural-only GMM does not see corruption types;
-        # only the thresholds depend on which types are in training)
-        base_scores_train, base_scores_test = {}, {}
-        for bl in baselines:
-            est = clone(bl.estimator)
-            ptr = [data.baseline_train[bl.name][i] for i in tr_ex["example"]]
-            est.fit(ptr, tr_ex["clip_natural"].to_numpy())
-            base_scores_train[bl.name] = est.score_samples(ptr)
-            base_scores_test[bl.name] = est.score_samples([data.baseline_test[bl.name][i] for i in te_ex["example"]])
+    for f_i, (tr_ex, te_ex, test_groups) in enumerate(folds):
+        base_scores_train = {name: v[0] for name, v in baseline_fits[f_i].items()}
+        base_scores_test = {name: v[1] for name, v in baseline_fits[f_i].items()}
         for setting, held in settings:
             tr_mask = tr_ex["corruption"] != held if held else np.ones(len(tr_ex), dtype=bool)
             te_mask = (te_ex["corruption"].isin(["none", held]) if held else np.ones(len(te_ex), dtype=bool))
             te_sel = te_ex[te_mask]
-            tasks.append((f_i, setting, held, te_sel, tr_ex[tr_mask], sorted(test_groups)))
+            tasks.append((f_i, setting, held, te_sel, tr_ex[tr_mask], test_groups))
             y_tr = tr_ex[tr_mask]["clip_natural"].to_numpy()
             for bl in baselines:
                 s_tr = base_scores_train[bl.name][np.asarray(tr_mask)]
@@ -749,13 +781,15 @@ class _Stages:
         return value, False
 
 
+# long: one stage after another, each stamped, stored and reported; splitting it would scatter the order
 def run_evaluation(clips: Sequence[NaturalClip], out_dir: Path, config: EvalConfig = EvalConfig(),
                    jobs: int = 1, progress: bool = True, rig_transfer_test: bool = True,
-                   resume: bool = True) -> list[Path]:  # long: one stage after another, each stamped and reported
+                   resume: bool = True) -> list[Path]:
     """The whole evaluation (:func:`write_report`) in stages, the report rewritten after each,
     so a long run that is stopped keeps what finished.
 
-    1. examples and window tables, prepared once (:func:`prepare_data`) and shared by every fit;
+    1. examples and window tables, prepared once (:func:`prepare_data`) and shared by every fit,
+       and the baselines of every fold, fitted once (:func:`fit_baselines`) for every setting;
     2. seen-types cross-validation and the evaluation by length -> a first complete report;
     3. leave-one-type-out, one type at a time -> the report after each type;
     4. the rig transfer (:func:`leave_one_rig_out`) -> the final report.
@@ -787,9 +821,19 @@ def run_evaluation(clips: Sequence[NaturalClip], out_dir: Path, config: EvalConf
             data_cache.append(d)
         return data_cache[0]
 
+    base_cache: list = []
+
+    def base():  # the baselines of every fold, fitted once for all settings
+        if not base_cache:
+            b, resumed = stages.get("baselines", lambda: fit_baselines(data(), config))
+            stamp("baselines fitted", resumed)
+            base_cache.append(b)
+        return base_cache[0]
+
     def seen():
         models: dict = {}
-        sc = cross_validate(data(), replace(config, loco=False), progress=progress, models_out=models, jobs=jobs)
+        sc = cross_validate(data(), replace(config, loco=False), progress=progress, models_out=models, jobs=jobs,
+                            baseline_fits=base())
         present = {e.provenance.corruption for e in data().train}
         return sc, models, [t for t in config.train.types if t in present]
 
@@ -814,7 +858,8 @@ def run_evaluation(clips: Sequence[NaturalClip], out_dir: Path, config: EvalConf
     if config.loco:
         for i, t in enumerate(types):
             part, resumed = stages.get(f"loco-{t}", lambda t=t: cross_validate(
-                data(), config, progress=progress, include_seen=False, jobs=jobs, only=[f"loco:{t}"]))
+                data(), config, progress=progress, include_seen=False, jobs=jobs, only=[f"loco:{t}"],
+                baseline_fits=base()))
             scores = pd.concat([scores, part], ignore_index=True)
             stamp(f"leave-one-type-out {t}", resumed)
             rest = types[i + 1:]

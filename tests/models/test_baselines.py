@@ -164,6 +164,15 @@ def test_parallel_preparation_fits_and_staged_report_give_the_serial_results(cli
     serial = cross_validate(data, cfg, progress=False)
     parallel = cross_validate(data, cfg, progress=False, jobs=2)
     pd.testing.assert_frame_equal(serial, parallel)
+    # the baselines fitted once and shared by single-setting runs give the same rows
+    from evalkit.models.evaluate import fit_baselines
+
+    fits = fit_baselines(data, cfg)
+    one = cross_validate(data, cfg, progress=False, include_seen=False, only=["loco:jitter"], baseline_fits=fits)
+    pd.testing.assert_frame_equal(one.reset_index(drop=True),
+                                  serial[serial["setting"] == "loco:jitter"].reset_index(drop=True))
+    with pytest.raises(InputError, match="fit_baselines"):
+        cross_validate(data, cfg, progress=False, baseline_fits=fits[:1])
     run_evaluation(few, tmp_path, cfg, jobs=2, progress=False, rig_transfer_test=False)
     staged = pd.read_csv(tmp_path / "scores.csv")
     assert set(staged["setting"]) == {"seen", "loco:jitter", "loco:foot_skate"}
@@ -180,7 +189,8 @@ def test_parallel_preparation_fits_and_staged_report_give_the_serial_results(cli
 
     stage_dir = tmp_path / "stages" / stage_key(few, cfg)
     stored = sorted(p.name for p in stage_dir.iterdir())
-    assert stored == ["examples.joblib", "loco-foot_skate.joblib", "loco-jitter.joblib", "seen.joblib"]
+    assert stored == ["baselines.joblib", "examples.joblib", "loco-foot_skate.joblib", "loco-jitter.joblib",
+                      "seen.joblib"]
     (stage_dir / "loco-foot_skate.joblib").unlink()
     (tmp_path / "scores.csv").unlink()
     run_evaluation(few, tmp_path, cfg, jobs=1, progress=False, rig_transfer_test=False)
@@ -189,6 +199,7 @@ def test_parallel_preparation_fits_and_staged_report_give_the_serial_results(cli
     report = (tmp_path / "report.md").read_text()
     assert "seen-types fits: resumed" in report and "leave-one-type-out jitter: resumed" in report
     assert "leave-one-type-out foot_skate: resumed" not in report
+    assert "baselines fitted: resumed" in report  # fitted once, in the first run, for every setting
     assert (stage_dir / "loco-foot_skate.joblib").exists()
     assert stage_key(few, replace(cfg, seed=1)) != stage_key(few, cfg)
     assert stage_key(few[:4], cfg) != stage_key(few, cfg)

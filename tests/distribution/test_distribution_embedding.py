@@ -133,7 +133,11 @@ def test_the_activation_is_part_of_the_protocol(cmu_dir):
     tanh = train_extractor(files, proto, TrainingSettings(**settings, activation="tanh"))
     leaky = train_extractor(files, proto, TrainingSettings(**settings))
     assert leaky.card["protocol"]["training"]["activation"] == "leaky_relu"
-    assert tanh.card["weights_sha256"] == old.card["weights_sha256"]
+    # the same weights; compared as numbers, not as bytes: the input mean's last bit depends on the
+    # CPU's summation kernels (seen: 5e-19 apart on another machine, every weight bit-identical)
+    assert set(tanh.weights) == set(old.weights)
+    for k, v in old.weights.items():
+        np.testing.assert_allclose(tanh.weights[k], v, rtol=0, atol=1e-12, err_msg=k)
     assert len({old.card["protocol_hash"], tanh.card["protocol_hash"], leaky.card["protocol_hash"]}) == 3
     assert leaky.card["weights_sha256"] != old.card["weights_sha256"]
     check_protocol(old, recorded={"extractor": old.card})

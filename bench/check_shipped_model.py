@@ -26,7 +26,8 @@ folder of ../shared/data/mocap and ../shared/data/gesture unless ``--dirs`` says
 * the foot-sliding twin: each such clip with every 5-s piece corrupted by ``foot_skate``
   (severity 0.5, :func:`~evalkit.models.lengths.corrupt_at_length`) against the clip itself
   (its cleaned twin): both means, the smallest margin, the share of pairs the twin wins;
-* a natural clip repeated ten times (seamless loops only) against the clip;
+* a natural clip repeated ten times (seamless loops only) against the clip (the stretch between
+  its loop points) and against that loop played once with its closing correction (each copy);
 * every clip's frames simply repeated ten times (``np.tile``, no loop, as a user would) against
   the clip, split by whether the repeats are cuts (the body jumps back, judged take by take).
 
@@ -158,7 +159,8 @@ def check_lengths(models: dict, folder: Path, lengths: tuple[float, ...], severi
             lc = natural_at_length(c.motion, 2 * c.motion.duration + 1)  # a loop: its seam measures
             if not lc.seamless:
                 continue
-            for version, m in (("x1", c.motion[i:j]), ("x10", repeat_loop(c.motion, i, j, 10))):
+            for version, m in (("x1", c.motion[i:j]), ("x1c", repeat_loop(c.motion, i, j, 1)),
+                               ("x10", repeat_loop(c.motion, i, j, 10))):
                 try:
                     v = score_naturalness(model, m, drop_pops=False).naturalness
                 except InputError:
@@ -229,7 +231,7 @@ def _print_lengths(scores: pd.DataFrame, folder: Path) -> None:
         if "seam_window" in nat:
             tab["seam_windows"] = nat.groupby("length_s")["seam_window"].mean()
             tab["other_windows"] = nat.groupby("length_s")["other_window"].mean()
-        for kind in sorted(set(s["version"]) - {"none", "x1", "x10", "excerpt", "whole", "tile10"}):
+        for kind in sorted(set(s["version"]) - {"none", "x1", "x1c", "x10", "excerpt", "whole", "tile10"}):
             pair = nat.merge(s[s["version"] == kind], on=["clip", "length_s"], suffixes=("", "_bad"))
             g = pair.assign(margin=pair["naturalness"] - pair["naturalness_bad"]).groupby("length_s")
             tab[f"{kind}_mean"] = g["naturalness_bad"].mean()
@@ -241,6 +243,11 @@ def _print_lengths(scores: pd.DataFrame, folder: Path) -> None:
             d = x["x10"] - x["x1"]
             print(f"clip x10 vs clip ({len(x)} seamless loops): largest |difference| {d.abs().max():.3f}, "
                   f"mean difference {d.mean():+.3f}, within 0.05: {int((d.abs() <= 0.05).sum())}/{len(x)}")
+        x = s[s["version"].isin(["x1c", "x10"])].pivot(index="clip", columns="version", values="naturalness").dropna()
+        if len(x):  # each copy of x10 is this loop, its closing correction included
+            d = x["x10"] - x["x1c"]
+            print(f"clip x10 vs the loop once as `convert --loop 1` writes it ({len(x)}): largest |difference| "
+                  f"{d.abs().max():.3f}, mean difference {d.mean():+.3f}, within 0.05: {int((d.abs() <= 0.05).sum())}/{len(x)}")
         t = s[s["version"].isin(["whole", "tile10"])]
         if len(t):
             x = t.pivot(index="clip", columns="version", values="naturalness").dropna()

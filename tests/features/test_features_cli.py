@@ -212,3 +212,21 @@ def test_score_model_reads_clips_with_the_same_roles(cmu_dir, tmp_path):
     assert main(["score", str(odd), "-o", str(out), "-q", "--model", "default", "--roles", str(roles)]) == 0
     row = pd.read_csv(out, keep_default_na=False).iloc[0]
     assert row["error"] == "" and 0 <= float(row["naturalness"]) <= 1
+
+
+def test_plot_timeline_draws_the_cuts(cmu_dir, tmp_path, monkeypatch):
+    """A walk's frames repeated three times: the verdict has two cuts, drawn as vertical lines at
+    their times on every panel and named in the title."""
+    from evalkit.models.discriminator import score_naturalness
+    from evalkit.models.training import load_model
+    from evalkit.motion import load_motion
+
+    m = load_motion(cmu_dir / "16_15.amc")
+    motion = m.with_(rotations=np.concatenate([m.rotations] * 3), translations=np.concatenate([m.translations] * 3))
+    verdict = score_naturalness(load_model("default")[0], motion)
+    assert len(verdict.cuts_s) == 2
+    axes = _timeline_axes(motion, verdict, tmp_path, monkeypatch)
+    for ax in axes:
+        xs = [ln.get_xdata()[0] for ln in ax.lines if ln.get_linestyle() == ":" and ln.get_color() == "k"]
+        assert np.allclose(xs, verdict.cuts_s)
+    assert "2 cut(s) to a new take" in axes[0].figure.get_suptitle()

@@ -31,6 +31,11 @@ folder of ../shared/data/mocap and ../shared/data/gesture unless ``--dirs`` says
 * every clip's frames simply repeated ten times (``np.tile``, no loop, as a user would) against
   the clip, split by whether the repeats are cuts (the body jumps back, judged take by take).
 
+Both repeats are reported twice: judged frame by frame (``fold_repeats=False``: the model on every
+window, the measure of its own length behaviour) and as ``evalkit score`` scores them (found to be
+copies of one stretch and judged on the first copy, which equals the once-played clip by
+construction). Natural clips brought to a length are always judged frame by frame.
+
     .venv/bin/python bench/check_shipped_model.py --lengths 5,20,60 [--out DIR]
 
 With ``--lengths-auc`` it scores every corruption type by length: the natural clips of the
@@ -123,7 +128,7 @@ def check_lengths(models: dict, folder: Path, lengths: tuple[float, ...], severi
     rows = []
     for name, model in models.items():
         for L, ex in examples:
-            s = score_naturalness(model, ex.motion, drop_pops=False)
+            s = score_naturalness(model, ex.motion, drop_pops=False, fold_repeats=False)  # the model on every frame
             row = {"model": name, "folder": folder.name, "clip": ex.segment.rsplit("@", 1)[0], "length_s": L,
                    "version": ex.provenance.corruption, "naturalness": s.naturalness,
                    "worst_stretch": s.worst_stretch_naturalness}
@@ -159,10 +164,11 @@ def check_lengths(models: dict, folder: Path, lengths: tuple[float, ...], severi
             lc = natural_at_length(c.motion, 2 * c.motion.duration + 1)  # a loop: its seam measures
             if not lc.seamless:
                 continue
-            for version, m in (("x1", c.motion[i:j]), ("x1c", repeat_loop(c.motion, i, j, 1)),
-                               ("x10", repeat_loop(c.motion, i, j, 10))):
+            x10 = repeat_loop(c.motion, i, j, 10)
+            for version, m, fold in (("x1", c.motion[i:j], True), ("x1c", repeat_loop(c.motion, i, j, 1), True),
+                                     ("x10", x10, False), ("x10_folded", x10, True)):
                 try:
-                    v = score_naturalness(model, m, drop_pops=False).naturalness
+                    v = score_naturalness(model, m, drop_pops=False, fold_repeats=fold).naturalness
                 except InputError:
                     break
                 rows.append({"model": name, "folder": folder.name, "clip": c.motion.name, "length_s": m.duration,
@@ -171,13 +177,16 @@ def check_lengths(models: dict, folder: Path, lengths: tuple[float, ...], severi
         for c in clips:  # the clip's frames repeated ten times, as a user would (np.tile): no loop, no seam test
             try:
                 v1 = score_naturalness(model, c.motion).naturalness
-                s10 = score_naturalness(model, tile(c.motion, 10))
+                s10 = score_naturalness(model, tile(c.motion, 10), fold_repeats=False)
+                f10 = score_naturalness(model, tile(c.motion, 10))
             except InputError:
                 continue
-            for version, v, m, cuts in (("whole", v1, c.motion, 0), ("tile10", s10.naturalness, None, len(s10.cuts_s))):
+            for version, v, m, cuts, copies in (("whole", v1, c.motion, 0, 1.0),
+                                                ("tile10", s10.naturalness, None, len(s10.cuts_s), s10.copies),
+                                                ("tile10_folded", f10.naturalness, None, len(f10.cuts_s), f10.copies)):
                 rows.append({"model": name, "folder": folder.name, "clip": c.motion.name,
                              "length_s": c.motion.duration * (1 if m is not None else 10), "version": version,
-                             "naturalness": v, "construction": "tile", "cuts": cuts, "rig": c.rig,
+                             "naturalness": v, "construction": "tile", "cuts": cuts, "copies": copies, "rig": c.rig,
                              "joint_names": ",".join(c.motion.skeleton.names)})
     return pd.DataFrame(rows)
 
@@ -231,7 +240,8 @@ def _print_lengths(scores: pd.DataFrame, folder: Path) -> None:
         if "seam_window" in nat:
             tab["seam_windows"] = nat.groupby("length_s")["seam_window"].mean()
             tab["other_windows"] = nat.groupby("length_s")["other_window"].mean()
-        for kind in sorted(set(s["version"]) - {"none", "x1", "x1c", "x10", "excerpt", "whole", "tile10"}):
+        for kind in sorted(set(s["version"]) - {"none", "x1", "x1c", "x10", "x10_folded", "excerpt", "whole", "tile10",
+                                                "tile10_folded"}):
             pair = nat.merge(s[s["version"] == kind], on=["clip", "length_s"], suffixes=("", "_bad"))
             g = pair.assign(margin=pair["naturalness"] - pair["naturalness_bad"]).groupby("length_s")
             tab[f"{kind}_mean"] = g["naturalness_bad"].mean()
@@ -241,24 +251,34 @@ def _print_lengths(scores: pd.DataFrame, folder: Path) -> None:
         x = s[s["version"].isin(["x1", "x10"])].pivot(index="clip", columns="version", values="naturalness").dropna()
         if len(x):
             d = x["x10"] - x["x1"]
-            print(f"clip x10 vs clip ({len(x)} seamless loops): largest |difference| {d.abs().max():.3f}, "
+            print(f"clip x10 judged frame by frame vs clip ({len(x)} seamless loops): largest |difference| {d.abs().max():.3f}, "
                   f"mean difference {d.mean():+.3f}, within 0.05: {int((d.abs() <= 0.05).sum())}/{len(x)}")
         x = s[s["version"].isin(["x1c", "x10"])].pivot(index="clip", columns="version", values="naturalness").dropna()
         if len(x):  # each copy of x10 is this loop, its closing correction included
             d = x["x10"] - x["x1c"]
-            print(f"clip x10 vs the loop once as `convert --loop 1` writes it ({len(x)}): largest |difference| "
+            print(f"clip x10 judged frame by frame vs the loop once as `convert --loop 1` writes it ({len(x)}): largest |difference| "
                   f"{d.abs().max():.3f}, mean difference {d.mean():+.3f}, within 0.05: {int((d.abs() <= 0.05).sum())}/{len(x)}")
-        t = s[s["version"].isin(["whole", "tile10"])]
+        x = s[s["version"].isin(["x1c", "x10_folded"])].pivot(index="clip", columns="version", values="naturalness").dropna()
+        if len(x):  # as users score it: the loop recognised as copies and judged on the first
+            d = x["x10_folded"] - x["x1c"]
+            print(f"  as `evalkit score` scores it (copies judged once): largest |difference| "
+                  f"{d.abs().max():.3f}, within 0.05: {int((d.abs() <= 0.05).sum())}/{len(x)}")
+        t = s[s["version"].isin(["whole", "tile10", "tile10_folded"])]
         if len(t):
             x = t.pivot(index="clip", columns="version", values="naturalness").dropna()
             cut = set(t.loc[(t["version"] == "tile10") & (t["cuts"] > 0), "clip"])
+            folded = set(t.loc[(t["version"] == "tile10_folded") & (t["copies"] >= 9.999), "clip"])
             d = x["tile10"] - x["whole"]
+            df = x["tile10_folded"] - x["whole"]
             for label, sel in (("cut at every repeat (the body jumps back)", d.index.isin(cut)),
                                ("no cut (the body stays in place: the pose jumps)", ~d.index.isin(cut))):
                 if sel.any():
-                    print(f"whole clip repeated x10 frame for frame, {label}: {int(sel.sum())} clips, "
+                    print(f"whole clip repeated x10 frame for frame, judged frame by frame, {label}: {int(sel.sum())} clips, "
                           f"largest |difference| {d[sel].abs().max():.3f}, mean {d[sel].mean():+.3f}, "
                           f"within 0.05: {int((d[sel].abs() <= 0.05).sum())}/{int(sel.sum())}")
+                    print(f"  as `evalkit score` scores it (found to be 10 copies: {int(d.index[sel].isin(folded).sum())}/"
+                          f"{int(sel.sum())}): largest |difference| {df[sel].abs().max():.3f}, "
+                          f"within 0.05: {int((df[sel].abs() <= 0.05).sum())}/{int(sel.sum())}")
 
 
 def lengths_auc(models: dict, lengths: tuple[float, ...] = (5.0, 20.0, 60.0)) -> tuple[pd.DataFrame, pd.DataFrame]:

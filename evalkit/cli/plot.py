@@ -35,6 +35,8 @@ def register(sub) -> None:
     p.add_argument("--model", metavar="FILE",
                    help="add a panel of per-window naturalness from a model of 'evalkit train' "
                         "('default': the shipped model)")
+    p.add_argument("--judge-joins", action="store_true",
+                   help="with --model: judge a loop (copies of one stretch) frame by frame, joins included")
     add_load_options(p)
 
 
@@ -65,7 +67,8 @@ def run(args: argparse.Namespace) -> int:
 
         model, _ = load_model(args.model)
         roles = find_roles(motion.skeleton, overrides=cfg.roles, strict=True) if cfg.roles else None
-        verdict = score_naturalness(model, motion, roles, drop_pops=not args.keep_pops)
+        verdict = score_naturalness(model, motion, roles, drop_pops=not args.keep_pops,
+                                     fold_repeats=not args.judge_joins)
     out = plot_timeline(motion, args.out, cfg, dpi=args.dpi, verdict=verdict)
     print(f"wrote {out}", file=sys.stderr)
     return 0

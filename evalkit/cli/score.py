@@ -49,6 +49,10 @@ def register(sub) -> None:
                    help="also judge each clip with a naturalness discriminator from 'evalkit train' "
                         "('default': the shipped model): adds naturalness (calibrated probability "
                         "that the clip looks natural) and its least natural window")
+    p.add_argument("--judge-joins", action="store_true",
+                   help="with --model: judge a clip that is copies of one stretch (a loop) frame by frame, "
+                        "the joins between copies included; default: its first copy's verdict, the joins "
+                        "not judged (see the copies column)")
     g = p.add_argument_group("metric settings (physical units, for a 1.75 m body; scaled by body height)")
     g.add_argument("--ground-level", type=float, default=None, metavar="Y",
                    help="world height (m) of the lowest foot joint when planted; default: estimated per clip")
@@ -169,7 +173,7 @@ def run(args: argparse.Namespace) -> int:
         from evalkit.models.naturalness import add_model_columns
 
         table = add_model_columns(table, args.model, load_kwargs(args), cfg.roles, drop_pops=not args.keep_pops,
-                                  progress=not args.quiet, frames_dir=args.frames, system=args.system)
+                                  fold_repeats=not args.judge_joins, progress=not args.quiet, frames_dir=args.frames, system=args.system)
     failed = int((table["error"] != "").sum())
     if args.out:
         write_table(table, args.out)
@@ -182,6 +186,10 @@ def run(args: argparse.Namespace) -> int:
     if cut:
         print(f"evalkit: note: {cut} clip(s) cut to a new take (the body jumps farther in one frame than a body "
               "can): each take was judged on its own; see the cuts column", file=sys.stderr)
+    looped = int((table["copies"] > 1).sum()) if "copies" in table else 0
+    if looped:
+        print(f"evalkit: note: {looped} clip(s) are copies of one stretch played over (a loop): each was judged "
+              "on its first copy, once, and the joins between copies were not; see the copies column", file=sys.stderr)
     noted = int((table["notes"] != "").sum()) if "notes" in table else 0
     if noted:
         print(f"evalkit: note: {noted} clip(s) have notes (implausible input, or metrics left empty for "

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import numpy as np
+
 from evalkit.errors import InputError
 from evalkit.features.score import ScoreConfig, analyse, score_analysis, traces_table
 from evalkit.motion import Motion
@@ -61,6 +63,10 @@ def plot_timeline(motion: Motion, out: str | os.PathLike, config: ScoreConfig | 
         cuts = getattr(verdict, "cuts_s", ())
         if cuts:
             title += f"; {len(cuts)} cut(s) to a new take (dotted lines), each take judged on its own"
+        copies = getattr(verdict, "copies", 1.0)
+        if copies > 1:
+            title += (f"; {copies:.3g} copies of a {verdict.period_s:.2f}-s stretch: judged on the first, "
+                      "the joins (solid lines) not judged")
     fig.suptitle(title, fontsize=9)
 
     _contacts_panel(axes[0], t, tr)
@@ -76,6 +82,9 @@ def plot_timeline(motion: Motion, out: str | os.PathLike, config: ScoreConfig | 
                       lw=0.8, ls="--")
             for c in getattr(verdict, "cuts_s", ()):
                 a.axvline(c, color="k", lw=0.8, ls=":")
+            if getattr(verdict, "copies", 1.0) > 1:
+                for j in np.arange(1, int(np.ceil(verdict.copies))) * verdict.period_s:
+                    a.axvline(j, color="k", lw=0.6, alpha=0.5)
     axes[-1].set_xlabel("time (s)")
     axes[-1].set_xlim(t[0], t[-1] if len(t) > 1 else t[0] + 1)
 

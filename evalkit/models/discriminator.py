@@ -28,7 +28,7 @@ clip's naturalness, its worst stretch and its worst window;
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -595,6 +595,10 @@ class MotionScore:
             clip verdict became a time average).
         cuts_s: where the clip cuts to a new take (:func:`evalkit.motion.trim.find_cuts`),
             seconds from the clip's start; each take was judged on its own.
+        copies: how many copies of one stretch the clip is (:func:`evalkit.motion.trim.find_repeat`;
+            the last may be cut short; 1: no repeat). A repeated clip was judged on its first
+            copy; ``windows`` and ``cuts_s`` repeat that copy's.
+        period_s: the length of one copy, seconds (NaN: no repeat).
     """
 
     naturalness: float
@@ -606,10 +610,12 @@ class MotionScore:
     worst_stretch_end_s: float = float("nan")
     worst_stretch_naturalness: float = float("nan")
     cuts_s: tuple[float, ...] = ()
+    copies: float = 1.0
+    period_s: float = float("nan")
 
 
 def score_naturalness(model: NaturalnessDiscriminator, motion: Motion, roles: dict[str, int] | None = None,
-                      drop_pops: bool = True, split_cuts: bool = True) -> MotionScore:
+                      drop_pops: bool = True, split_cuts: bool = True, fold_repeats: bool = True) -> MotionScore:
     """Score a clip with a fitted discriminator (windows cut with the model's own config).
 
     Args:
@@ -627,6 +633,10 @@ def score_naturalness(model: NaturalnessDiscriminator, motion: Motion, roles: di
             a take shorter than the model's ``min_clip_s`` is not judged; with ``drop_pops``
             each take's own popped end frames are dropped too. The cuts are in
             :attr:`MotionScore.cuts_s`. ``False`` judges the clip as one take.
+        fold_repeats: a clip that is copies of one stretch (:func:`evalkit.motion.trim.find_repeat`:
+            a clip looped frame for frame, or with the body carried on) gets the verdict of its
+            first copy, judged once (as above); the joins between copies are edits and are not
+            judged. :attr:`MotionScore.copies` says so. ``False`` judges every frame as it comes.
     """
     # long: one pass from a clip to its verdict; the cut/take bookkeeping reads best in one place
     from evalkit.features.body import REFERENCE_HEIGHT_M
@@ -635,6 +645,10 @@ def score_naturalness(model: NaturalnessDiscriminator, motion: Motion, roles: di
 
     check_is_fitted(model, "inner_")
     scale = skeleton_height(motion) / REFERENCE_HEIGHT_M
+    if fold_repeats:
+        folded = _score_repeated(model, motion, roles, drop_pops, split_cuts, scale)
+        if folded is not None:
+            return folded
     head = 0
     if drop_pops:
         motion, head, _ = drop_end_pops(motion, scale)
@@ -677,6 +691,31 @@ def score_naturalness(model: NaturalnessDiscriminator, motion: Motion, roles: di
         worst_stretch_naturalness=float(worst["worst_stretch_naturalness"]),
         cuts_s=tuple(float(c / motion.fps + shift) for c in cuts),
     )
+
+
+def _score_repeated(model: NaturalnessDiscriminator, motion: Motion, roles, drop_pops: bool, split_cuts: bool,
+                    scale: float) -> MotionScore | None:
+    """The verdict on a clip that is copies of one stretch: its first copy's, with that copy's
+    windows and cuts repeated at every copy (the last copy's only where they fit); ``None``
+    when the clip is not a repeat (:func:`evalkit.motion.trim.find_repeat`)."""
+    from evalkit.motion.trim import find_repeat
+
+    period = find_repeat(motion, int(np.ceil(model.window.min_clip_s * motion.fps)), scale)
+    if not period:
+        return None
+    # the first copy as a clip of its own (its positions solved afresh, not sliced from the whole
+    # clip's: exactly the frames a user would score alone)
+    first = motion.with_(rotations=motion.rotations[:period], translations=motion.translations[:period])
+    one = score_naturalness(model, first, roles, drop_pops, split_cuts, fold_repeats=False)
+    T, end = period / motion.fps, motion.n_frames / motion.fps
+    k = int(np.ceil(motion.n_frames / period))
+    shifts = np.arange(k) * T
+    w = pd.concat([one.windows.assign(start_s=one.windows["start_s"] + d, end_s=one.windows["end_s"] + d)
+                   for d in shifts], ignore_index=True)
+    overhang = max(0.0, float(one.windows["end_s"].max()) - T)  # a window may end a frame past the clip's end
+    w = w[w["end_s"] <= end + overhang + 1e-9].reset_index(drop=True)
+    cuts = tuple(float(c + d) for d in shifts for c in one.cuts_s if c + d < end)
+    return replace(one, windows=w, cuts_s=cuts, copies=motion.n_frames / period, period_s=T)
 
 
 def fit_clone(model: NaturalnessDiscriminator, table: pd.DataFrame) -> NaturalnessDiscriminator:

@@ -22,7 +22,7 @@ TRACE_COLUMNS = ("naturalness_window", "naturalness_local")
 
 
 def add_model_columns(table: pd.DataFrame, model_path: str | None = None, load_kwargs: dict | None = None,
-                      roles: dict[str, str] | None = None, drop_pops: bool = True,
+                      roles: dict[str, str] | None = None, drop_pops: bool = True, fold_repeats: bool = True,
                       progress: bool = False, frames_dir: str | None = None,
                       system: str | None = None) -> pd.DataFrame:
     """Add the discriminator's verdict to a score table (what ``evalkit score --model`` does).
@@ -38,7 +38,9 @@ def add_model_columns(table: pd.DataFrame, model_path: str | None = None, load_k
     is shorter), and ``cuts`` (how many times the clip cuts to a new take: the body jumps
     farther in one frame than a body can, e.g. a file of several takes or a clip repeated
     without carrying the body on; each take is judged on its own, see
-    :func:`~evalkit.models.discriminator.score_naturalness`). Rows that already carry an error, or whose clip the model cannot score (e.g.
+    :func:`~evalkit.models.discriminator.score_naturalness`), and ``copies`` (how many copies
+    of one stretch the clip is, 1 for none: a looped clip is judged on its first copy, once;
+    the joins between copies are not judged). Rows that already carry an error, or whose clip the model cannot score (e.g.
     shorter than 0.5 s), get NaN and, in the latter case, a message in ``error``.
 
     Args:
@@ -48,6 +50,8 @@ def add_model_columns(table: pd.DataFrame, model_path: str | None = None, load_k
         load_kwargs: keyword arguments of :func:`evalkit.motion.load_motion` (units, up axis).
         roles: ``{role: joint name}`` overrides for unusual rigs (as ``evalkit score --roles``).
         drop_pops: judge the frames the other metrics judge (see :func:`~evalkit.models.discriminator.score_naturalness`).
+        fold_repeats: judge a clip of copies on its first copy (``False``: every frame, joins
+            included; ``evalkit score --judge-joins``).
         progress: show a progress bar.
         frames_dir, system: the ``--frames`` folder and ``--system`` of the run that wrote
             per-frame traces (:func:`evalkit.features.batch.trace_path`): each clip's trace
@@ -57,7 +61,7 @@ def add_model_columns(table: pd.DataFrame, model_path: str | None = None, load_k
     model, _ = load_model(model_path)
     out = table.copy()
     cols = {"naturalness": [], "worst_window_start_s": [], "worst_window_end_s": [], "worst_window_naturalness": [],
-            "worst_stretch_start_s": [], "worst_stretch_end_s": [], "worst_stretch_naturalness": [], "cuts": []}
+            "worst_stretch_start_s": [], "worst_stretch_end_s": [], "worst_stretch_naturalness": [], "cuts": [], "copies": []}
     errors = list(out["error"]) if "error" in out.columns else [""] * len(out)
     rows = enumerate(out.iterrows())
     if progress:
@@ -70,11 +74,11 @@ def add_model_columns(table: pd.DataFrame, model_path: str | None = None, load_k
             try:
                 motion = load_motion(row["path"], **(load_kwargs or {}))
                 found = find_roles(motion.skeleton, overrides=roles, strict=True) if roles else None
-                s = score_naturalness(model, motion, found, drop_pops=drop_pops)
+                s = score_naturalness(model, motion, found, drop_pops=drop_pops, fold_repeats=fold_repeats)
                 if frames_dir:
                     _add_to_trace(row["path"], frames_dir, system, s)
                 vals = [s.naturalness, s.worst_start_s, s.worst_end_s, s.worst_naturalness,
-                        s.worst_stretch_start_s, s.worst_stretch_end_s, s.worst_stretch_naturalness, len(s.cuts_s)]
+                        s.worst_stretch_start_s, s.worst_stretch_end_s, s.worst_stretch_naturalness, len(s.cuts_s), round(s.copies, 3)]
             except EvalkitError as exc:
                 errors[i] = f"naturalness: {exc}"
                 if frames_dir:

@@ -215,8 +215,26 @@ def test_score_model_reads_clips_with_the_same_roles(cmu_dir, tmp_path):
 
 
 def test_plot_timeline_draws_the_cuts(cmu_dir, tmp_path, monkeypatch):
-    """A walk's frames repeated three times: the verdict has two cuts, drawn as vertical lines at
-    their times on every panel and named in the title."""
+    """A walk's frames repeated three times, judged frame by frame (not folded as a loop): the
+    verdict has two cuts, drawn as vertical lines at their times on every panel and named in the title."""
+    from evalkit.models.discriminator import score_naturalness
+    from evalkit.models.training import load_model
+    from evalkit.motion import load_motion
+
+    m = load_motion(cmu_dir / "16_15.amc")
+    motion = m.with_(rotations=np.concatenate([m.rotations] * 3), translations=np.concatenate([m.translations] * 3))
+    verdict = score_naturalness(load_model("default")[0], motion, fold_repeats=False)
+    assert len(verdict.cuts_s) == 2
+    axes = _timeline_axes(motion, verdict, tmp_path, monkeypatch)
+    for ax in axes:
+        xs = [ln.get_xdata()[0] for ln in ax.lines if ln.get_linestyle() == ":" and ln.get_color() == "k"]
+        assert np.allclose(xs, verdict.cuts_s)
+    assert "2 cut(s) to a new take" in axes[0].figure.get_suptitle()
+
+
+def test_plot_timeline_draws_the_joins_of_a_loop(cmu_dir, tmp_path, monkeypatch):
+    """The same three copies as a user scores them: a loop judged on its first copy, the joins
+    drawn as solid lines at every copy's start and named in the title."""
     from evalkit.models.discriminator import score_naturalness
     from evalkit.models.training import load_model
     from evalkit.motion import load_motion
@@ -224,9 +242,9 @@ def test_plot_timeline_draws_the_cuts(cmu_dir, tmp_path, monkeypatch):
     m = load_motion(cmu_dir / "16_15.amc")
     motion = m.with_(rotations=np.concatenate([m.rotations] * 3), translations=np.concatenate([m.translations] * 3))
     verdict = score_naturalness(load_model("default")[0], motion)
-    assert len(verdict.cuts_s) == 2
+    assert verdict.copies == 3 and verdict.cuts_s == ()
     axes = _timeline_axes(motion, verdict, tmp_path, monkeypatch)
     for ax in axes:
-        xs = [ln.get_xdata()[0] for ln in ax.lines if ln.get_linestyle() == ":" and ln.get_color() == "k"]
-        assert np.allclose(xs, verdict.cuts_s)
-    assert "2 cut(s) to a new take" in axes[0].figure.get_suptitle()
+        xs = [ln.get_xdata()[0] for ln in ax.lines if ln.get_linestyle() == "-" and ln.get_color() == "k" and ln.get_alpha() == 0.5]
+        assert np.allclose(xs, [m.duration, 2 * m.duration])
+    assert f"3 copies of a {m.duration:.2f}-s stretch" in axes[0].figure.get_suptitle()

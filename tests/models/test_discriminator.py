@@ -344,10 +344,11 @@ def test_add_model_columns(cmu_dir, tmp_path):
         "error": ["", "", "x.bvh: file not found", ""],
     })
     out = add_model_columns(table, "default")
-    assert list(out.columns[-8:]) == ["naturalness", "worst_window_start_s", "worst_window_end_s",
+    assert list(out.columns[-9:]) == ["naturalness", "worst_window_start_s", "worst_window_end_s",
                                       "worst_window_naturalness", "worst_stretch_start_s",
-                                      "worst_stretch_end_s", "worst_stretch_naturalness", "cuts"]
+                                      "worst_stretch_end_s", "worst_stretch_naturalness", "cuts", "copies"]
     assert out["cuts"].iloc[:2].tolist() == [0, 0]  # continuous capture has no cut
+    assert out["copies"].iloc[:2].tolist() == [1, 1]  # nor is it copies of one stretch
     # 131_03 (9.2 s) is longer than a stretch (6 s); 16_15 (3.9 s) is one stretch, the whole clip
     assert out["worst_stretch_end_s"].iloc[1] - out["worst_stretch_start_s"].iloc[1] == pytest.approx(6.0, abs=0.5)
     assert out["worst_stretch_naturalness"].iloc[0] == pytest.approx(out["naturalness"].iloc[0])

@@ -44,8 +44,10 @@ def test_loop_is_continuous(cmu_dir):
 
 
 def _repeat_case(model, path):
+    """The model itself on every frame of a loop (``fold_repeats=False``: the loop is not
+    recognised as copies), and the loop as users score it (judged on its first copy)."""
     clip, long = looped(path)
-    a, b = score_naturalness(model, clip), score_naturalness(model, long)
+    a, b = score_naturalness(model, clip), score_naturalness(model, long, fold_repeats=False)
     assert len(b.windows) >= 10 * len(a.windows) // 2
     assert abs(b.naturalness - a.naturalness) <= 0.05, (path, a.naturalness, b.naturalness)
     # the worst stretch is reported on its own: 6 s (the model's stretch_s; the last window is
@@ -55,6 +57,12 @@ def _repeat_case(model, path):
     assert model.stretch_s - model.window.hop_s - 1e-9 <= length <= model.stretch_s + 1e-9
     assert 0 <= b.worst_stretch_start_s and b.worst_stretch_end_s <= long.duration + 1e-9
     assert np.allclose(b.windows["local_naturalness"].mean(), b.naturalness)
+    assert b.copies == 1
+    folded = score_naturalness(model, long)
+    assert folded.copies == pytest.approx(10) and folded.period_s == pytest.approx(clip.duration)
+    first = score_naturalness(model, long[:clip.n_frames], fold_repeats=False)
+    assert folded.naturalness == first.naturalness
+    assert abs(folded.naturalness - a.naturalness) <= 0.05
 
 
 @pytest.mark.parametrize("name", ["16_15.amc", "07_05-walk.amc"])
@@ -84,7 +92,7 @@ def _corrupt_stretches(long: Motion, kind: str, which: list[int], seg_s: float =
 def test_short_bad_stretch_lowers_a_long_clip_but_not_as_if_bad_throughout(model, cmu_dir, kind, options):
     _, long = looped(cmu_dir / "16_15.amc")  # 35 s
     n_seg = int(long.duration // 5)
-    clean = score_naturalness(model, long)
+    clean = score_naturalness(model, long, fold_repeats=False)  # frame by frame, as the corrupted ones
     bad = _corrupt_stretches(long, kind, [3], **options)
     one = score_naturalness(model, bad)
     every = score_naturalness(model, _corrupt_stretches(long, kind, list(range(n_seg)), **options))
@@ -111,7 +119,7 @@ def test_foot_sliding_through_a_45_s_clip_scores_far_below_its_clean_twin(model,
     # when the verdict was the worst stretch times the clip-wide artifact factor)
     _, long = looped(cmu_dir / "16_15.amc", copies=13)
     assert long.duration > 44
-    clean = score_naturalness(model, long).naturalness
+    clean = score_naturalness(model, long, fold_repeats=False).naturalness  # every frame, as the skated ones
     skated = {}
     for seed in range(8):
         c = corrupt(long, "foot_skate", 0.5, seed=seed, mode="drift")
@@ -169,11 +177,18 @@ def _tile(m: Motion, copies: int) -> Motion:
 
 @pytest.mark.parametrize("name", ["16_15.amc", "07_05-walk.amc", "09_06-run.amc"])
 def test_clip_repeated_frame_for_frame_scores_as_the_clip(model, cmu_dir, name):
-    """Real walks and a run repeated ten times frame for frame: the body jumps back metres at
-    every repeat, a cut to a new take, and each take is judged as the clip is."""
+    """Real walks and a run repeated ten times frame for frame. As users score it, the clip is
+    ten copies of one stretch and gets that stretch's verdict. Judged frame by frame instead
+    (``fold_repeats=False``), the body jumps back metres at every repeat, a cut to a new take,
+    and each take is judged as the clip is."""
     m = load_motion(cmu_dir / name)
-    one, ten = score_naturalness(model, m), score_naturalness(model, _tile(m, 10))
-    assert len(ten.cuts_s) == 9 and one.cuts_s == ()
+    one, folded = score_naturalness(model, m), score_naturalness(model, _tile(m, 10))
+    assert one.copies == 1 and folded.copies == 10 and folded.cuts_s == ()
+    assert folded.naturalness == one.naturalness
+    assert folded.windows["end_s"].max() == pytest.approx(one.windows["end_s"].max() + 9 * m.duration)
+    assert len(folded.windows) == 10 * len(one.windows)
+    ten = score_naturalness(model, _tile(m, 10), fold_repeats=False)
+    assert len(ten.cuts_s) == 9 and ten.copies == 1
     assert np.allclose(np.diff(ten.cuts_s), m.duration)
     assert abs(ten.naturalness - one.naturalness) <= 0.005, (one.naturalness, ten.naturalness)
     # no window spans a cut (window times are at the model's 30 frames/s: within a frame of it)
@@ -181,7 +196,50 @@ def test_clip_repeated_frame_for_frame_scores_as_the_clip(model, cmu_dir, name):
     assert not ((w["start_s"].to_numpy()[:, None] < np.array(ten.cuts_s) - tol)
                 & (w["end_s"].to_numpy()[:, None] > np.array(ten.cuts_s) + tol)).any()
     # judged as one take, every repeat is a jump of metres: far less natural
-    assert score_naturalness(model, _tile(m, 10), split_cuts=False).naturalness < one.naturalness - 0.5
+    judged = score_naturalness(model, _tile(m, 10), split_cuts=False, fold_repeats=False)
+    assert judged.naturalness < one.naturalness - 0.5
+
+
+def _in_place(m: Motion) -> Motion:
+    """``m`` with the root held over its mean floor position (real joint motion, no travel)."""
+    tr = m.translations.copy()
+    tr[:, 0, [0, 2]] = tr[:, 0, [0, 2]].mean(axis=0)
+    return m.with_(translations=tr)
+
+
+@pytest.mark.parametrize("name", ["131_04-dance.amc", "135_06-martialArts.amc"])
+def test_in_place_clip_repeated_frame_for_frame_scores_as_the_clip(model, cmu_dir, name):
+    """An in-place clip (a dance and martial arts held over one spot, as gestures are) repeated
+    ten times and two and a half times frame for frame: no cut (the body does not jump), the
+    pose jumps back at every join; the verdict is the clip's, the joins are not judged."""
+    m = _in_place(load_motion(cmu_dir / name))
+    one = score_naturalness(model, m)
+    for copies in (10, 2.5):
+        rep = _tile(m, 10)[:int(round(copies * m.n_frames))]
+        s = score_naturalness(model, rep)
+        assert s.copies == pytest.approx(copies, rel=1e-3) and s.period_s == pytest.approx(m.duration)
+        assert s.naturalness == one.naturalness and s.cuts_s == ()
+        assert s.windows["end_s"].max() <= rep.duration + one.windows["end_s"].max() - m.duration + 1e-9
+        assert s.windows["start_s"].min() == one.windows["start_s"].min()
+
+
+def test_in_place_gesture_repeated_ten_times_shared(model):
+    """A real gesture take (Bandai Namco, in place) repeated ten times: the clip's verdict."""
+    m = load_motion(shared_data("gesture", "bandai-namco", "dataset-1_bye_tired_001.bvh"))
+    one, ten = score_naturalness(model, m), score_naturalness(model, _tile(m, 10))
+    assert ten.copies == 10 and ten.naturalness == one.naturalness
+
+
+def test_a_near_repeat_is_judged_frame_by_frame(model, cmu_dir):
+    """The second copy moved by 1 mm is not a repeat: capture is never that exact, and a
+    generator's output that only nearly repeats is judged as it comes."""
+    m = _in_place(load_motion(cmu_dir / "131_04-dance.amc"))
+    second = m.translations.copy()
+    second[:, 0, 1] += 0.001
+    near = concatenate([m, m.with_(translations=second)])
+    s = score_naturalness(model, near)
+    assert s.copies == 1
+    assert s.naturalness == score_naturalness(model, near, fold_repeats=False).naturalness
 
 
 def test_two_takes_in_one_file_are_judged_each_on_its_own(model, cmu_dir):
@@ -201,8 +259,9 @@ def test_two_takes_in_one_file_are_judged_each_on_its_own(model, cmu_dir):
     assert s.worst_stretch_naturalness == pytest.approx(min(p1.worst_stretch_naturalness, p2.worst_stretch_naturalness))
 
 
-def test_score_reports_cuts(cmu_dir, tmp_path, capsys):
-    """Through the command, as a user scores a file: the ``cuts`` column and a note."""
+def test_score_reports_cuts_and_copies(cmu_dir, tmp_path, capsys):
+    """Through the command, as a user scores files: a walk looped frame for frame (the
+    ``copies`` column, a note) and two takes in one file (the ``cuts`` column, a note)."""
     import pandas as pd
 
     from evalkit.cli import main
@@ -213,9 +272,20 @@ def test_score_reports_cuts(cmu_dir, tmp_path, capsys):
     clips.mkdir()
     write_bvh(m, clips / "once.bvh")
     write_bvh(_tile(m, 10), clips / "ten.bvh")
+    later = m[60:].translations.copy()
+    later[:, 0, 0] += 5.0
+    write_bvh(concatenate([m[:60], m[60:].with_(translations=later)]), clips / "takes.bvh")
     assert main(["score", str(clips), "--model", "default", "-q", "-o", str(tmp_path / "s.csv")]) == 0
     err = capsys.readouterr().err
     table = pd.read_csv(tmp_path / "s.csv").set_index("clip")
-    assert table.loc["once", "cuts"] == 0 and table.loc["ten", "cuts"] == 9
-    assert abs(table.loc["ten", "naturalness"] - table.loc["once", "naturalness"]) <= 0.005
-    assert "1 clip(s) cut to a new take" in err and "Traceback" not in err
+    assert table["cuts"].to_dict() == {"once": 0, "ten": 0, "takes": 1}
+    assert table["copies"].to_dict() == {"once": 1, "ten": 10, "takes": 1}
+    assert table.loc["ten", "naturalness"] == table.loc["once", "naturalness"]
+    assert "1 clip(s) cut to a new take" in err and "1 clip(s) are copies of one stretch" in err
+    assert "Traceback" not in err
+    # --judge-joins: the loop judged frame by frame, its joins (here cuts: the walk jumps back) seen
+    assert main(["score", str(clips / "ten.bvh"), "--model", "default", "--judge-joins", "-q",
+                 "-o", str(tmp_path / "j.csv")]) == 0
+    row = pd.read_csv(tmp_path / "j.csv").iloc[0]
+    assert row["copies"] == 1 and row["cuts"] == 9
+    assert abs(row["naturalness"] - table.loc["once", "naturalness"]) <= 0.005

@@ -79,3 +79,55 @@ def test_a_dropped_frames_stall_is_not_a_cut(cmu_dir):
     assert step.max() > CutConfig().distance * scale  # the jump itself would pass for a cut
     assert len(find_cuts(stalled.positions, stalled.fps, scale)) == 0
     assert len(find_cuts(stalled.positions, stalled.fps, scale, CutConfig(stall_frames=0))) == 1
+
+
+def _min_frames(m) -> int:
+    return int(np.ceil(0.5 * m.fps))  # the shipped model's shortest clip, 0.5 s
+
+
+def test_no_repeat_in_real_capture(cmu_dir):
+    """No real take is copies of one stretch (0.1 mm over every joint for a whole period)."""
+    from evalkit.motion.trim import find_repeat
+
+    for path in sorted(cmu_dir.glob("*.amc")) + sorted(cmu_dir.glob("*.bvh")):
+        m = load_motion(path)
+        assert find_repeat(m, _min_frames(m), body_index(m).scale) == 0, path.name
+
+
+@pytest.mark.parametrize("name", ["16_15.amc", "131_04-dance.amc"])
+def test_repeats_are_found_frame_for_frame_and_carried_on(cmu_dir, name):
+    """Copies played frame for frame (whole, or the last cut short) and a loop with the body
+    carried on and turned at every copy (:func:`repeat_loop`) have the copy's length as period."""
+    from evalkit.models.lengths import loop_points, repeat_loop
+    from evalkit.motion.trim import find_repeat
+
+    m = load_motion(cmu_dir / name)
+    scale, k = body_index(m).scale, _min_frames(m)
+    assert find_repeat(_tile(m, 10), k, scale) == m.n_frames
+    assert find_repeat(_tile(m, 3)[:int(2.5 * m.n_frames)], k, scale) == m.n_frames
+    i, j = loop_points(m, 0.6 * m.duration)
+    looped = repeat_loop(m, i, j, 4)
+    assert find_repeat(looped, k, scale) == j - i
+    # the second copy turned 90 degrees about the vertical and moved 3 m: still a copy
+    from evalkit.motion import quat
+
+    turn = quat.about_y(np.pi / 2)
+    rot, tr = m.rotations.copy(), m.translations.copy()
+    rot[:, 0] = quat.multiply(np.broadcast_to(turn, rot[:, 0].shape), rot[:, 0])
+    tr[:, 0] = quat.rotate(turn, tr[:, 0]) + np.array([3.0, 0.0, 1.0])
+    turned = concatenate([m, m.with_(rotations=rot, translations=tr)])
+    assert find_repeat(turned, k, scale) == m.n_frames
+    # 1.5 copies is not a repeat (at least two whole copies are), nor is a copy moved 1 mm up
+    assert find_repeat(_tile(m, 2)[:int(1.5 * m.n_frames)], k, scale) == 0
+    up = m.translations.copy()
+    up[:, 0, 1] += 0.001
+    assert find_repeat(concatenate([m, m.with_(translations=up)]), k, scale) == 0
+
+
+def test_a_held_pose_is_not_a_repeat(cmu_dir):
+    """A pose held still for seconds repeats itself at every frame, but holds no motion to judge once."""
+    from evalkit.motion.trim import find_repeat
+
+    m = load_motion(cmu_dir / "16_15.amc")
+    held = m.with_(rotations=np.repeat(m.rotations[:1], 400, axis=0), translations=np.repeat(m.translations[:1], 400, axis=0))
+    assert find_repeat(held, _min_frames(m), body_index(m).scale) == 0

@@ -51,9 +51,9 @@ def register(sub) -> None:
     p.add_argument("--loop", type=int, default=None, metavar="N",
                    help="write the clip played N times as a seamless loop: between two frames where "
                         "pose and speed repeat (at least 60%% of the clip apart), the body carried on "
-                        "across every repeat. To check that a verdict does not fall with length, "
-                        "score --loop 1 against --loop 10 (frames simply repeated make the body jump "
-                        "back at every repeat: an artifact, judged as one)")
+                        "across every repeat. 'evalkit score --model' judges such a loop on its first "
+                        "copy (the copies column); to see the model judge every frame of it, seams "
+                        "included, score --loop 1 against --loop 10 with --judge-joins")
     add_load_options(p)
 
 
@@ -171,5 +171,5 @@ def _loop(motion, copies: int):
           f"{turn:.1f} degrees", file=sys.stderr)
     if ratio > 1.0 or turn > 15.0:
         print("evalkit: warning: the seams show (this clip does not repeat smoothly, e.g. a one-off action): "
-              "a naturalness verdict will judge them as the artifacts they are", file=sys.stderr)
+              "'evalkit score --model --judge-joins' judges them as the artifacts they are", file=sys.stderr)
     return looped.with_(name=motion.name)

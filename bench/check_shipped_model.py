@@ -225,6 +225,24 @@ def _print_rigs(scores: pd.DataFrame) -> None:
         print(tab.to_string())
 
 
+def _print_natural_table(nat: pd.DataFrame, s: pd.DataFrame) -> None:
+    """By length: the natural clips' mean and minimum, the loop seams, and each corruption's twin pairs."""
+    tab = nat.groupby("length_s").agg(natural_mean=("naturalness", "mean"),
+                                      natural_min=("naturalness", "min"),
+                                      loops=("construction", lambda c: int((c == "loop").sum())))
+    if "seam_window" in nat:
+        tab["seam_windows"] = nat.groupby("length_s")["seam_window"].mean()
+        tab["other_windows"] = nat.groupby("length_s")["other_window"].mean()
+    for kind in sorted(set(s["version"]) - {"none", "x1", "x1c", "x10", "x10_folded", "excerpt", "whole", "tile10",
+                                            "tile10_folded"}):
+        pair = nat.merge(s[s["version"] == kind], on=["clip", "length_s"], suffixes=("", "_bad"))
+        g = pair.assign(margin=pair["naturalness"] - pair["naturalness_bad"]).groupby("length_s")
+        tab[f"{kind}_mean"] = g["naturalness_bad"].mean()
+        tab[f"{kind}_min_margin"] = g["margin"].min()
+        tab[f"{kind}_twin_wins"] = g["margin"].apply(lambda m: float((m > 0).mean()))
+    print(tab.round(3).to_string())
+
+
 def _print_lengths(scores: pd.DataFrame, folder: Path) -> None:
     if not len(scores):
         print(f"\n== {folder.name}: no clip is seamless at every length ==")
@@ -232,22 +250,8 @@ def _print_lengths(scores: pd.DataFrame, folder: Path) -> None:
     for (model, folder), s in scores.groupby(["model", "folder"], sort=False):
         nat = s[s["version"] == "none"]
         print(f"\n== {folder} ({model}): {nat['clip'].nunique()} clips seamless at every length ==")
-        if not len(nat):
-            continue
-        tab = nat.groupby("length_s").agg(natural_mean=("naturalness", "mean"),
-                                          natural_min=("naturalness", "min"),
-                                          loops=("construction", lambda c: int((c == "loop").sum())))
-        if "seam_window" in nat:
-            tab["seam_windows"] = nat.groupby("length_s")["seam_window"].mean()
-            tab["other_windows"] = nat.groupby("length_s")["other_window"].mean()
-        for kind in sorted(set(s["version"]) - {"none", "x1", "x1c", "x10", "x10_folded", "excerpt", "whole", "tile10",
-                                                "tile10_folded"}):
-            pair = nat.merge(s[s["version"] == kind], on=["clip", "length_s"], suffixes=("", "_bad"))
-            g = pair.assign(margin=pair["naturalness"] - pair["naturalness_bad"]).groupby("length_s")
-            tab[f"{kind}_mean"] = g["naturalness_bad"].mean()
-            tab[f"{kind}_min_margin"] = g["margin"].min()
-            tab[f"{kind}_twin_wins"] = g["margin"].apply(lambda m: float((m > 0).mean()))
-        print(tab.round(3).to_string())
+        if len(nat):
+            _print_natural_table(nat, s)
         x = s[s["version"].isin(["x1", "x10"])].pivot(index="clip", columns="version", values="naturalness").dropna()
         if len(x):
             d = x["x10"] - x["x1"]

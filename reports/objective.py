@@ -41,7 +41,8 @@ ID_COLUMNS = {"system", "clip", "file", "path", "item", "source", "participant",
 #: how good it is: described per system, never tested or correlated with people.
 BOOKKEEPING_COLUMNS = {"frames", "fps", "duration_s", "height_m", "ground_y", "dropped_frames",
                        "worst_window", "worst_window_start_s", "worst_window_end_s", "worst_start_s",
-                       "worst_end_s", "start_s", "end_s", "seed", "n_frames", "sample_rate"}
+                       "worst_end_s", "start_s", "end_s", "seed", "n_frames", "sample_rate",
+                       "cuts", "copies"}  # cuts / copies: how the file is put together (takes, loops)
 
 
 def is_bookkeeping(column: str) -> bool:

@@ -26,6 +26,10 @@ def scores():
 
 def test_metric_columns_and_errors(scores):
     assert metric_columns(scores) == ["skate", "jerk"]
+    # how a file is put together (evalkit score --model: takes and loop copies) is not a metric
+    layout = scores.assign(cuts=np.arange(48) % 2, copies=1 + np.arange(48) % 3)
+    assert metric_columns(layout) == ["skate", "jerk"]
+    assert prepare_scores(layout).attrs["bookkeeping"] == ["cuts", "copies"]
     with pytest.raises(InputError, match="'system' column"):
         prepare_scores(scores.drop(columns="system"))
     with pytest.raises(InputError, match="no numeric metric"):

@@ -631,14 +631,14 @@ def score_naturalness(model: NaturalnessDiscriminator, motion: Motion, roles: di
             or frames repeated without carrying the body on). No window spans a cut; the clip's
             naturalness is the time average of the takes' verdicts, weighted by their frames;
             a take shorter than the model's ``min_clip_s`` is not judged; with ``drop_pops``
-            each take's own popped end frames are dropped too. The cuts are in
+            each take's own popped end frames are dropped too (and a take shorter than
+            ``min_clip_s`` after that is not judged either). The cuts are in
             :attr:`MotionScore.cuts_s`. ``False`` judges the clip as one take.
         fold_repeats: a clip that is copies of one stretch (:func:`evalkit.motion.trim.find_repeat`:
             a clip looped frame for frame, or with the body carried on) gets the verdict of its
             first copy, judged once (as above); the joins between copies are edits and are not
             judged. :attr:`MotionScore.copies` says so. ``False`` judges every frame as it comes.
     """
-    # long: one pass from a clip to its verdict; the cut/take bookkeeping reads best in one place
     from evalkit.features.body import REFERENCE_HEIGHT_M
     from evalkit.motion import skeleton_height
     from evalkit.motion.trim import drop_end_pops, find_cuts
@@ -659,16 +659,10 @@ def score_naturalness(model: NaturalnessDiscriminator, motion: Motion, roles: di
     if not takes:
         raise InputError(f"{motion.name or 'clip'}: {len(cuts)} cut(s) leave no take of at least "
                          f"{model.window.min_clip_s:g} s to judge (cuts at frames {cuts.tolist()[:5]})")
-    tables = []
-    for a, b in takes:
-        take = motion if (a, b) == (0, motion.n_frames) else motion[a:b]
-        if drop_pops and len(cuts):  # each take is a clip: a reference pose at its start is not motion
-            take, h, _ = drop_end_pops(take, scale)
-            a += h
-        t = window_features(take, model.window, roles)
-        t["start_s"] += a / motion.fps
-        t["end_s"] += a / motion.fps
-        tables.append(t)
+    tables, takes = _take_windows(model, motion, takes, roles, drop_pops and len(cuts) > 0, scale)
+    if not tables:
+        raise InputError(f"{motion.name or 'clip'}: {len(cuts)} cut(s) leave no take of at least "
+                         f"{model.window.min_clip_s:g} s to judge once each take's popped end frames are dropped")
     table = pd.concat(tables, ignore_index=True)
     ids = np.repeat(np.arange(len(tables)), [len(t) for t in tables])
     p = model.predict_proba(table)[:, 1]
@@ -691,6 +685,30 @@ def score_naturalness(model: NaturalnessDiscriminator, motion: Motion, roles: di
         worst_stretch_naturalness=float(worst["worst_stretch_naturalness"]),
         cuts_s=tuple(float(c / motion.fps + shift) for c in cuts),
     )
+
+
+def _take_windows(model: NaturalnessDiscriminator, motion: Motion, takes: list[tuple[int, int]], roles,
+                  drop_take_pops: bool, scale: float) -> tuple[list[pd.DataFrame], list[tuple[int, int]]]:
+    """Window tables of the takes ``[(first frame, end frame), ...]`` of ``motion`` (times in
+    seconds of ``motion``), and the frames each judged take covers. With ``drop_take_pops`` each
+    take's own popped end frames are dropped first, and a take then shorter than the model's
+    ``min_clip_s`` is left out."""
+    from evalkit.motion.trim import drop_end_pops
+
+    tables, judged = [], []
+    for a, b in takes:
+        take = motion if (a, b) == (0, motion.n_frames) else motion[a:b]
+        if drop_take_pops:  # each take is a clip: a reference pose at its start is not motion
+            take, h, _ = drop_end_pops(take, scale)
+            if take.duration < model.window.min_clip_s:
+                continue
+            a += h
+        t = window_features(take, model.window, roles)
+        t["start_s"] += a / motion.fps
+        t["end_s"] += a / motion.fps
+        tables.append(t)
+        judged.append((a, a + take.n_frames))
+    return tables, judged
 
 
 def _score_repeated(model: NaturalnessDiscriminator, motion: Motion, roles, drop_pops: bool, split_cuts: bool,

@@ -259,6 +259,28 @@ def test_two_takes_in_one_file_are_judged_each_on_its_own(model, cmu_dir):
     assert s.worst_stretch_naturalness == pytest.approx(min(p1.worst_stretch_naturalness, p2.worst_stretch_naturalness))
 
 
+def test_a_take_too_short_once_its_pops_are_dropped_is_left_out(model, cmu_dir):
+    """A real walk, then a cut to a second take that starts with two frames of bind pose (a pop)
+    and holds 0.47 s of walking after them: that take is too short to judge once its pop is
+    dropped, so it is left out and the clip gets the first take's verdict (it used to fail the
+    whole clip)."""
+    walk = resample(load_motion(cmu_dir / "01_01.bvh")[1:], 30)
+    first = walk[:300]
+    later = walk[300:314]
+    tr = later.translations.copy()
+    tr[:, 0, 0] += 5.0
+    later = later.with_(translations=tr)
+    bind_rot = np.tile([0.0, 0.0, 0.0, 1.0], (2, walk.skeleton.n_joints, 1))
+    bind_tr = np.repeat(later.translations[:1], 2, axis=0)
+    bind = later.with_(rotations=bind_rot, translations=bind_tr)
+    clip = concatenate([first, bind, later])
+    s = score_naturalness(model, clip)
+    assert len(s.cuts_s) == 1 and s.cuts_s[0] == pytest.approx(300 / 30)
+    alone = score_naturalness(model, first)
+    assert s.naturalness == pytest.approx(alone.naturalness, abs=1e-9)
+    assert s.windows["end_s"].max() <= 300 / 30 + 1e-9
+
+
 def test_score_reports_cuts_and_copies(cmu_dir, tmp_path, capsys):
     """Through the command, as a user scores files: a walk looped frame for frame (the
     ``copies`` column, a note) and two takes in one file (the ``cuts`` column, a note)."""

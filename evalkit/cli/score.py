@@ -173,7 +173,8 @@ def run(args: argparse.Namespace) -> int:
         from evalkit.models.naturalness import add_model_columns
 
         table = add_model_columns(table, args.model, load_kwargs(args), cfg.roles, drop_pops=not args.keep_pops,
-                                  fold_repeats=not args.judge_joins, progress=not args.quiet, frames_dir=args.frames, system=args.system)
+                                  fold_repeats=not args.judge_joins, progress=not args.quiet,
+                                  frames_dir=args.frames, system=args.system)
     failed = int((table["error"] != "").sum())
     if args.out:
         write_table(table, args.out)

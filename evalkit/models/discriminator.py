@@ -654,15 +654,12 @@ def score_naturalness(model: NaturalnessDiscriminator, motion: Motion, roles: di
         motion, head, _ = drop_end_pops(motion, scale)
     cuts = find_cuts(motion.positions, motion.fps, scale) if split_cuts else np.zeros(0, dtype=np.int64)
     bounds = [0, *cuts.tolist(), motion.n_frames]
-    takes = [(a, b) for a, b in zip(bounds[:-1], bounds[1:])
-             if not len(cuts) or (b - a) / motion.fps >= model.window.min_clip_s]
-    if not takes:
-        raise InputError(f"{motion.name or 'clip'}: {len(cuts)} cut(s) leave no take of at least "
-                         f"{model.window.min_clip_s:g} s to judge (cuts at frames {cuts.tolist()[:5]})")
-    tables, takes = _take_windows(model, motion, takes, roles, drop_pops and len(cuts) > 0, scale)
+    tables, takes = _take_windows(model, motion, list(zip(bounds[:-1], bounds[1:])), roles, len(cuts) > 0,
+                                  drop_pops, scale)
     if not tables:
         raise InputError(f"{motion.name or 'clip'}: {len(cuts)} cut(s) leave no take of at least "
-                         f"{model.window.min_clip_s:g} s to judge once each take's popped end frames are dropped")
+                         f"{model.window.min_clip_s:g} s to judge, popped end frames dropped "
+                         f"(cuts at frames {cuts.tolist()[:5]})")
     table = pd.concat(tables, ignore_index=True)
     ids = np.repeat(np.arange(len(tables)), [len(t) for t in tables])
     p = model.predict_proba(table)[:, 1]
@@ -688,21 +685,23 @@ def score_naturalness(model: NaturalnessDiscriminator, motion: Motion, roles: di
 
 
 def _take_windows(model: NaturalnessDiscriminator, motion: Motion, takes: list[tuple[int, int]], roles,
-                  drop_take_pops: bool, scale: float) -> tuple[list[pd.DataFrame], list[tuple[int, int]]]:
+                  split: bool, drop_pops: bool, scale: float) -> tuple[list[pd.DataFrame], list[tuple[int, int]]]:
     """Window tables of the takes ``[(first frame, end frame), ...]`` of ``motion`` (times in
-    seconds of ``motion``), and the frames each judged take covers. With ``drop_take_pops`` each
-    take's own popped end frames are dropped first, and a take then shorter than the model's
-    ``min_clip_s`` is left out."""
+    seconds of ``motion``), and the frames each judged take covers. With ``split`` (the clip has
+    cuts) each take is a clip of its own: with ``drop_pops`` its popped end frames are dropped,
+    and a take shorter than the model's ``min_clip_s`` is left out (a single take that short
+    raises :class:`InputError` from :func:`window_features`)."""
     from evalkit.motion.trim import drop_end_pops
 
     tables, judged = [], []
     for a, b in takes:
         take = motion if (a, b) == (0, motion.n_frames) else motion[a:b]
-        if drop_take_pops:  # each take is a clip: a reference pose at its start is not motion
-            take, h, _ = drop_end_pops(take, scale)
+        if split:
+            if drop_pops:  # a reference pose at a take's start is not motion
+                take, h, _ = drop_end_pops(take, scale)
+                a += h
             if take.duration < model.window.min_clip_s:
                 continue
-            a += h
         t = window_features(take, model.window, roles)
         t["start_s"] += a / motion.fps
         t["end_s"] += a / motion.fps

@@ -75,7 +75,7 @@ def make_clips(folder: Path, n: int, seconds: float = 10.0, fps: float = 30.0, s
     """``n`` BVH clips of ``seconds`` at ``fps`` cut from the bundled capture (see module doc)."""
     from evalkit.data import SAMPLES_DIR
     from evalkit.motion import load_motion, mirror, resample, write_bvh
-    from evalkit.motion.io import iter_motion_files
+    from evalkit.motion.formats import iter_motion_files
     from evalkit.motion.model import concatenate
 
     folder.mkdir(parents=True, exist_ok=True)
@@ -107,7 +107,7 @@ def bench_scale(clips: int, ref_clips: int, jobs: int, score: bool, boot: int, d
     from evalkit.distribution.compare import REFERENCE, summarise
     from evalkit.distribution.embedding import load_extractor
     from evalkit.distribution.extract import ExtractOptions, extract_all
-    from evalkit.motion.io import iter_motion_files
+    from evalkit.motion.formats import iter_motion_files
 
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(data) if data else Path(tmp)

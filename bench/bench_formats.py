@@ -66,9 +66,9 @@ def make_model(path: Path, seed: int = 0) -> None:
 def make_clip(path: Path, frames: int, seed: int = 1) -> None:
     """CMU capture retargeted to SMPL-X (BEAT2 layout, Y-up), tiled to ``frames`` at 30 fps,
     with random betas and expressions."""
-    from evalkit.motion.known_truth import _clip
+    from evalkit.constructed.known_truth import _clip
     from evalkit.motion.ops import resample
-    from evalkit.motion.smpl import smpl_arrays, to_smpl
+    from evalkit.motion.formats.smpl import smpl_arrays, to_smpl
 
     from evalkit.data import SAMPLES_DIR
 
@@ -97,8 +97,8 @@ def run_evalkit(clip: Path, model: Path, repeats: int) -> dict:
     import warnings
 
     from evalkit.motion import load_motion
-    from evalkit.motion.io import _cached_body_model
-    from evalkit.motion.smpl import joint_positions
+    from evalkit.motion.formats.dispatch import _cached_body_model
+    from evalkit.motion.formats.smpl import joint_positions
 
     def with_model(cold: bool):
         if cold:

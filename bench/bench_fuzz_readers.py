@@ -61,7 +61,7 @@ def run_fuzz(cases: int, seed: int, score: bool, frames: int) -> None:
 
 
 def run_linearity() -> None:
-    from evalkit.motion.bvh import parse_bvh
+    from evalkit.motion.formats.bvh import parse_bvh
     from test_hostile_input import chain_bvh  # same generator as the tests
 
     def best(text: str) -> float:

@@ -3,7 +3,7 @@
 No real capture of walking over steps or slopes can be had here (the ``evalkit data fetch``
 entries are CMU takes on a level floor, and the machine has no internet access besides package
 registries), so real walks are lifted onto constructed terrain with known truth
-(:func:`evalkit.motion.known_truth.lift_onto_terrain`: root raised, legs re-posed by two-bone IK)
+(:func:`evalkit.constructed.known_truth.lift_onto_terrain`: root raised, legs re-posed by two-bone IK)
 and written as BVH files. Then each lifted clip is scored as a user would -- ``evalkit score DIR
 --model default`` -- and the per-contact support evalkit estimates is compared with the
 constructed truth.
@@ -74,9 +74,9 @@ def main() -> None:
     from evalkit.data import SAMPLES_DIR
     from evalkit.features import foot_track
     from evalkit.features.ground import ground_metrics
-    from evalkit.motion import known_truth as kt
+    from evalkit.constructed import known_truth as kt
     from evalkit.motion import load_motion
-    from evalkit.motion.bvh import write_bvh
+    from evalkit.motion.formats.bvh import write_bvh
 
     sources = [SAMPLES_DIR / "cmu" / "16_15.amc", SAMPLES_DIR / "cmu" / "07_05-walk.amc"]
     if args.shared:

@@ -41,10 +41,10 @@ MOTION_MAY_IMPORT = {"evalkit.errors", "evalkit.textfile", "evalkit.atomic"}
 MOTION_THIRD_PARTY = {"numpy", "scipy"}
 #: Third-party imports of ``evalkit.motion`` allowed for a written reason: (module, package) -> why.
 MOTION_THIRD_PARTY_REASONS = {
-    ("evalkit.motion.bvh", "pandas"): "pandas' C tokenizer reads the MOTION block several times "
+    ("evalkit.motion.formats.bvh", "pandas"): "pandas' C tokenizer reads the MOTION block several times "
                                       "faster than splitting lines in Python",
     ("evalkit.motion.roles", "yaml"): "role-map files (--roles) are YAML",
-    ("evalkit.motion.arrays", "yaml"): "skeleton files of joint-position arrays (--skeleton) are YAML",
+    ("evalkit.motion.formats.arrays", "yaml"): "skeleton files of joint-position arrays (--skeleton) are YAML",
 }
 
 # --- known exceptions: work in flight removes them; the coordinator empties the lists ----------
@@ -347,6 +347,6 @@ def test_the_rules_catch_what_they_forbid(tmp_path):
     tree = ast.parse(src)
     found = [n for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))]
     assert [getattr(n, "module", None) for n in found] == [None, "evalkit.motion", "webtest.db"]
-    assert unit_of("evalkit.motion.bvh") == "evalkit.motion"
+    assert unit_of("evalkit.motion.formats.bvh") == "evalkit.motion"
     assert layer_table()["evalkit.motion"] < layer_table()["evalkit.features"] < layer_table()["evalkit.cli"]
     assert layer_table()["webtest"] == layer_table()["reports"]

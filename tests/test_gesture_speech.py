@@ -14,7 +14,7 @@ from scipy.stats import linregress
 
 from tests.conftest import shared_data
 from evalkit.cli import main
-from evalkit.constructed import ConstructionConfig, construct_take, prepare_pool, single_stroke_sources
+from evalkit.constructed.takes import ConstructionConfig, construct_take, prepare_pool, single_stroke_sources
 from evalkit.errors import ConfigError, FileFormatError, InputError
 from evalkit.gesture import analyze_gestures
 from evalkit.speech import load_audio, speech_accents

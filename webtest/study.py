@@ -16,7 +16,7 @@ from typing import Any, Iterable, Mapping
 import yaml
 
 from evalkit.errors import ConfigError, yaml_error
-from evalkit.motion.io import MOTION_EXTENSIONS
+from evalkit.motion.formats import MOTION_EXTENSIONS
 from evalkit.yamlfile import key_lines
 from webtest.config import HASH_FIX, is_password_hash
 from webtest.scales import DEFAULT_SCALE, SCALES, Scale

@@ -49,7 +49,7 @@ def load_kwargs(args: argparse.Namespace) -> dict:
     if getattr(args, "allow_pickle", False):
         out["allow_pickle"] = True
     if getattr(args, "bvh_fps", None) is not None:  # only when given: not every caller reads BVH
-        from evalkit.motion.io import check_fps
+        from evalkit.motion.formats import check_fps
 
         out["bvh_fps"] = check_fps(args.bvh_fps, "--bvh-fps")
     return out

@@ -79,7 +79,7 @@ def register(sub) -> None:
 def run(args: argparse.Namespace) -> int:
     from evalkit.errors import InputError
     from evalkit.distribution.compare import check_outputs, compare, system_name, write_outputs
-    from evalkit.motion.io import check_fps
+    from evalkit.motion.formats import check_fps
     from evalkit.motion.roles import load_role_map
 
     check_fps(args.amc_fps, "--amc-fps")

@@ -79,7 +79,7 @@ def _format(args: argparse.Namespace, out: Path) -> str:
 
 def _check(args: argparse.Namespace, out: Path) -> str:
     """Every argument, before any work: nothing is read or written if one is wrong."""
-    from evalkit.motion.io import check_fps
+    from evalkit.motion.formats import check_fps
 
     fmt = _format(args, out)
     if args.fps is not None:
@@ -118,15 +118,15 @@ def run(args: argparse.Namespace) -> int:
     if fmt == "bvh":
         write_bvh(motion, out, scale=args.scale)
     elif fmt in ("amass", "beat2"):
-        from evalkit.motion.smpl import smpl_arrays, to_smpl
+        from evalkit.motion.formats.smpl import smpl_arrays, to_smpl
 
         topology = "smplx55" if fmt == "beat2" else (args.topology or "smplh52")
         arrays = smpl_arrays(to_smpl(motion, topology, roles=roles), style=fmt)
         with atomic_path(out) as tmp:
             np.savez_compressed(tmp, **arrays)
     elif fmt.startswith("humanml3d"):
-        from evalkit.motion import humanml3d as hml
-        from evalkit.motion.smpl import retarget_positions
+        from evalkit.motion.formats import humanml3d as hml
+        from evalkit.motion.formats.smpl import retarget_positions
 
         joints = retarget_positions(motion, "smpl22", roles=roles)
         data = hml.joints_to_features(joints, motion.fps) if fmt == "humanml3d-263" else joints

@@ -78,7 +78,7 @@ def _positive(name: str, value, integer: bool = True) -> None:
 def run_train(args: argparse.Namespace) -> int:
     from evalkit.errors import InputError
     from evalkit.distribution.embedding import CARD_FILE, TrainingSettings, WindowProtocol, train_extractor
-    from evalkit.motion.io import check_fps, iter_motion_files
+    from evalkit.motion.formats import check_fps, iter_motion_files
     from evalkit.motion.roles import load_role_map
 
     for name in ("window", "stride", "train_stride", "epochs", "hidden", "latent", "batch"):

@@ -54,11 +54,11 @@ def _summary(motion, role_map) -> dict:
 def run(args: argparse.Namespace) -> int:
     from evalkit.errors import EvalkitError
     from evalkit.motion import load_motion
-    from evalkit.motion.io import iter_motion_files
+    from evalkit.motion.formats import iter_motion_files
     from evalkit.motion.roles import load_role_map
 
     from evalkit.errors import InputError
-    from evalkit.motion.io import check_fps
+    from evalkit.motion.formats import check_fps
 
     check_fps(args.amc_fps, "--amc-fps")
     role_map = load_role_map(args.roles) if args.roles else None

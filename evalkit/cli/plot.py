@@ -48,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
     from evalkit.features.plot import FORMATS, plot_timeline
     from evalkit.features.score import ScoreConfig
     from evalkit.motion import load_motion
-    from evalkit.motion.io import check_fps
+    from evalkit.motion.formats import check_fps
     from evalkit.motion.roles import load_role_map
 
     if not MIN_DPI <= args.dpi <= MAX_DPI:

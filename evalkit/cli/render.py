@@ -88,7 +88,7 @@ def _strip_times(text: str) -> list[float]:
 def _check(args: argparse.Namespace) -> tuple[int, int]:
     """Validate every option before any work; returns the image size."""
     from evalkit.errors import InputError
-    from evalkit.motion.io import check_fps
+    from evalkit.motion.formats import check_fps
     from webtest.study import check_color
 
     try:

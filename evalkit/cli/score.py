@@ -103,7 +103,7 @@ def _check_run(args: argparse.Namespace, files: list[Path]) -> None:
     from evalkit.atomic import check_writable
     from evalkit.errors import InputError
     from evalkit.features.batch import TABLE_EXTENSIONS, check_table_format, trace_path
-    from evalkit.motion.io import check_fps
+    from evalkit.motion.formats import check_fps
 
     check_fps(args.amc_fps, "--amc-fps")
     if args.jobs == 0 or args.jobs < -1:
@@ -150,7 +150,7 @@ def run(args: argparse.Namespace) -> int:
     from evalkit.errors import InputError
     from evalkit.features.batch import BatchOptions, score_paths, write_table
     from evalkit.features.reference import build_reference
-    from evalkit.motion.io import iter_motion_files
+    from evalkit.motion.formats import iter_motion_files
 
     cfg = config_from_args(args)
     files = list(iter_motion_files(args.paths))

@@ -132,7 +132,7 @@ def register(sub) -> None:
 
 # --------------------------------------------------------------------------------------------
 def _is_constructed(motion_path: Path, flag: bool) -> tuple[bool, dict | None]:
-    from evalkit.constructed import take_manifest
+    from evalkit.constructed.takes import take_manifest
 
     manifest = take_manifest(motion_path)
     return bool(flag or (manifest or {}).get("constructed", False)), manifest
@@ -285,7 +285,7 @@ def _print_take(summary: dict, motion_path: Path, audio_path: Path, gestures, sp
 # --------------------------------------------------------------------------------------------
 def _find_takes(root: Path) -> tuple[list[Path], list[tuple[Path, Path]]]:
     """``pairs.csv`` files of sync outputs and (motion, audio) takes with the same stem."""
-    from evalkit.motion.io import MOTION_EXTENSIONS
+    from evalkit.motion.formats import MOTION_EXTENSIONS
     from evalkit.speech.audio import AUDIO_EXTENSIONS
 
     pair_files = sorted(root.rglob("pairs.csv"))
@@ -431,7 +431,7 @@ def run_show(args: argparse.Namespace) -> int:
 def run_construct(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from evalkit.constructed import ConstructionConfig, construct_take, prepare_pool, save_take, single_stroke_sources
+    from evalkit.constructed.takes import ConstructionConfig, construct_take, prepare_pool, save_take, single_stroke_sources
     from evalkit.data import sample_path, speech_files
     from evalkit.errors import InputError
     from evalkit.speech import load_audio
@@ -475,7 +475,7 @@ def run_strokes(args: argparse.Namespace) -> int:
     from evalkit.errors import InputError
     from evalkit.gesture import analyze_gestures
     from evalkit.motion import load_motion
-    from evalkit.motion.io import iter_motion_files
+    from evalkit.motion.formats import iter_motion_files
 
     rx = None
     if args.name_fields:

@@ -178,7 +178,7 @@ def _check_outputs(args: argparse.Namespace) -> None:
 def _load_kwargs(args: argparse.Namespace) -> dict:
     """How clips are read, with the --roles map (checked now; kept on each clip's skeleton, so
     corruptions, features and mirroring use the same roles)."""
-    from evalkit.motion.io import check_fps
+    from evalkit.motion.formats import check_fps
     from evalkit.motion.roles import load_role_map
 
     check_fps(args.amc_fps, "--amc-fps")

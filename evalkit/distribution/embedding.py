@@ -357,7 +357,7 @@ def _diff_fields(a: Any, b: Any, prefix: str = "") -> list[str]:
 def _file_hash(path: Path) -> str:
     h = hashlib.sha256(path.read_bytes())
     if path.suffix.lower() == ".amc":
-        from evalkit.motion.amc import find_asf
+        from evalkit.motion.formats.amc import find_asf
 
         try:
             h.update(Path(find_asf(path)).read_bytes())

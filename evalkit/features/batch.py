@@ -198,7 +198,7 @@ def score_paths(
     """Score motion files into a table (one row per clip, input order).
 
     Args:
-        paths: motion files (already expanded; see :func:`evalkit.motion.io.iter_motion_files`).
+        paths: motion files (already expanded; see :func:`evalkit.motion.formats.iter_motion_files`).
         opts: per-task options.
         jobs: local worker processes (joblib, ``-1`` = all cores); ignored with ``scheduler``.
             With ``auto_workers`` (default) fewer are started when the work is too small to

@@ -47,7 +47,7 @@ def build_reference(paths: Iterable[str | os.PathLike], config: ScoreConfig | No
     """A reference from motion files and folders (recursively). Clips that fail to load are
     skipped; if none loads, :class:`InputError` names the first failure."""
     from evalkit.motion import load_motion
-    from evalkit.motion.io import iter_motion_files
+    from evalkit.motion.formats import iter_motion_files
 
     files = list(iter_motion_files(paths))
     if not files:

@@ -204,7 +204,7 @@ def gesture_database(
         ``load_motion(p.clip).slice(p.start_frame, p.end_frame)`` gives the phrase's motion.
     """
     from evalkit.motion import load_motion
-    from evalkit.motion.io import iter_motion_files
+    from evalkit.motion.formats import iter_motion_files
 
     items: list[Motion | Path] = []
     for src in sources:

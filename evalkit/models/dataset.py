@@ -24,7 +24,7 @@ from evalkit.models.corruptions import CORRUPTION_TYPES, Provenance, corrupt
 from evalkit.models.examples import Example, seed_for as _seed_for
 from evalkit.models.windows import WindowConfig, window_features, window_labels
 from evalkit.motion import Motion, load_motion, mirror, resample
-from evalkit.motion.io import iter_motion_files
+from evalkit.motion.formats import iter_motion_files
 
 _CMU = re.compile(r"^0*(\d+)_(\d+)")
 
@@ -52,7 +52,7 @@ class NaturalClip:
 
 def file_sha256(path: str | Path) -> str:
     """SHA-256 hex digest of a file's bytes (of one clip of a multi-clip file: its bytes and index)."""
-    from evalkit.motion.io import clip_source
+    from evalkit.motion.formats import clip_source
 
     path, index = clip_source(path)
     h = hashlib.sha256()

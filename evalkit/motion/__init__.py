@@ -9,9 +9,9 @@ Conventions used everywhere in evalkit:
 """
 
 from evalkit.motion.model import Motion, Skeleton
-from evalkit.motion.io import load_motion
-from evalkit.motion.bvh import read_bvh, write_bvh, parse_bvh
-from evalkit.motion.amc import read_asf, read_amc, read_asf_amc
+from evalkit.motion.formats import load_motion
+from evalkit.motion.formats.bvh import read_bvh, write_bvh, parse_bvh
+from evalkit.motion.formats.amc import read_asf, read_amc, read_asf_amc
 from evalkit.motion.fk import forward_kinematics, global_positions
 from evalkit.motion.roles import ROLE_NAMES, find_roles, load_role_map
 from evalkit.motion.ops import resample, mirror, skeleton_height

@@ -9,7 +9,7 @@ import numpy as np
 
 from evalkit.motion import quat
 from evalkit.motion.model import Motion
-from evalkit.motion.limits import warn_clip
+from evalkit.motion.formats.limits import warn_clip
 from evalkit.motion.units import (
     body_extent,
     detect_unit,

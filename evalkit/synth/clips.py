@@ -222,7 +222,7 @@ def prepare_clips(
     Returns:
         Clips in input order, named by file stem, with ``meta["source"]`` kept.
     """
-    from evalkit.motion.io import iter_motion_files, load_motion
+    from evalkit.motion.formats import iter_motion_files, load_motion
 
     motions: list[Motion] = []
     paths = []

@@ -207,7 +207,7 @@ SKATE_PENETRATION = ("penetration_mean", "penetration_max", "penetration_frac", 
 
 @pytest.fixture(scope="module")
 def format_files(tmp_path_factory, cmu_dir):
-    from evalkit.motion.known_truth import write_samples
+    from evalkit.constructed.known_truth import write_samples
 
     out = tmp_path_factory.mktemp("mixed")
     truth = write_samples(out, [cmu_dir / "16_15.amc", cmu_dir / "07_05-walk.amc"])
@@ -246,7 +246,7 @@ def test_convert_npy_to_npz_writes_positions_names_parents_fps(format_files, tmp
     folder, truth = format_files
     out = tmp_path / "p.npz"
     assert main(["convert", str(folder / "hml_joints.npy"), str(out)]) == 0
-    from evalkit.motion.smpl import joint_positions
+    from evalkit.motion.formats.smpl import joint_positions
     from evalkit.motion.topology import BODY22
 
     data = np.load(out)
@@ -265,7 +265,7 @@ def test_cmu_clip_as_humanml3d_round_trip_within_a_millimetre(cmu_dir, tmp_path)
     assert main(["convert", str(cmu_dir / "16_15.amc"), str(out)]) == 0
     joints = np.load(out)
     assert joints.shape[1:] == (22, 3) and joints.dtype == np.float32
-    from evalkit.motion.smpl import joint_positions
+    from evalkit.motion.formats.smpl import joint_positions
 
     m = load_motion(out)
     assert m.fps == 20 and np.abs(joint_positions(m) - joints).max() < 1e-3

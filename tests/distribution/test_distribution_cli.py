@@ -20,7 +20,7 @@ def systems(cmu_dir, tmp_path_factory):
     root = tmp_path_factory.mktemp("systems")
     wavs = sorted((SAMPLES_DIR / "speech").glob("*.wav"))
     (root / "audio").mkdir()
-    from evalkit.motion.io import iter_motion_files
+    from evalkit.motion.formats import iter_motion_files
 
     for i, path in enumerate(iter_motion_files([cmu_dir])):
         m = load_motion(path)

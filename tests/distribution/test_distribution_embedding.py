@@ -84,7 +84,7 @@ def test_shipped_extractor_was_trained_on_the_bundled_capture(cmu_dir):
     import hashlib
 
     from evalkit.distribution.embedding import _file_hash
-    from evalkit.motion.io import iter_motion_files
+    from evalkit.motion.formats import iter_motion_files
 
     ext = load_extractor()
     data = {d["name"]: d["sha256"] for d in ext.card["protocol"]["data"]}

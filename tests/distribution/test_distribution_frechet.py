@@ -20,7 +20,7 @@ def test_equals_sqrtm_on_real_kinetic_features(cmu_dir):
     from evalkit.distribution.windows import canonical_positions
     from evalkit.features.kinetic import kinetic_features
     from evalkit.motion import load_motion
-    from evalkit.motion.io import iter_motion_files
+    from evalkit.motion.formats import iter_motion_files
 
     feats = []
     for f in iter_motion_files([cmu_dir]):
@@ -53,7 +53,7 @@ def test_raw_space_fgd_is_genea_windows_flattened_and_standardised(cmu_dir):
     from evalkit.distribution.extract import ExtractOptions, features_of_motions
     from evalkit.distribution.metrics import RAW_MIN_STD, ClipSet, set_metrics
     from evalkit.motion import load_motion
-    from evalkit.motion.io import iter_motion_files
+    from evalkit.motion.formats import iter_motion_files
 
     ms = [load_motion(f) for f in iter_motion_files([cmu_dir])]
     feats = features_of_motions(ms, "x", ExtractOptions(extractor=load_extractor(), score=False))

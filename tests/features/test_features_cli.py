@@ -11,7 +11,7 @@ import pytest
 
 from evalkit.cli import main
 from evalkit.features.batch import BatchOptions, ID_COLUMNS, score_paths
-from evalkit.motion.io import iter_motion_files
+from evalkit.motion.formats import iter_motion_files
 
 CORE = ["penetration_mean", "floating_mean", "contact_frac", "skate_distance_mean", "skating_ratio",
         "zmp_outside_mean", "accel_mean", "jerk_mean", "kinetic_h", "energy_expenditure"]

@@ -2,7 +2,7 @@
 
 The uneven-ground clips here are **constructed**: real CMU walks on a level floor (bundled
 16_15 and 07_05) lifted onto steps, stairs and slopes whose height under every contact is known
-(:func:`evalkit.motion.known_truth.lift_onto_terrain`: the root raised, each leg re-posed by
+(:func:`evalkit.constructed.known_truth.lift_onto_terrain`: the root raised, each leg re-posed by
 two-bone IK). No real capture of walking on uneven ground can be fetched here.
 """
 
@@ -18,7 +18,7 @@ from evalkit.data import SAMPLES_DIR
 from evalkit.features import GroundConfig, foot_track
 from evalkit.features.ground import ground_metrics, local_support, penetration
 from evalkit.motion import load_motion
-from evalkit.motion.known_truth import lift_onto_terrain, slope_terrain, step_terrain
+from evalkit.constructed.known_truth import lift_onto_terrain, slope_terrain, step_terrain
 
 CMU = SAMPLES_DIR / "cmu"
 

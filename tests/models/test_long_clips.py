@@ -138,7 +138,7 @@ def test_score_frames_traces_carry_the_local_naturalness(cmu_dir, tmp_path):
     import pandas as pd
 
     from evalkit.cli import main
-    from evalkit.motion.bvh import write_bvh
+    from evalkit.motion.formats.bvh import write_bvh
 
     _, long = looped(cmu_dir / "16_15.amc")  # 35 s
     clips = tmp_path / "clips"
@@ -287,7 +287,7 @@ def test_score_reports_cuts_and_copies(cmu_dir, tmp_path, capsys):
     import pandas as pd
 
     from evalkit.cli import main
-    from evalkit.motion.bvh import write_bvh
+    from evalkit.motion.formats.bvh import write_bvh
 
     m = resample(load_motion(cmu_dir / "16_15.amc"), 30)
     clips = tmp_path / "clips"

@@ -1,7 +1,7 @@
 """Readers of SMPL-family parameter files, HumanML3D, MDM results and joint-position arrays.
 
 All files are built here from the bundled CMU capture with known truth
-(:mod:`evalkit.motion.known_truth`); no file made by the original tools exists on this machine.
+(:mod:`evalkit.constructed.known_truth`); no file made by the original tools exists on this machine.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from scipy.spatial.transform import Rotation
 from evalkit.errors import EvalkitError, FileFormatError
 from evalkit.motion import find_roles, load_motion, mirror, resample
 from evalkit.motion import topology as topo
-from evalkit.motion.io import iter_motion_files
-from evalkit.motion.known_truth import DEFAULT_CLIPS, write_samples
-from evalkit.motion.smpl import joint_positions
+from evalkit.motion.formats import iter_motion_files
+from evalkit.constructed.known_truth import DEFAULT_CLIPS, write_samples
+from evalkit.motion.formats.smpl import joint_positions
 
 # Z-up world (AMASS) -> Y-up: (x, y, z) -> (x, z, -y)
 Z_TO_Y = np.array([[1.0, 0, 0], [0, 0, 1.0], [0, -1.0, 0]])

@@ -11,8 +11,8 @@ import pytest
 
 from evalkit.errors import EvalkitError
 from evalkit.motion import load_motion
-from evalkit.motion.io import iter_motion_files
-from evalkit.motion.known_truth import write_samples
+from evalkit.motion.formats import iter_motion_files
+from evalkit.constructed.known_truth import write_samples
 
 
 @pytest.fixture(scope="module")

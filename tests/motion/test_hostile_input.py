@@ -16,8 +16,8 @@ import pytest
 
 from evalkit.errors import FileFormatError
 from evalkit.motion import load_motion, read_asf
-from evalkit.motion.bvh import parse_bvh
-from evalkit.motion.limits import MAX_FPS, MAX_FRAME_JOINTS, MAX_JOINTS, MIN_FPS
+from evalkit.motion.formats.bvh import parse_bvh
+from evalkit.motion.formats.limits import MAX_FPS, MAX_FRAME_JOINTS, MAX_JOINTS, MIN_FPS
 
 from fuzz import fuzz, shortened_seeds
 

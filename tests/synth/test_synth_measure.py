@@ -160,7 +160,7 @@ def test_cli_leaves_out_clips_too_short_for_a_transition(tmp_path, capsys):
     """A set of real takes with one clip shorter than two windows is measured without it, and
     the clip is named on stderr (before, the whole set was refused)."""
     from evalkit.motion import load_motion
-    from evalkit.motion.bvh import write_bvh
+    from evalkit.motion.formats.bvh import write_bvh
 
     walk = load_motion(bundled_locomotion()[0])
     short = write_bvh(walk.slice(0, 30), tmp_path / "short_dash.bvh")

@@ -37,7 +37,7 @@ SYSTEMS = (["unedited"] + [f"rot{s:g}deg" for s in rehearse.ROT] + ["unedited_po
 def folder_windows(folder: Path, protocol) -> np.ndarray:
     from evalkit.distribution.windows import canonical_positions, windows
     from evalkit.motion import load_motion
-    from evalkit.motion.io import iter_motion_files
+    from evalkit.motion.formats import iter_motion_files
 
     out = []
     for f in iter_motion_files([str(folder)]):
@@ -86,7 +86,7 @@ def limits(out: Path) -> None:
     from evalkit.distribution.windows import canonical_positions, windows
     from evalkit.features.kinetic import kinetic_features
     from evalkit.motion import load_motion
-    from evalkit.motion.io import iter_motion_files
+    from evalkit.motion.formats import iter_motion_files
 
     ext = load_extractor()
     wp = ext.window_protocol

@@ -334,7 +334,7 @@ def _rest_frame(analyses: Sequence[GestureAnalysis]) -> tuple[str, int]:
 
 def _load(sources: Iterable[Motion | str | os.PathLike], load_kwargs: Mapping | None) -> list[Motion]:
     from evalkit.motion import load_motion
-    from evalkit.motion.io import iter_motion_files
+    from evalkit.motion.formats import iter_motion_files
 
     out: list[Motion] = []
     for src in sources:

@@ -18,8 +18,8 @@ import numpy as np
 
 from evalkit.errors import FileFormatError
 from evalkit.motion import quat
-from evalkit.motion.bvh import MAX_VALUE
-from evalkit.motion.limits import check_file_fps, check_frames, check_joints
+from evalkit.motion.formats.bvh import MAX_VALUE
+from evalkit.motion.formats.limits import check_file_fps, check_frames, check_joints
 from evalkit.motion.model import Motion, Skeleton
 from evalkit.motion.normalize import normalize_motion
 
@@ -228,7 +228,7 @@ def read_asf(path: str | os.PathLike) -> AsfSkeleton:
 
     Raises:
         FileFormatError: naming the line, for a malformed file or one beyond
-            :mod:`evalkit.motion.limits`.
+            :mod:`evalkit.motion.formats.limits`.
     """
     path = Path(path)
     lines = _read_text(path)
@@ -440,7 +440,7 @@ def read_amc(asf: AsfSkeleton, path: str | os.PathLike, fps: float = 120.0,
 
     Raises:
         FileFormatError: naming the line, for a malformed file or one beyond
-            :mod:`evalkit.motion.limits`.
+            :mod:`evalkit.motion.formats.limits`.
     """
     path = Path(path)
     lines = _read_text(path)

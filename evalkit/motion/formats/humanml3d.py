@@ -17,13 +17,12 @@
   (N prompts) and ``lengths`` (N frame counts). Sample ``i`` is ``motion[i]`` trimmed to
   ``lengths[i]`` frames, named ``<stem>#<i>``, its prompt kept as ``meta["text"]`` (and as the
   ``text`` column of ``evalkit score``). The dict is read with the restricted unpickler of
-  :mod:`evalkit.motion.safepickle` (plain data only); ``--allow-pickle`` trusts the file instead.
+  :mod:`evalkit.motion.formats.safepickle` (plain data only); ``--allow-pickle`` trusts the file instead.
 """
 
 from __future__ import annotations
 
 import functools
-import math
 import os
 import warnings
 from pathlib import Path
@@ -148,7 +147,7 @@ def read_results(path: str | os.PathLike, allow_pickle: bool = False) -> dict:
 @functools.lru_cache(maxsize=2)
 def _read_results(name: str, mtime_ns: int, size: int, allow_pickle: bool) -> dict:
     """Cached per file version: scoring N samples of one file reads it once per process."""
-    from evalkit.motion.safepickle import read_object_npy
+    from evalkit.motion.formats.safepickle import read_object_npy
 
     path = Path(name)
     obj = read_object_npy(path, allow_pickle)
@@ -183,12 +182,46 @@ def _read_results(name: str, mtime_ns: int, size: int, allow_pickle: bool) -> di
     return {"clips": clips, "text": text, "fps": FPS}
 
 
-def check_positions(path, positions: np.ndarray, what: str = "positions") -> None:
-    """One-line error for NaN / infinite joint positions (frame and joint named)."""
-    bad = ~np.isfinite(positions)
-    if bad.any():
-        f, j = np.argwhere(bad)[0][:2]
-        raise FileFormatError(path, None, f"{what}: NaN or infinite value at frame {f}, joint {j}")
-    if math.prod(positions.shape[:2]) and float(np.abs(positions).max()) > 1e6:
-        raise FileFormatError(path, None, f"{what}: values up to {float(np.abs(positions).max()):.3g}; expected "
-                                          "joint positions of a body")
+# -- readers (the dispatcher picks them by the file's content) ----------------------------------
+def read_features(path: str | os.PathLike, arr: np.ndarray, units="auto", up="auto", fps: float | None = None,
+                  roles=None):
+    """``(frames, 263)`` HumanML3D features ``arr`` read from ``path`` into a :class:`Motion`
+    (joints recovered by :func:`features_to_joints`, rotations fitted; 20 fps unless ``fps``)."""
+    from evalkit.motion.formats.arrays import frame_rate, positions_to_motion, preset
+
+    path = Path(path)
+    feats = np.asarray(arr, dtype=np.float64)
+    if not np.all(np.isfinite(feats)):
+        f, c = np.argwhere(~np.isfinite(feats))[0]
+        raise FileFormatError(path, None, f"NaN or infinite value at frame {f}, column {c}")
+    if len(feats) < 2:
+        raise FileFormatError(path, None, f"expected at least 2 frames, found shape {arr.shape}")
+    check_features(path, feats)
+    return positions_to_motion(path, features_to_joints(feats), preset("smpl22"), frame_rate(path, None, fps, FPS),
+                               units, up, roles, meta={"format": "humanml3d-features"})
+
+
+def read_results_clip(path: str | os.PathLike, clip: int | None = None, units="auto", up="auto",
+                      fps: float | None = None, skeleton=None, roles=None, allow_pickle: bool = False):
+    """Sample ``clip`` of an MDM ``results.npy`` (the first, with a warning, when ``None`` and the
+    file holds several) as a :class:`Motion` named ``<stem>#<clip>`` with its prompt in ``meta``."""
+    from evalkit.errors import InputError
+    from evalkit.motion.formats.arrays import frame_rate, positions_to_motion, skeleton_for
+
+    path = Path(path)
+    res = read_results(path, allow_pickle)
+    n = len(res["clips"])
+    if clip is None:
+        if n > 1:
+            warnings.warn_explicit(f"{path}: holds {n} clips; reading the first (name another as "
+                                   f"{path.stem}#<i>{path.suffix})", UserWarning, str(path), 0)
+        clip = 0
+    if not 0 <= clip < n:
+        raise InputError(f"{path}: has clips 0 to {n - 1}, no clip {clip}")
+    spec = skeleton_for(path, N_JOINTS, skeleton)
+    return positions_to_motion(path, np.asarray(res["clips"][clip], dtype=np.float64), spec,
+                               frame_rate(path, None, fps, res["fps"]), units, up, roles,
+                               name=f"{path.stem}#{clip}",
+                               meta={"source": str(path.with_name(f"{path.stem}#{clip}{path.suffix}")),
+                                     "file": str(path), "format": "mdm-results", "clip_index": clip,
+                                     "text": res["text"][clip], "table_columns": {"text": res["text"][clip]}})

@@ -7,10 +7,11 @@ What a file is read as:
 * ``.npy`` of shape ``(T, 22, 3)``: HumanML3D joints (20 fps unless ``--array-fps``);
   ``(T, 263)``: HumanML3D features; any other ``(T, J, 3)`` or ``(T, 3·J)``: joint positions on
   ``--skeleton`` (SMPL-family presets are taken from the joint count 22, 24, 52, 55); a pickled
-  dict: an MDM ``results.npy`` (:mod:`evalkit.motion.humanml3d`).
+  dict: an MDM ``results.npy`` (:mod:`evalkit.motion.formats.humanml3d`). Which of these a file
+  is, the dispatcher (:mod:`evalkit.motion.formats.dispatch`) decides; this module reads positions.
 * ``.npz`` with ``positions`` (or ``joints``) ``(T, J, 3)`` and optional ``names``, ``parents``,
   ``fps`` (what ``evalkit convert IN OUT.npz`` writes); with ``poses``: an SMPL-family parameter
-  file (:mod:`evalkit.motion.smpl`).
+  file (:mod:`evalkit.motion.formats.smpl`).
 * ``.csv``: one row per frame, ``3·J`` numbers (x, y, z of each joint), an optional header row.
 
 A skeleton YAML names the joints and their parents, optionally rest offsets and roles::
@@ -26,6 +27,7 @@ Without offsets, the first frame is the rest pose the rotations are relative to.
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -124,7 +126,9 @@ def load_skeleton_spec(spec: str | os.PathLike | SkeletonSpec) -> SkeletonSpec:
     return SkeletonSpec(tuple(names), tuple(parents), off_arr, dict(roles), source=str(p))
 
 
-def _fps(path, file_fps, fps, default) -> float:
+def frame_rate(path, file_fps, fps, default) -> float:
+    """The frame rate of an array file: ``fps`` (``--array-fps``), else the file's own ``file_fps``,
+    else ``default``; a one-line error for an implausible value or none at all."""
     for value, where in ((fps, "--array-fps"), (file_fps, "fps"), (default, None)):
         if value is None:
             continue
@@ -143,7 +147,6 @@ def positions_to_motion(path, positions: np.ndarray, spec: SkeletonSpec, fps: fl
     """Fit rotations to ``positions (frames, joints, 3)`` on ``spec`` and normalise to metres,
     Y-up (``units``/``up`` as for BVH)."""
     from evalkit.motion.fit import motion_from_positions
-    from evalkit.motion.humanml3d import check_positions
     from evalkit.motion.normalize import normalize_motion
 
     check_positions(path, positions)
@@ -160,7 +163,9 @@ def positions_to_motion(path, positions: np.ndarray, spec: SkeletonSpec, fps: fl
     return with_positions(normalize_motion(m, units=units, up=up, roles=merged or None))
 
 
-def _spec_for(path, n_joints: int, skeleton) -> SkeletonSpec:
+def skeleton_for(path, n_joints: int, skeleton) -> SkeletonSpec:
+    """The skeleton of ``n_joints`` positions per frame: ``--skeleton`` (a preset or YAML, checked
+    against the joint count) or the SMPL-family preset of that joint count."""
     if skeleton is not None:
         spec = load_skeleton_spec(skeleton)
         if spec.n_joints != n_joints:
@@ -173,73 +178,34 @@ def _spec_for(path, n_joints: int, skeleton) -> SkeletonSpec:
                                       "preset (smpl22, smpl24, smplh52, smplx55) or a skeleton YAML file")
 
 
-def read_npy(path: str | os.PathLike, units="auto", up="auto", fps: float | None = None, skeleton=None,
-             roles=None, clip: int | None = None, allow_pickle: bool = False) -> Motion:
-    """Read a ``.npy`` (see the module docstring); ``clip`` picks a sample of an MDM results file."""
-    from evalkit.motion import humanml3d as hml
-
+def read_positions_array(path: str | os.PathLike, arr: np.ndarray, units="auto", up="auto",
+                         fps: float | None = None, skeleton=None, roles=None, default_fps: float | None = None,
+                         format: str = "positions") -> Motion:
+    """Joint positions ``arr`` of shape ``(frames, joints, 3)`` (or ``(frames, 3·joints)`` with
+    ``skeleton``) read from ``path`` (a ``.npy``) into a :class:`Motion`; ``default_fps`` is the
+    rate when neither ``fps`` nor the file gives one, ``format`` is recorded in ``meta``."""
     path = Path(path)
-    try:
-        arr = np.load(path, mmap_mode="r", allow_pickle=False)
-    except ValueError:  # object array: a pickled results dict
-        res = hml.read_results(path, allow_pickle)
-        n = len(res["clips"])
-        if clip is None:
-            if n > 1:
-                import warnings
-
-                warnings.warn_explicit(f"{path}: holds {n} clips; reading the first (name another as "
-                                       f"{path.stem}#<i>{path.suffix})", UserWarning, str(path), 0)
-            clip = 0
-        if not 0 <= clip < n:
-            raise InputError(f"{path}: has clips 0 to {n - 1}, no clip {clip}")
-        spec = _spec_for(path, hml.N_JOINTS, skeleton)
-        return positions_to_motion(path, np.asarray(res["clips"][clip], dtype=np.float64), spec,
-                                   _fps(path, None, fps, res["fps"]), units, up, roles,
-                                   name=f"{path.stem}#{clip}",
-                                   meta={"source": str(path.with_name(f"{path.stem}#{clip}{path.suffix}")),
-                                         "file": str(path), "format": "mdm-results", "clip_index": clip, "text": res["text"][clip],
-                                         "table_columns": {"text": res["text"][clip]}})
-    except (OSError, EOFError) as exc:
-        raise FileFormatError(path, None, f"not a readable .npy file ({exc})") from None
-    if clip is not None:
-        raise InputError(f"{path}: holds one clip; {path.stem}#{clip}{path.suffix} names a sample of a results file")
-    if arr.dtype.kind not in "fiu":
-        raise FileFormatError(path, None, f"expected numbers, found {arr.dtype} data")
     shape = arr.shape
-    if arr.ndim == 2 and shape[1] == hml.N_FEATURES and skeleton is None:
-        feats = np.asarray(arr, dtype=np.float64)
-        if not np.all(np.isfinite(feats)):
-            f, c = np.argwhere(~np.isfinite(feats))[0]
-            raise FileFormatError(path, None, f"NaN or infinite value at frame {f}, column {c}")
-        if len(feats) < 2:
-            raise FileFormatError(path, None, f"expected at least 2 frames, found shape {shape}")
-        hml.check_features(path, feats)
-        spec = preset("smpl22")
-        return positions_to_motion(path, hml.features_to_joints(feats), spec, _fps(path, None, fps, hml.FPS),
-                                   units, up, roles, meta={"format": "humanml3d-features"})
     if arr.ndim == 3 and shape[2] == 3 and shape[0] > 0 and shape[1] > 0:
         pos = np.asarray(arr, dtype=np.float64)
     elif arr.ndim == 2 and skeleton is not None and shape[1] % 3 == 0 and shape[0] > 0:
         pos = np.asarray(arr, dtype=np.float64).reshape(shape[0], -1, 3)
     else:
-        raise FileFormatError(path, None, f"expected shape (frames, 22, 3) HumanML3D joints, (frames, {hml.N_FEATURES}) "
+        raise FileFormatError(path, None, f"expected shape (frames, 22, 3) HumanML3D joints, (frames, 263) "
                                           f"HumanML3D features or (frames, joints, 3) with --skeleton; found {shape}")
-    hml_joints = pos.shape[1] == hml.N_JOINTS and skeleton is None
-    spec = _spec_for(path, pos.shape[1], skeleton)
-    default = hml.FPS if hml_joints else None
-    return positions_to_motion(path, pos, spec, _fps(path, None, fps, default), units, up, roles,
-                               meta={"format": "humanml3d-joints" if hml_joints else "positions"})
+    spec = skeleton_for(path, pos.shape[1], skeleton)
+    return positions_to_motion(path, pos, spec, frame_rate(path, None, fps, default_fps), units, up, roles,
+                               meta={"format": format})
 
 
 def read_positions_npz(path: str | os.PathLike, units="auto", up="auto", fps: float | None = None,
                        skeleton=None, roles=None) -> Motion:
     """An ``.npz`` of ``positions (frames, joints, 3)`` with optional ``names``, ``parents``,
     ``fps`` (evalkit's own convert output, or any tool's)."""
-    from evalkit.motion.smpl import _npz_dict
+    from evalkit.motion.formats.npz import npz_arrays
 
     path = Path(path)
-    data = _npz_dict(path)
+    data = npz_arrays(path)
     key = "positions" if "positions" in data else ("joints" if "joints" in data else None)
     if key is None:
         raise FileFormatError(path, None, f"missing key 'positions' (frames, joints, 3) or 'poses' (SMPL-family "
@@ -261,9 +227,9 @@ def read_positions_npz(path: str | os.PathLike, units="auto", up="auto", fps: fl
             raise FileFormatError(path, None, "parents: expected parents before children and -1 for the first joint only")
         spec = _matching_preset(names, parents) or SkeletonSpec(names, parents, None, {}, source=str(path))
     else:
-        spec = _spec_for(path, pos.shape[1], skeleton)
+        spec = skeleton_for(path, pos.shape[1], skeleton)
     file_fps = np.asarray(data["fps"]).ravel()[0] if "fps" in data and np.size(data["fps"]) else None
-    return positions_to_motion(path, pos, spec, _fps(path, file_fps, fps, None), units, up, roles,
+    return positions_to_motion(path, pos, spec, frame_rate(path, file_fps, fps, None), units, up, roles,
                                meta={"format": "positions-npz"})
 
 
@@ -318,8 +284,8 @@ def read_csv_positions(path: str | os.PathLike, units="auto", up="auto", fps: fl
         raise FileFormatError(path, None, f"expected 3·joints columns (x, y, z per joint) and at least one frame, "
                               f"found {arr.shape[1]} columns, {arr.shape[0]} rows")
     pos = arr.reshape(len(arr), -1, 3)
-    spec = _spec_for(path, pos.shape[1], skeleton)
-    return positions_to_motion(path, pos, spec, _fps(path, None, fps, None), units, up, roles,
+    spec = skeleton_for(path, pos.shape[1], skeleton)
+    return positions_to_motion(path, pos, spec, frame_rate(path, None, fps, None), units, up, roles,
                                meta={"format": "positions-csv"})
 
 
@@ -329,3 +295,14 @@ def _is_number(s: str) -> bool:
         return True
     except ValueError:
         return False
+
+
+def check_positions(path, positions: np.ndarray, what: str = "positions") -> None:
+    """One-line error for NaN / infinite joint positions (frame and joint named)."""
+    bad = ~np.isfinite(positions)
+    if bad.any():
+        f, j = np.argwhere(bad)[0][:2]
+        raise FileFormatError(path, None, f"{what}: NaN or infinite value at frame {f}, joint {j}")
+    if math.prod(positions.shape[:2]) and float(np.abs(positions).max()) > 1e6:
+        raise FileFormatError(path, None, f"{what}: values up to {float(np.abs(positions).max()):.3g}; expected "
+                                          "joint positions of a body")

@@ -3,8 +3,8 @@
 No AMASS, BEAT2, HumanML3D or MDM file may be downloaded or shipped here (their licences forbid
 it), so evalkit's readers are checked on files written by :func:`write_samples` from the bundled
 CMU capture: each clip is retargeted onto the SMPL topology by its joint roles
-(:func:`evalkit.motion.smpl.retarget_positions`), rotations are fitted on evalkit's default
-SMPL skeleton (:func:`evalkit.motion.smpl.to_smpl`), and the result is written in each format.
+(:func:`evalkit.motion.formats.smpl.retarget_positions`), rotations are fitted on evalkit's default
+SMPL skeleton (:func:`evalkit.motion.formats.smpl.to_smpl`), and the result is written in each format.
 The returned truth is the world positions (metres, Y-up) each file must read back as. These are
 files made here, not by the original tools: docs/formats.md says which checks rest on them.
 """
@@ -25,7 +25,7 @@ DEFAULT_CLIPS = ("16_15.amc", "07_05-walk.amc", "09_06-run.amc")
 
 
 def _clip(path: str | os.PathLike) -> Motion:
-    from evalkit.motion.io import load_motion
+    from evalkit.motion.formats import load_motion
 
     return load_motion(path)
 
@@ -42,9 +42,9 @@ def write_samples(out_dir: str | os.PathLike, clips: Sequence[str | os.PathLike]
     ``results.npy`` (MDM dict, one sample per clip, 20 fps), ``positions_smpl24.npy`` (24 joints,
     ``--array-fps`` needed), ``positions.csv`` (24 joints, ``--array-fps`` needed).
     """
-    from evalkit.motion import humanml3d as hml
+    from evalkit.motion.formats import humanml3d as hml
     from evalkit.motion.ops import resample
-    from evalkit.motion.smpl import retarget_positions, smpl_arrays, to_smpl
+    from evalkit.motion.formats.smpl import retarget_positions, smpl_arrays, to_smpl
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -163,52 +163,16 @@ class LiftedClip:
     ik_error: float
 
 
-def source_contacts(motion: Motion, height_m: float = 0.05, speed_m_s: float = 0.35,
-                    min_s: float = 0.08, gap_s: float = 0.06) -> list[tuple[int, int, int]]:
-    """Foot contacts of a clip on a **level** floor: ``[(side, first, last frame), ...]``.
+def source_contacts(motion: Motion, min_s: float = 0.08) -> list[tuple[int, int, int]]:
+    """Foot contacts of a clip on a **level** floor: ``[(side, first, last frame), ...]``
+    (side 0 left, 1 right), in time order: the planted feet of
+    :func:`evalkit.features.contacts.foot_contacts`, without contacts shorter than ``min_s``
+    seconds (a foot brushing the floor at a cut end is no footprint to build terrain under).
+    Meant for flat source clips only."""
+    from evalkit.features.contacts import contact_intervals, foot_contacts
 
-    A foot is planted where its lower point (ankle or toe role, whichever is lower relative to
-    the lowest that point gets within ±0.75 s) is within ``height_m`` of it and moves horizontally
-    slower than ``speed_m_s`` (both for a 1.75 m body, scaled); gaps shorter than ``gap_s`` are
-    closed and contacts shorter than ``min_s`` dropped. Meant for flat source clips only.
-    """
-    from scipy.ndimage import minimum_filter1d
-
-    from evalkit.motion.ops import skeleton_height
-    from evalkit.motion.roles import find_roles
-
-    roles = find_roles(motion.skeleton)
-    scale = skeleton_height(motion) / 1.75
-    pos = motion.positions
-    fps = motion.fps
-    out = []
-    for side, prefix in enumerate(("left", "right")):
-        pts = pos[:, [roles[f"{prefix}_ankle"], roles[f"{prefix}_toe"]]]  # (F, 2, 3)
-        # height above the lowest the point gets within ±0.75 s (a foot touches down at least
-        # once per gait cycle), so a floor that rises over the take (CMU subject 7) is followed
-        floor = minimum_filter1d(pts[..., 1], size=max(3, int(round(1.5 * fps)) | 1), axis=0, mode="nearest")
-        h = pts[..., 1] - floor
-        v = np.gradient(pts[..., [0, 2]], axis=0) * fps
-        sp = np.linalg.norm(v, axis=-1)
-        low = np.argmin(h, axis=1)
-        rows = np.arange(len(h))
-        planted = (h[rows, low] < height_m * scale) & (sp[rows, low] < speed_m_s * scale)
-        runs = _runs(planted)
-        merged: list[list[int]] = []
-        for a, b in runs:
-            if merged and a - merged[-1][1] - 1 <= gap_s * fps:
-                merged[-1][1] = b
-            else:
-                merged.append([a, b])
-        out += [(side, a, b) for a, b in merged if (b - a + 1) >= min_s * fps]
-    return sorted(out, key=lambda c: (c[1], c[0]))
-
-
-def _runs(mask: np.ndarray) -> list[tuple[int, int]]:
-    """``[(first, last), ...]`` index ranges where ``mask`` is true."""
-    m = np.concatenate([[False], np.asarray(mask, bool), [False]])
-    d = np.flatnonzero(np.diff(m.astype(np.int8)))
-    return [(int(a), int(b) - 1) for a, b in zip(d[::2], d[1::2])]
+    return [(side, a, b - 1) for side, a, b in contact_intervals(foot_contacts(motion))
+            if b - a >= min_s * motion.fps]
 
 
 def _hips_xz(motion: Motion) -> np.ndarray:
@@ -339,7 +303,7 @@ def lift_onto_terrain(motion: Motion, terrain: Terrain, sink: float = 0.0, sink_
         worst = max(worst, err)
     rot = quat.make_continuous(rot, axis=0)
     meta = dict(motion.meta)
-    meta["constructed"] = (f"real clip lifted onto constructed {terrain.kind} (evalkit.motion.known_truth."
+    meta["constructed"] = (f"real clip lifted onto constructed {terrain.kind} (evalkit.constructed.known_truth."
                            f"lift_onto_terrain){'; feet sink into the terrain' if sink > 0 else ''}")
     lifted = replace(motion, rotations=rot, translations=trans, name=f"{motion.name}~{terrain.kind}", meta=meta)
     return LiftedClip(lifted, terrain, contacts, support, offset + sink_depth, root, sink_depth, worst)

@@ -351,7 +351,7 @@ def single_stroke_sources(
     clean.
     """
     from evalkit.motion import load_motion
-    from evalkit.motion.io import iter_motion_files
+    from evalkit.motion.formats import iter_motion_files
 
     motions = []
     for s in paths_or_motions:

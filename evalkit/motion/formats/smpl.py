@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import os
 import warnings
-import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
@@ -27,6 +26,7 @@ from scipy.spatial.transform import Rotation
 
 from evalkit.errors import FileFormatError, InputError
 from evalkit.motion import topology as topo
+from evalkit.motion.formats.npz import npz_arrays
 from evalkit.motion.model import Motion, Skeleton
 
 #: keys that may hold the frame rate, in order of preference
@@ -77,15 +77,15 @@ class BodyModel:
 
 def load_body_model(path: str | os.PathLike, allow_pickle: bool = False) -> BodyModel:
     """Read an SMPL / SMPL-H / SMPL-X model file (``.npz``, or ``.pkl`` through the restricted
-    unpickler of :mod:`evalkit.motion.safepickle`) and keep what joints need: ``v_template``,
+    unpickler of :mod:`evalkit.motion.formats.safepickle`) and keep what joints need: ``v_template``,
     ``shapedirs``, ``J_regressor``, ``kintree_table``. The vertices are not kept."""
     p = Path(path)
     if not p.is_file():
         raise InputError(f"--body-model {p}: file not found")
     if p.suffix.lower() == ".npz":
-        data = _npz_dict(p, ("v_template", "shapedirs", "J_regressor", "kintree_table"))
+        data = npz_arrays(p, ("v_template", "shapedirs", "J_regressor", "kintree_table"))
     elif p.suffix.lower() == ".pkl":
-        from evalkit.motion.safepickle import safe_loads
+        from evalkit.motion.formats.safepickle import safe_loads
 
         obj = safe_loads(p.read_bytes(), p, allow_pickle)
         if not isinstance(obj, dict):
@@ -138,34 +138,6 @@ def load_body_model(path: str | os.PathLike, allow_pickle: bool = False) -> Body
 
 
 # -- reading parameter files -----------------------------------------------------------------
-def _npz_dict(path: Path, keys=None) -> dict:
-    """Arrays of an ``.npz`` without unpickling (an object array is reported, not loaded)."""
-    try:
-        with np.load(path, allow_pickle=False) as z:
-            names = list(z.files)
-            out = {}
-            for k in names if keys is None else [k for k in keys if k in names]:
-                try:
-                    out[k] = z[k]
-                except ValueError:
-                    raise FileFormatError(path, None, f"key {k!r} is a pickled object, expected a numeric or text array") from None
-            out.setdefault("__keys__", names)
-            return out
-    except FileFormatError:
-        raise
-    except (OSError, ValueError, zipfile.BadZipFile, EOFError, KeyError, NotImplementedError) as exc:
-        raise FileFormatError(path, None, f"not a readable .npz file ({type(exc).__name__}: {exc})") from None
-
-
-def npz_keys(path: str | os.PathLike) -> list[str]:
-    """Names of the arrays in an ``.npz`` (cheap: reads the zip directory only)."""
-    try:
-        with zipfile.ZipFile(path) as z:
-            return [n[:-4] if n.endswith(".npy") else n for n in z.namelist()]
-    except (OSError, zipfile.BadZipFile, ValueError) as exc:
-        raise FileFormatError(path, None, f"not a readable .npz file ({exc})") from None
-
-
 def is_param_file(keys) -> bool:
     """Whether ``.npz`` keys are those of a parameter file (a broken one included: ``trans`` or a
     frame rate without ``poses`` is a parameter file that lacks its poses)."""
@@ -287,7 +259,7 @@ def read_smpl_params(
     from evalkit.motion.normalize import normalize_motion
 
     path = Path(path)
-    data = _npz_dict(path)
+    data = npz_arrays(path)
     poses = _poses(path, data)
     n_f = len(poses)
     n_j = poses.shape[1] // 3

@@ -17,7 +17,7 @@ import numpy as np
 
 from evalkit.errors import FileFormatError
 from evalkit.motion import quat
-from evalkit.motion.limits import check_file_fps, check_frames, check_joints
+from evalkit.motion.formats.limits import check_file_fps, check_frames, check_joints
 from evalkit.motion.model import VALID_CHANNELS, Motion, Skeleton
 from evalkit.motion.normalize import normalize_motion
 
@@ -40,7 +40,7 @@ def read_bvh(path: str | os.PathLike, units: str | float = "auto", up: str = "au
             that state a wrong one; ``None`` reads the file's.
 
     Raises:
-        FileFormatError: a malformed file, or one beyond :mod:`evalkit.motion.limits`.
+        FileFormatError: a malformed file, or one beyond :mod:`evalkit.motion.formats.limits`.
     """
     path = Path(path)
     try:

@@ -1,4 +1,5 @@
-"""Load any supported motion file by its extension."""
+"""The one dispatcher: any supported motion file read by the reader of its format, chosen by its
+extension and (``.npz``/``.npy``) its content; files and folders expanded into motion files."""
 
 from __future__ import annotations
 
@@ -8,8 +9,10 @@ import re
 from pathlib import Path
 from typing import Iterable, Iterator, Mapping
 
+import numpy as np
+
 from evalkit.errors import EvalkitError, FileFormatError, InputError
-from evalkit.motion.limits import MAX_FPS  # highest frame rate evalkit accepts anywhere
+from evalkit.motion.formats.limits import MAX_FPS  # highest frame rate evalkit accepts anywhere
 from evalkit.motion.model import Motion
 
 MOTION_EXTENSIONS = (".bvh", ".amc", ".npz", ".npy", ".csv")
@@ -62,8 +65,8 @@ def load_motion(
         bvh_fps: frame rate of BVH files instead of their ``Frame Time`` (``--bvh-fps``), for
             exports that state a wrong one.
     """
-    from evalkit.motion.amc import find_asf, read_asf_amc
-    from evalkit.motion.bvh import read_bvh
+    from evalkit.motion.formats.amc import find_asf, read_asf_amc
+    from evalkit.motion.formats.bvh import read_bvh
 
     p = Path(path)
     ext = p.suffix.lower()
@@ -111,10 +114,11 @@ def _load_array_file(p: Path, ext: str, units, up, roles, skeleton, array_fps, b
 
 def _read_array_file(p: Path, ext: str, units, up, roles, skeleton, array_fps, body_model, allow_pickle,
                      clip) -> Motion:
-    from evalkit.motion import arrays, smpl
+    from evalkit.motion.formats import arrays, smpl
+    from evalkit.motion.formats.npz import npz_keys
 
     if ext == ".npz":
-        keys = smpl.npz_keys(p)
+        keys = npz_keys(p)
         if smpl.is_param_file(keys):
             model = _body_model(body_model, allow_pickle) if body_model is not None else None
             return smpl.read_smpl_params(p, units=units, up=up, fps=array_fps, body_model=model, roles=roles)
@@ -123,13 +127,36 @@ def _read_array_file(p: Path, ext: str, units, up, roles, skeleton, array_fps, b
                                            "shape.npz), no motion: expected 'poses' or 'positions'")
         return arrays.read_positions_npz(p, units=units, up=up, fps=array_fps, skeleton=skeleton, roles=roles)
     if ext == ".npy":
-        return arrays.read_npy(p, units=units, up=up, fps=array_fps, skeleton=skeleton, roles=roles, clip=clip,
-                               allow_pickle=allow_pickle)
+        return _read_npy(p, units, up, array_fps, skeleton, roles, clip, allow_pickle)
     return arrays.read_csv_positions(p, units=units, up=up, fps=array_fps, skeleton=skeleton, roles=roles)
 
 
+def _read_npy(path: Path, units, up, fps, skeleton, roles, clip, allow_pickle) -> Motion:
+    """A ``.npy`` by its content: a pickled dict is an MDM results file, ``(frames, 263)`` HumanML3D
+    features, ``(frames, 22, 3)`` HumanML3D joints (20 fps), anything else joint positions."""
+    from evalkit.motion.formats import arrays
+    from evalkit.motion.formats import humanml3d as hml
+
+    try:
+        arr = np.load(path, mmap_mode="r", allow_pickle=False)
+    except ValueError:  # object array: a pickled results dict
+        return hml.read_results_clip(path, clip, units, up, fps, skeleton, roles, allow_pickle)
+    except (OSError, EOFError) as exc:
+        raise FileFormatError(path, None, f"not a readable .npy file ({exc})") from None
+    if clip is not None:
+        raise InputError(f"{path}: holds one clip; {path.stem}#{clip}{path.suffix} names a sample of a results file")
+    if arr.dtype.kind not in "fiu":
+        raise FileFormatError(path, None, f"expected numbers, found {arr.dtype} data")
+    if arr.ndim == 2 and arr.shape[1] == hml.N_FEATURES and skeleton is None:
+        return hml.read_features(path, arr, units, up, fps, roles)
+    if arr.ndim == 3 and arr.shape[1:] == (hml.N_JOINTS, 3) and arr.shape[0] > 0 and skeleton is None:
+        return arrays.read_positions_array(path, arr, units, up, fps, skeleton, roles, default_fps=hml.FPS,
+                                           format="humanml3d-joints")
+    return arrays.read_positions_array(path, arr, units, up, fps, skeleton, roles)
+
+
 def _body_model(path, allow_pickle: bool):
-    from evalkit.motion.smpl import BodyModel
+    from evalkit.motion.formats.smpl import BodyModel
 
     if isinstance(path, BodyModel):
         return path
@@ -144,7 +171,7 @@ def _body_model(path, allow_pickle: bool):
 @functools.lru_cache(maxsize=4)
 def _cached_body_model(path: str, mtime_ns: int, size: int, allow_pickle: bool):
     """A model file is read once per process (SMPL-X's is ~100 MB); keyed by path, time and size."""
-    from evalkit.motion.smpl import load_body_model
+    from evalkit.motion.formats.smpl import load_body_model
 
     return load_body_model(path, allow_pickle)
 
@@ -154,7 +181,7 @@ def clip_count(path: str | os.PathLike, allow_pickle: bool = False) -> int:
     p = Path(path)
     if p.suffix.lower() != ".npy":
         return 1
-    from evalkit.motion.humanml3d import read_results
+    from evalkit.motion.formats.humanml3d import read_results
     import numpy as np
 
     try:
@@ -173,7 +200,8 @@ def holds_motion(path: str | os.PathLike) -> bool:
     ext = p.suffix.lower()
     try:
         if ext == ".npz":
-            from evalkit.motion.smpl import is_param_file, npz_keys
+            from evalkit.motion.formats.npz import npz_keys
+            from evalkit.motion.formats.smpl import is_param_file
 
             keys = npz_keys(p)
             return is_param_file(keys) or "positions" in keys or "joints" in keys

@@ -35,7 +35,7 @@ def check_joints(n_joints: int, path, line: int | None = None) -> None:
     """Refuse a skeleton with more than :data:`MAX_JOINTS` joints (checked while parsing)."""
     if n_joints > MAX_JOINTS:
         raise FileFormatError(path, line, f"more than {MAX_JOINTS:,} joints; evalkit reads skeletons of at "
-                                          f"most {MAX_JOINTS:,} joints (evalkit.motion.limits.MAX_JOINTS)")
+                                          f"most {MAX_JOINTS:,} joints (evalkit.motion.formats.limits.MAX_JOINTS)")
 
 
 def check_frames(n_frames: int, n_joints: int, path, line: int | None = None) -> None:
@@ -45,7 +45,7 @@ def check_frames(n_frames: int, n_joints: int, path, line: int | None = None) ->
         raise FileFormatError(
             path, line,
             f"{n_frames:,} frames × {n_joints:,} joints is more than the {MAX_FRAME_JOINTS:,} that "
-            "evalkit reads in one clip (evalkit.motion.limits.MAX_FRAME_JOINTS); split the file",
+            "evalkit reads in one clip (evalkit.motion.formats.limits.MAX_FRAME_JOINTS); split the file",
         )
 
 

@@ -184,8 +184,12 @@ def read_positions_array(path: str | os.PathLike, arr: np.ndarray, units="auto",
     """Joint positions ``arr`` of shape ``(frames, joints, 3)`` (or ``(frames, 3·joints)`` with
     ``skeleton``) read from ``path`` (a ``.npy``) into a :class:`Motion`; ``default_fps`` is the
     rate when neither ``fps`` nor the file gives one, ``format`` is recorded in ``meta``."""
+    from evalkit.motion.formats.limits import check_frames
+
     path = Path(path)
     shape = arr.shape
+    if arr.ndim in (2, 3) and shape[0] > 0:
+        check_frames(int(shape[0]), int(np.prod(shape[1:])) // 3, path)
     if arr.ndim == 3 and shape[2] == 3 and shape[0] > 0 and shape[1] > 0:
         pos = np.asarray(arr, dtype=np.float64)
     elif arr.ndim == 2 and skeleton is not None and shape[1] % 3 == 0 and shape[0] > 0:
@@ -205,7 +209,7 @@ def read_positions_npz(path: str | os.PathLike, units="auto", up="auto", fps: fl
     from evalkit.motion.formats.npz import npz_arrays
 
     path = Path(path)
-    data = npz_arrays(path)
+    data = npz_arrays(path, ("positions", "joints", "names", "parents", "fps"))
     key = "positions" if "positions" in data else ("joints" if "joints" in data else None)
     if key is None:
         raise FileFormatError(path, None, f"missing key 'positions' (frames, joints, 3) or 'poses' (SMPL-family "

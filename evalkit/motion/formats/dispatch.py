@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import os
 import re
+import zlib
 from pathlib import Path
 from typing import Iterable, Iterator, Mapping
 
@@ -79,6 +80,9 @@ def load_motion(
         raise FileFormatError(p, None, "file not found")
     if p.is_dir():
         raise FileFormatError(p, None, f"is a folder, expected a motion file ({', '.join(MOTION_EXTENSIONS)})")
+    from evalkit.motion.formats.npz import check_not_lfs_pointer
+
+    check_not_lfs_pointer(p)
     if ext in (".npz", ".npy", ".csv"):
         return _load_array_file(p, ext, units, up, roles, skeleton, array_fps, body_model, allow_pickle, clip)
     if ext == ".bvh":
@@ -105,7 +109,8 @@ def _load_array_file(p: Path, ext: str, units, up, roles, skeleton, array_fps, b
                      clip) -> Motion:
     try:
         return _read_array_file(p, ext, units, up, roles, skeleton, array_fps, body_model, allow_pickle, clip)
-    except (ValueError, IndexError, KeyError, TypeError, OverflowError, FloatingPointError) as exc:
+    except (ValueError, IndexError, KeyError, TypeError, OverflowError, FloatingPointError, MemoryError,
+            RecursionError, zlib.error) as exc:
         if isinstance(exc, EvalkitError):
             raise
         # hostile or damaged content the checks above did not foresee: still one line, no traceback
@@ -188,9 +193,13 @@ def clip_count(path: str | os.PathLike, allow_pickle: bool = False) -> int:
         np.load(p, mmap_mode="r", allow_pickle=False)
         return 1
     except ValueError:
+        pass
+    except (OSError, EOFError, EvalkitError, OverflowError, MemoryError):
+        return 1  # unreadable: reported when it is loaded
+    try:
         return len(read_results(p, allow_pickle)["clips"])
-    except (OSError, EOFError, EvalkitError):
-        return 1  # unreadable or not plain data: reported when it is loaded
+    except (EvalkitError, ValueError, IndexError, KeyError, TypeError, OverflowError, MemoryError, RecursionError):
+        return 1  # not plain data or not a results file: reported, as this file's error, when it is loaded
 
 
 def holds_motion(path: str | os.PathLike) -> bool:

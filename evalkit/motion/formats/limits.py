@@ -22,6 +22,11 @@ MAX_JOINTS = 2_000
 #: Most frames × joints in one clip: 10 million is 2.3 hours of a 100-joint rig at 120 fps,
 #: about 1.5 GB of working arrays during scoring.
 MAX_FRAME_JOINTS = 10_000_000
+#: Most bytes of one array read from an ``.npy``/``.npz`` (512 MiB): four times the float64
+#: positions of a clip at :data:`MAX_FRAME_JOINTS`' limit is not reached by any motion or body
+#: model file (SMPL-X's largest array is about 100 MB); checked on the declared shape before
+#: anything is allocated, so a zip bomb or a lying header is refused.
+MAX_ARRAY_BYTES = 512 * 1024 * 1024
 #: Frame rates a file may declare, frames per second (capture systems run at 1000 Hz at most;
 #: below 1 fps a file is a slide show, and the metrics' time grids would be sized by its
 #: duration rather than its frames).

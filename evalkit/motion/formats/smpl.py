@@ -31,6 +31,9 @@ from evalkit.motion.model import Motion, Skeleton
 
 #: keys that may hold the frame rate, in order of preference
 FPS_KEYS = ("mocap_frame_rate", "mocap_framerate", "frame_rate", "framerate", "fps")
+#: the keys of a parameter file a reader uses (no other member is loaded)
+PARAM_KEYS = FPS_KEYS + ("poses", "root_orient", "pose_body", "pose_jaw", "pose_eye", "pose_hand", "trans",
+                         "betas", "expressions", "gender", "surface_model_type", "model")
 _ROT_CH = ("Zrotation", "Xrotation", "Yrotation")
 _POS_CH = ("Xposition", "Yposition", "Zposition")
 
@@ -259,7 +262,7 @@ def read_smpl_params(
     from evalkit.motion.normalize import normalize_motion
 
     path = Path(path)
-    data = npz_arrays(path)
+    data = npz_arrays(path, PARAM_KEYS)
     poses = _poses(path, data)
     n_f = len(poses)
     n_j = poses.shape[1] // 3

@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import os
 import re
+import tokenize
 import zlib
 from pathlib import Path
 from typing import Iterable, Iterator, Mapping
@@ -110,7 +111,7 @@ def _load_array_file(p: Path, ext: str, units, up, roles, skeleton, array_fps, b
     try:
         return _read_array_file(p, ext, units, up, roles, skeleton, array_fps, body_model, allow_pickle, clip)
     except (ValueError, IndexError, KeyError, TypeError, OverflowError, FloatingPointError, MemoryError,
-            RecursionError, zlib.error) as exc:
+            RecursionError, zlib.error, SyntaxError, tokenize.TokenError) as exc:
         if isinstance(exc, EvalkitError):
             raise
         # hostile or damaged content the checks above did not foresee: still one line, no traceback
@@ -194,7 +195,7 @@ def clip_count(path: str | os.PathLike, allow_pickle: bool = False) -> int:
         return 1
     except ValueError:
         pass
-    except (OSError, EOFError, EvalkitError, OverflowError, MemoryError):
+    except (OSError, EOFError, EvalkitError, OverflowError, MemoryError, SyntaxError, tokenize.TokenError):
         return 1  # unreadable: reported when it is loaded
     try:
         return len(read_results(p, allow_pickle)["clips"])
@@ -222,7 +223,7 @@ def holds_motion(path: str | os.PathLike) -> bool:
             except ValueError:
                 return True  # a pickled dict: an MDM results file (checked when read)
             return (arr.ndim == 3 and arr.shape[2] == 3) or (arr.ndim == 2 and arr.shape[1] == 263)
-    except (OSError, EOFError, EvalkitError):
+    except (OSError, EOFError, EvalkitError, ValueError, OverflowError, MemoryError, SyntaxError, tokenize.TokenError):
         return True  # unreadable: let the reader report it
     return True
 

@@ -18,7 +18,9 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -105,8 +107,40 @@ def make_clips(folder: Path, n: int, seconds: float = 10.0, fps: float = 30.0, s
     return out
 
 
+@contextlib.contextmanager
+def external_dask(workers: int):
+    """A local Dask scheduler and ``workers`` single-threaded worker processes started as their
+    own commands (``dask scheduler``, ``dask worker``), as a user's cluster would be; yields its
+    address (``None`` with no workers), and stops both on exit."""
+    if not workers:
+        yield None
+        return
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    address = f"tcp://127.0.0.1:{port}"
+    dask = [sys.executable, "-m", "distributed.cli.dask_scheduler"]
+    procs = [subprocess.Popen(dask + ["--host", "127.0.0.1", "--port", str(port), "--dashboard-address", ":0"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
+    try:
+        procs.append(subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", address,
+                                       "--nworkers", str(workers), "--nthreads", "1", "--no-dashboard"],
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        from distributed import Client
+
+        with Client(address, timeout="30s") as client:
+            client.wait_for_workers(workers, timeout=60)
+        yield address
+    finally:
+        for p in reversed(procs):
+            p.terminate()
+            p.wait(timeout=30)
+
+
 def bench_scale(clips: int, ref_clips: int, jobs: int, score: bool, boot: int, data: str | None = None,
-                fps: float = 30.0, seconds: tuple[float, float] = (10.0, 10.0)) -> None:
+                fps: float = 30.0, seconds: tuple[float, float] = (10.0, 10.0), dask_workers: int = 0) -> None:
     """Wall time of the whole comparison, and of its two phases: per-clip features (in ``jobs``
     worker processes) and the set metrics with their bootstrap (in this process; its CPU time)."""
     from evalkit.distribution.compare import REFERENCE, summarise
@@ -128,16 +162,19 @@ def bench_scale(clips: int, ref_clips: int, jobs: int, score: bool, boot: int, d
         items = [(str(f), REFERENCE) for f in iter_motion_files([root / f"ref{ref_clips}"])]
         items += [(str(f), "sys") for f in iter_motion_files([root / f"sys{clips}"])]
         load0 = os.getloadavg()[0]
-        t = time.perf_counter()
-        feats = extract_all(items, ExtractOptions(extractor=ext, score=score), jobs=jobs, progress=False)
-        t_feat = time.perf_counter() - t
+        with external_dask(dask_workers) as scheduler:
+            t = time.perf_counter()
+            feats = extract_all(items, ExtractOptions(extractor=ext, score=score), jobs=jobs, scheduler=scheduler,
+                                progress=False)
+            t_feat = time.perf_counter() - t
         t = time.perf_counter()
         cpu = time.process_time()
         res = summarise(feats, ["sys"], ext, n_boot=boot, score=score)
         t_sum = time.perf_counter() - t
         cpu_sum = time.process_time() - cpu
     row = res.table.iloc[0]
-    print(f"compare: {clips} system clips vs {ref_clips} reference clips, jobs={jobs}, score metrics={score}, "
+    where = f"external Dask scheduler, {dask_workers} worker processes" if dask_workers else f"jobs={jobs}"
+    print(f"compare: {clips} system clips vs {ref_clips} reference clips, {where}, score metrics={score}, "
           f"bootstrap={boot}: {t_feat + t_sum:.1f} s wall = features {t_feat:.1f} s + set metrics {t_sum:.1f} s "
           f"({cpu_sum:.1f} s CPU) ({os.cpu_count()} cores, load average {load0:.1f} before, "
           f"{os.getloadavg()[0]:.1f} after); fgd {row['fgd']:.3g} [{row['fgd_ci_low']:.3g}, {row['fgd_ci_high']:.3g}], "
@@ -155,12 +192,14 @@ def main() -> None:
     ap.add_argument("--fps", type=float, default=30.0, help="frame rate the clips are resampled to")
     ap.add_argument("--seconds", type=float, nargs=2, default=(10.0, 10.0), metavar=("MIN", "MAX"),
                     help="clip lengths, drawn uniformly in this range (default 10 10)")
+    ap.add_argument("--dask-workers", type=int, default=0,
+                    help="run the per-clip features on an external local Dask scheduler with this many workers")
     ap.add_argument("--data", help="keep the generated clips in this folder and reuse them next time")
     a = ap.parse_args()
     if a.what in ("frechet", "all"):
         bench_frechet()
     if a.what in ("scale", "all"):
-        bench_scale(a.clips, a.ref_clips, a.jobs, not a.no_score, a.bootstrap, a.data, a.fps, tuple(a.seconds))
+        bench_scale(a.clips, a.ref_clips, a.jobs, not a.no_score, a.bootstrap, a.data, a.fps, tuple(a.seconds), a.dask_workers)
 
 
 if __name__ == "__main__":

@@ -25,7 +25,6 @@ from pathlib import Path
 
 from evalkit.cli.common import add_command, add_load_options, load_kwargs
 from evalkit.errors import InputError
-from evalkit.synth.smg import DEFAULT_THRESHOLD
 
 
 def _add_graph_options(p: argparse.ArgumentParser, method_arg: bool = True) -> None:
@@ -156,6 +155,8 @@ def _clipset(args):
 
 
 def _threshold(args, cs) -> float:
+    from evalkit.synth.smg import DEFAULT_THRESHOLD
+
     if args.threshold is not None:
         return args.threshold
     if args.norm == "rms":

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from dataclasses import replace
 
-from evalkit.cli.common import add_command, add_load_options, load_kwargs
+from evalkit.cli.common import no_motion_files, add_command, add_load_options, load_kwargs
 
 
 def register(sub) -> None:
@@ -155,7 +155,7 @@ def run(args: argparse.Namespace) -> int:
     cfg = config_from_args(args)
     files = list(iter_motion_files(args.paths))
     if not files:
-        raise InputError(f"no motion files (.bvh, .amc) under {', '.join(args.paths)}")
+        raise no_motion_files(args.paths)
     _check_run(args, files)
     from evalkit.features.batch import choose_workers
 
@@ -176,6 +176,11 @@ def run(args: argparse.Namespace) -> int:
                                   fold_repeats=not args.judge_joins, progress=not args.quiet,
                                   frames_dir=args.frames, system=args.system)
     failed = int((table["error"] != "").sum())
+    if failed == len(table):
+        for msg in table["error"]:
+            print(f"evalkit: error: {msg}", file=sys.stderr)
+        print(f"evalkit: error: every clip failed ({failed} of {failed}); no table written", file=sys.stderr)
+        return 1
     if args.out:
         write_table(table, args.out)
         print(f"scored {len(table) - failed} clip(s), {failed} failed -> {args.out}", file=sys.stderr)

@@ -115,8 +115,10 @@ def score_file(path: str | os.PathLike, opts: BatchOptions, _cache: dict | None 
             _write_atomic(traces_table(an), trace_path(p, opts.frames_dir, opts.system))
     except EvalkitError as exc:
         row["error"] = str(exc)
-    except (OSError, ValueError, FloatingPointError, IndexError) as exc:  # keep a long run alive
-        row["error"] = f"{p}: {type(exc).__name__}: {exc}"
+    except (OSError, ValueError, FloatingPointError, IndexError, OverflowError, RecursionError) as exc:
+        row["error"] = f"{p}: {type(exc).__name__}: {exc}"  # keep a long run alive
+    except MemoryError:
+        row["error"] = f"{p}: MemoryError: the clip needs more memory than this machine has"
     row["notes"] = "; ".join(dict.fromkeys(notes))
     return row
 

@@ -165,16 +165,17 @@ def run(args: argparse.Namespace) -> int:
         if why:
             print(f"evalkit: note: --jobs {args.jobs}: {why}", file=sys.stderr)
     reference = build_reference(args.reference, cfg, load_kwargs(args)) if args.reference else None
+    analyses = ()
+    if args.model:  # judged on the motion the metrics read: each file is read once
+        from evalkit.models.naturalness import NaturalnessAnalysis
+        from evalkit.models.training import load_model
+
+        analyses = (NaturalnessAnalysis(load_model(args.model)[0], cfg.roles, drop_pops=not args.keep_pops,
+                                        fold_repeats=not args.judge_joins),)
     opts = BatchOptions(config=cfg, reference=reference, load_kwargs=load_kwargs(args), system=args.system,
-                        frames_dir=args.frames, audio=args.audio)
+                        frames_dir=args.frames, audio=args.audio, analyses=analyses)
     table = score_paths(files, opts, jobs=jobs, scheduler=args.scheduler, chunk_size=args.chunk_size,
                         progress=not args.quiet)
-    if args.model:
-        from evalkit.models.naturalness import add_model_columns
-
-        table = add_model_columns(table, args.model, load_kwargs(args), cfg.roles, drop_pops=not args.keep_pops,
-                                  fold_repeats=not args.judge_joins, progress=not args.quiet,
-                                  frames_dir=args.frames, system=args.system)
     failed = int((table["error"] != "").sum())
     if failed == len(table):
         for msg in table["error"]:

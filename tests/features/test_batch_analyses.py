@@ -56,3 +56,13 @@ def test_score_with_a_model_opens_each_file_once(tmp_path):
     assert got["code"] == 0
     assert got["opens"] == {str(c): 1 for c in CLIPS}
     assert pd.read_csv(out)["naturalness"].notna().all()
+
+
+def test_an_analysis_gives_the_same_table_in_worker_processes():
+    from evalkit.models.naturalness import NaturalnessAnalysis
+    from evalkit.models.training import load_model
+
+    opts = BatchOptions(analyses=(NaturalnessAnalysis(load_model("default")[0]),))
+    here = score_paths(CLIPS, opts, progress=False)
+    pooled = score_paths(CLIPS, opts, jobs=2, auto_workers=False, progress=False)
+    pd.testing.assert_frame_equal(pooled, here)

@@ -36,6 +36,15 @@ def add_load_options(p: argparse.ArgumentParser) -> None:
                         "without it only plain data (dicts, lists, text, numbers, arrays) is read")
 
 
+def no_motion_files(paths) -> "InputError":
+    """The error for inputs holding no motion file: names the inputs and every format read."""
+    from evalkit.errors import InputError
+    from evalkit.motion.formats import MOTION_EXTENSIONS
+
+    return InputError(f"no motion files ({', '.join(MOTION_EXTENSIONS)}; .csv only when named) under "
+                      f"{', '.join(map(str, paths))}")
+
+
 def load_kwargs(args: argparse.Namespace) -> dict:
     units = args.units
     try:

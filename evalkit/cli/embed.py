@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from evalkit.cli.common import add_load_options, load_kwargs
+from evalkit.cli.common import no_motion_files, add_load_options, load_kwargs
 
 EPILOG = """\
 examples:
@@ -100,7 +100,7 @@ def run_train(args: argparse.Namespace) -> int:
     check_writable(out / CARD_FILE)
     files = list(iter_motion_files(args.paths))
     if not files:
-        raise InputError(f"no motion files (.bvh, .amc) under {', '.join(args.paths)}")
+        raise no_motion_files(args.paths)
     protocol = WindowProtocol(window=args.window, stride=args.stride, fps=float(args.fps))
     settings = TrainingSettings(hidden=args.hidden, latent=args.latent, epochs=args.epochs, batch=args.batch,
                                 learning_rate=args.learning_rate, seed=args.seed, train_stride=args.train_stride,

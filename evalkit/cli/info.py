@@ -8,7 +8,7 @@ import sys
 
 import numpy as np
 
-from evalkit.cli.common import add_command, add_load_options, load_kwargs
+from evalkit.cli.common import no_motion_files, add_command, add_load_options, load_kwargs
 
 
 def register(sub) -> None:
@@ -64,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
     role_map = load_role_map(args.roles) if args.roles else None
     files = list(iter_motion_files(args.paths))
     if not files:
-        raise InputError(f"no motion files (.bvh, .amc) under {', '.join(args.paths)}")
+        raise no_motion_files(args.paths)
     rows, failed = [], 0
     for path in files:
         try:

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from dataclasses import replace
 
-from evalkit.cli.common import add_command, add_load_options, load_kwargs
+from evalkit.cli.common import no_motion_files, add_command, add_load_options, load_kwargs
 
 
 def register(sub) -> None:
@@ -155,7 +155,7 @@ def run(args: argparse.Namespace) -> int:
     cfg = config_from_args(args)
     files = list(iter_motion_files(args.paths))
     if not files:
-        raise InputError(f"no motion files (.bvh, .amc) under {', '.join(args.paths)}")
+        raise no_motion_files(args.paths)
     _check_run(args, files)
     from evalkit.features.batch import choose_workers
 
@@ -165,17 +165,23 @@ def run(args: argparse.Namespace) -> int:
         if why:
             print(f"evalkit: note: --jobs {args.jobs}: {why}", file=sys.stderr)
     reference = build_reference(args.reference, cfg, load_kwargs(args)) if args.reference else None
+    analyses = ()
+    if args.model:  # judged on the motion the metrics read: each file is read once
+        from evalkit.models.naturalness import NaturalnessAnalysis
+        from evalkit.models.training import load_model
+
+        analyses = (NaturalnessAnalysis(load_model(args.model)[0], cfg.roles, drop_pops=not args.keep_pops,
+                                        fold_repeats=not args.judge_joins),)
     opts = BatchOptions(config=cfg, reference=reference, load_kwargs=load_kwargs(args), system=args.system,
-                        frames_dir=args.frames, audio=args.audio)
+                        frames_dir=args.frames, audio=args.audio, analyses=analyses)
     table = score_paths(files, opts, jobs=jobs, scheduler=args.scheduler, chunk_size=args.chunk_size,
                         progress=not args.quiet)
-    if args.model:
-        from evalkit.models.naturalness import add_model_columns
-
-        table = add_model_columns(table, args.model, load_kwargs(args), cfg.roles, drop_pops=not args.keep_pops,
-                                  fold_repeats=not args.judge_joins, progress=not args.quiet,
-                                  frames_dir=args.frames, system=args.system)
     failed = int((table["error"] != "").sum())
+    if failed == len(table):
+        for msg in table["error"]:
+            print(f"evalkit: error: {msg}", file=sys.stderr)
+        print(f"evalkit: error: every clip failed ({failed} of {failed}); no table written", file=sys.stderr)
+        return 1
     if args.out:
         write_table(table, args.out)
         print(f"scored {len(table) - failed} clip(s), {failed} failed -> {args.out}", file=sys.stderr)

@@ -85,7 +85,11 @@ def compare(reference: Sequence[str | os.PathLike], systems: Mapping[str, Sequen
         load_kwargs, roles: how files are read; role overrides.
         score: add the means of ``evalkit score``'s per-clip metrics.
     """
+<<<<<<< HEAD
     from evalkit.motion.formats import iter_motion_files
+=======
+    from evalkit.motion.formats import MOTION_EXTENSIONS, iter_motion_files
+>>>>>>> clip-runner
 
     ext = extractor if isinstance(extractor, Extractor) else load_extractor(extractor)
     check_protocol(ext, requested, recorded)
@@ -103,7 +107,7 @@ def compare(reference: Sequence[str | os.PathLike], systems: Mapping[str, Sequen
             raise InputError(f"system name {name!r} is reserved; choose another")
         files = list(iter_motion_files(paths))
         if not files:
-            raise InputError(f"system {name}: no motion files (.bvh, .amc) under {', '.join(map(str, paths))}")
+            raise InputError(f"system {name}: no motion files ({', '.join(MOTION_EXTENSIONS)}) under {', '.join(map(str, paths))}")
         items += [(str(f), name) for f in files]
     opts = ExtractOptions(extractor=ext, load_kwargs=dict(load_kwargs or {}), roles=roles, score=score,
                           score_config=score_config, audio=audio)

@@ -49,6 +49,10 @@ class BatchOptions:
         frames_dir: write per-frame traces as ``<frames_dir>/<system>/<clip>.csv`` (``None``: no).
         audio: a WAV file (used for every clip) or a folder with ``<clip>.wav`` files, for the
             beat metrics (``None``: no beat metrics).
+        analyses: further per-clip analyses run on the same loaded motion after the metrics
+            (e.g. :class:`evalkit.models.naturalness.NaturalnessAnalysis`): callables
+            ``analysis(motion) -> (row columns, trace(times_s) -> trace columns)`` with attributes
+            ``columns``, ``trace_columns`` and ``error_prefix``; picklable for worker processes.
     """
 
     config: ScoreConfig = field(default_factory=ScoreConfig)
@@ -57,6 +61,28 @@ class BatchOptions:
     system: str | None = None
     frames_dir: str | None = None
     audio: str | None = None
+    analyses: tuple = ()
+
+
+def _run_analyses(motion, opts: BatchOptions, row: dict, traces) -> str:
+    """Run :attr:`BatchOptions.analyses` on the loaded clip: each adds its ``columns`` to ``row``
+    (NaN when it cannot judge the clip) and, when traces are written, its ``trace_columns``.
+    Returns the first analysis error (``""``: none)."""
+    error = ""
+    for analysis in opts.analyses:
+        trace = None
+        try:
+            cols, trace = analysis(motion)
+        except EvalkitError as exc:
+            cols = {c: np.nan for c in analysis.columns}
+            error = error or f"{analysis.error_prefix}{exc}"
+        row.update(cols)
+        if traces is not None:
+            t = traces["time_s"].to_numpy()
+            add = trace(t) if trace is not None else {c: np.full(len(t), np.nan) for c in analysis.trace_columns}
+            for c in analysis.trace_columns:
+                traces[c] = np.asarray(add[c], dtype=float)
+    return error
 
 
 def _audio_times(path: Path, opts: BatchOptions, cache: dict) -> np.ndarray | None:
@@ -111,12 +137,16 @@ def score_file(path: str | os.PathLike, opts: BatchOptions, _cache: dict | None 
         an = analyse(motion, opts.config)
         notes += list(an.notes)
         row.update(score_analysis(an, opts.reference, _audio_times(p, opts, {} if _cache is None else _cache)))
-        if opts.frames_dir:
-            _write_atomic(traces_table(an), trace_path(p, opts.frames_dir, opts.system))
+        traces = traces_table(an) if opts.frames_dir else None
+        row["error"] = _run_analyses(motion, opts, row, traces)
+        if traces is not None:
+            _write_atomic(traces, trace_path(p, opts.frames_dir, opts.system))
     except EvalkitError as exc:
         row["error"] = str(exc)
-    except (OSError, ValueError, FloatingPointError, IndexError) as exc:  # keep a long run alive
-        row["error"] = f"{p}: {type(exc).__name__}: {exc}"
+    except (OSError, ValueError, FloatingPointError, IndexError, OverflowError, RecursionError) as exc:
+        row["error"] = f"{p}: {type(exc).__name__}: {exc}"  # keep a long run alive
+    except MemoryError:
+        row["error"] = f"{p}: MemoryError: the clip needs more memory than this machine has"
     row["notes"] = "; ".join(dict.fromkeys(notes))
     return row
 
@@ -229,7 +259,12 @@ def score_paths(
         results = run_chunks(score_chunk, chunks, opts, workers, scheduler, bar)
     finally:
         bar.close()
-    return to_table(r for part in results for r in part)
+    table = to_table(r for part in results for r in part)
+    last = [c for a in opts.analyses for c in a.columns]  # the analyses' columns after the metrics
+    for c in last:
+        if c not in table.columns:
+            table[c] = np.nan
+    return table[[c for c in table.columns if c not in last] + last]
 
 
 def check_table_format(out: str | os.PathLike) -> None:

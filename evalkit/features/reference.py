@@ -47,11 +47,11 @@ def build_reference(paths: Iterable[str | os.PathLike], config: ScoreConfig | No
     """A reference from motion files and folders (recursively). Clips that fail to load are
     skipped; if none loads, :class:`InputError` names the first failure."""
     from evalkit.motion import load_motion
-    from evalkit.motion.formats import iter_motion_files
+    from evalkit.motion.formats import MOTION_EXTENSIONS, iter_motion_files
 
     files = list(iter_motion_files(paths))
     if not files:
-        raise InputError(f"no motion files (.bvh, .amc) under {', '.join(map(str, paths))}")
+        raise InputError(f"no motion files ({', '.join(MOTION_EXTENSIONS)}) under {', '.join(map(str, paths))}")
     motions, used, errors = [], [], []
     for f in files:
         try:

@@ -7,6 +7,9 @@ above both the estimator (:mod:`evalkit.models.discriminator`) and the model fil
 
 from __future__ import annotations
 
+import functools
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
 
@@ -19,6 +22,46 @@ from evalkit.motion.roles import find_roles
 
 #: Columns that ``evalkit score --model --frames`` adds to every per-frame trace.
 TRACE_COLUMNS = ("naturalness_window", "naturalness_local")
+#: Columns that ``evalkit score --model`` adds to every row, in order.
+ROW_COLUMNS = ("naturalness", "worst_window_start_s", "worst_window_end_s", "worst_window_naturalness",
+               "worst_stretch_start_s", "worst_stretch_end_s", "worst_stretch_naturalness", "cuts", "copies")
+
+
+def naturalness_row(score: MotionScore) -> dict[str, float]:
+    """The :data:`ROW_COLUMNS` of one scored clip (see :func:`add_model_columns` for their meaning)."""
+    s = score
+    return dict(zip(ROW_COLUMNS, (s.naturalness, s.worst_start_s, s.worst_end_s, s.worst_naturalness,
+                                  s.worst_stretch_start_s, s.worst_stretch_end_s, s.worst_stretch_naturalness,
+                                  len(s.cuts_s), round(s.copies, 3))))
+
+
+@dataclass(frozen=True)
+class NaturalnessAnalysis:
+    """A saved discriminator as a per-clip analysis of an already loaded :class:`~evalkit.motion.Motion`
+    (what ``evalkit score --model`` runs beside the metrics, so each file is read once).
+
+    Calling it with a motion gives ``(row, trace)``: ``row`` the :data:`ROW_COLUMNS` of the clip,
+    ``trace(times_s)`` the :data:`TRACE_COLUMNS` at the given frame times (seconds, ``(frames,)``).
+    A clip the model cannot score raises :class:`~evalkit.errors.EvalkitError`.
+
+    Attributes:
+        model: the discriminator (:func:`evalkit.models.training.load_model`'s first value).
+        roles: ``{role: joint name}`` overrides for unusual rigs.
+        drop_pops, fold_repeats: as :func:`add_model_columns`.
+    """
+
+    model: object
+    roles: dict | None = None
+    drop_pops: bool = True
+    fold_repeats: bool = True
+    columns: tuple = ROW_COLUMNS
+    trace_columns: tuple = TRACE_COLUMNS
+    error_prefix: str = "naturalness: "
+
+    def __call__(self, motion):
+        found = find_roles(motion.skeleton, overrides=self.roles, strict=True) if self.roles else None
+        s = score_naturalness(self.model, motion, found, drop_pops=self.drop_pops, fold_repeats=self.fold_repeats)
+        return naturalness_row(s), functools.partial(trace_naturalness, s)
 
 
 def add_model_columns(table: pd.DataFrame, model_path: str | None = None, load_kwargs: dict | None = None,
@@ -60,8 +103,7 @@ def add_model_columns(table: pd.DataFrame, model_path: str | None = None, load_k
     """
     model, _ = load_model(model_path)
     out = table.copy()
-    cols = {"naturalness": [], "worst_window_start_s": [], "worst_window_end_s": [], "worst_window_naturalness": [],
-            "worst_stretch_start_s": [], "worst_stretch_end_s": [], "worst_stretch_naturalness": [], "cuts": [], "copies": []}
+    cols: dict[str, list] = {c: [] for c in ROW_COLUMNS}
     errors = list(out["error"]) if "error" in out.columns else [""] * len(out)
     rows = enumerate(out.iterrows())
     if progress:
@@ -77,8 +119,7 @@ def add_model_columns(table: pd.DataFrame, model_path: str | None = None, load_k
                 s = score_naturalness(model, motion, found, drop_pops=drop_pops, fold_repeats=fold_repeats)
                 if frames_dir:
                     _add_to_trace(row["path"], frames_dir, system, s)
-                vals = [s.naturalness, s.worst_start_s, s.worst_end_s, s.worst_naturalness,
-                        s.worst_stretch_start_s, s.worst_stretch_end_s, s.worst_stretch_naturalness, len(s.cuts_s), round(s.copies, 3)]
+                vals = list(naturalness_row(s).values())
             except EvalkitError as exc:
                 errors[i] = f"naturalness: {exc}"
                 if frames_dir:

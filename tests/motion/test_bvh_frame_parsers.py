@@ -8,7 +8,7 @@ import pytest
 
 from evalkit.data import sample_path
 from evalkit.errors import FileFormatError
-from evalkit.motion import bvh
+from evalkit.motion.formats import bvh
 
 
 def _block(path):

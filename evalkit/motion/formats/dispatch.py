@@ -229,8 +229,12 @@ def holds_motion(path: str | os.PathLike) -> bool:
 
 
 def _expand(p: Path) -> list[Path]:
-    """A multi-clip file as its clips (``results#0.npy`` ...), any other file as itself."""
-    n = clip_count(p)
+    """A multi-clip file as its clips (``results#0.npy`` ...), any other file as itself; a file
+    whose clips cannot be counted is itself too, so reading it gives that file's error."""
+    try:
+        n = clip_count(p)
+    except (EvalkitError, OSError, ValueError, OverflowError, MemoryError, RecursionError):
+        return [p]
     if n <= 1:
         return [p]
     return [p.with_name(f"{p.stem}#{i}{p.suffix}") for i in range(n)]

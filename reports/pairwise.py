@@ -14,6 +14,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from evalkit.stats import cmos_interval
 from reports import stats as st
 from reports.table import canonical_pairs, system_order
 
@@ -40,8 +41,8 @@ def cmos_summary(scores, participants, *, confidence: float = 0.95, n_boot: int 
     rng = rng or np.random.default_rng(0)
     x = np.asarray(scores, float)
     n = x.size
-    mean, tlo, thi = st.t_ci(x, confidence)
-    _, clo, chi = st.cluster_t_ci(x, participants, confidence)
+    ci = cmos_interval(x, participants, confidence)
+    mean, tlo, thi, clo, chi = ci["mean"], ci["t_low"], ci["t_high"], ci["cl_low"], ci["cl_high"]
     blo, bhi = st.percentile_ci(st.cluster_bootstrap_means(x, participants, n_boot, rng), confidence)
     na, ne, nb = int(np.sum(x > 0)), int(np.sum(x == 0)), int(np.sum(x < 0))
     out = {

@@ -13,51 +13,10 @@ import numpy as np
 from scipy import stats
 
 from evalkit.errors import InputError
+from evalkit.stats import cluster_t_ci, t_ci  # the shared interval estimates (also the web test's)
 
 #: zero_method values understood by :func:`wilcoxon_test` (those of scipy.stats.wilcoxon).
 ZERO_METHODS = ("wilcox", "pratt", "zsplit")
-
-
-def t_ci(x, confidence: float = 0.95) -> tuple[float, float, float]:
-    """(mean, low, high): Student-t confidence interval of the mean of ``x`` (n >= 2, else NaN;
-    NaN bounds too when all values are equal — no zero-width intervals)."""
-    x = np.asarray(x, float)
-    n = x.size
-    if n == 0:
-        return (math.nan, math.nan, math.nan)
-    m = float(x.mean())
-    if n < 2:
-        return (m, math.nan, math.nan)
-    se = float(x.std(ddof=1)) / math.sqrt(n)
-    if se == 0:  # every answer the same: the data cannot say how uncertain the mean is
-        return (m, math.nan, math.nan)
-    h = float(stats.t.ppf(0.5 + confidence / 2, n - 1)) * se
-    return (m, m - h, m + h)
-
-
-def cluster_t_ci(x, clusters, confidence: float = 0.95) -> tuple[float, float, float]:
-    """(mean, low, high): cluster-robust t interval of the mean of ``x``, clusters = raters.
-
-    Standard error from the cluster sums of deviations (CR1: sum_g (sum_{i in g} (x_i - m))^2 / n^2
-    times G / (G - 1)) with a t quantile on G - 1 degrees of freedom (G = number of clusters), the
-    usual small-sample cluster-robust interval. It allows any correlation of a rater's answers and
-    any number of answers per rater. NaN bounds with fewer than 2 clusters.
-    """
-    x = np.asarray(x, float)
-    n = x.size
-    if n == 0:
-        return (math.nan, math.nan, math.nan)
-    m = float(x.mean())
-    codes, uniq = _codes(clusters)
-    g = len(uniq)
-    if g < 2:
-        return (m, math.nan, math.nan)
-    s = np.bincount(codes, weights=x - m, minlength=g)
-    se = math.sqrt(float(np.sum(s ** 2)) / n ** 2 * g / (g - 1))
-    if se == 0:  # no spread: a zero-width interval would claim certainty the data cannot give
-        return (m, math.nan, math.nan)
-    h = float(stats.t.ppf(0.5 + confidence / 2, g - 1)) * se
-    return (m, m - h, m + h)
 
 
 def cluster_bootstrap_means(values, clusters, n_boot: int, rng: np.random.Generator) -> np.ndarray:

@@ -261,8 +261,16 @@ def dashboard():
         "admin/dashboard.html", ratings=ratings, parts=records, cells=cells.to_dict("records"), sessions=sessions,
         cmos=cmos.to_dict("records"), mos=mos.to_dict("records"), by_status=by_status, balance=balance_report(st.study),
         excluded=int((parts["excluded"] != "").sum()) if not parts.empty else 0,
-        no_data=_why_nothing_analysed(ratings, st.t),
+        no_data=_why_nothing_analysed(ratings, st.t), interval=lambda lo, hi: format_interval(lo, hi, st.t),
     )
+
+
+def format_interval(low: float, high: float, t) -> str:
+    """``[low, high]`` to two decimals, or the study's "n/a (too few answers)" when the interval
+    is undefined (NaN bounds): no ``nan`` reaches the page."""
+    if not (math.isfinite(low) and math.isfinite(high)):
+        return t("admin.no_interval")
+    return f"[{low:.2f}, {high:.2f}]"
 
 
 def _why_nothing_analysed(ratings, t) -> str:

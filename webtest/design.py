@@ -172,7 +172,10 @@ def balance_report(study: Study, cells: list[list[TrialSpec]] | None = None) -> 
     """How evenly the design spreads conditions and sides over the cells.
 
     Returns counts per (item, system_a, system_b, side) of main trials: ``min``, ``max`` and
-    ``balanced`` (every condition-side shown equally often), plus trials per cell.
+    ``balanced`` (every condition-side shown equally often), plus trials per cell and the pages
+    of a cell: ``pages_per_cell`` = ``practice_per_cell`` + ``rated_per_cell``, the rated pages
+    being the main trials and ``checks_per_cell`` quality checks (shown to the participant as
+    "Comparison i of ``rated_per_cell``").
     """
     cells = cells if cells is not None else build_cells(study)
     counts: Counter = Counter()
@@ -182,8 +185,14 @@ def balance_report(study: Study, cells: list[list[TrialSpec]] | None = None) -> 
                 counts[(t.item, t.system_a, t.system_b, t.side_shown)] += 1
     keys = [(it, a, b, s) for it, a, b in conditions(study) for s in ("left", "right")]
     values = [counts.get(k, 0) for k in keys]
+    first = cells[0] if cells else []
+    practice = sum(t.kind == "training" for t in first)
+    checks = sum(t.kind in ("gold", "attention", "repeat") for t in first)
     return {
         "cells": len(cells),
+        # the one count of pages everywhere (serve, the participant's "i of n", the admin page)
+        "pages_per_cell": len(first), "practice_per_cell": practice, "checks_per_cell": checks,
+        "rated_per_cell": len(first) - practice,
         "trials_per_cell": sorted({len(c) for c in cells}),
         "main_per_cell": trials_per_participant(study),
         "condition_side_min": min(values) if values else 0,

@@ -159,18 +159,19 @@ def cells_table(db: Database, study_id: str) -> "pd.DataFrame":
 
 
 def cmos_summary(ratings: "pd.DataFrame", confidence: float = 0.95) -> "pd.DataFrame":
-    """Live CMOS per comparison: mean sign-corrected score with a t confidence interval.
+    """Live CMOS per comparison: mean sign-corrected score with the reports' interval.
 
     Uses comparison-scale rows of main trials of non-excluded participants (no ``check`` or
-    ``excluded`` flag).
-    Ratings are treated as independent; this is a monitor, not the study's analysis.
+    ``excluded`` flag). The interval is the one the reports give a CMOS by default
+    (:func:`evalkit.stats.cmos_interval`: cluster-robust t over participants); NaN where it is
+    undefined (fewer than two participants, or no spread), never zero width.
 
     Returns one row per (system_a, system_b): ``n``, ``participants``, ``cmos``, ``sd``,
     ``ci_low``, ``ci_high``, ``prefer_a``, ``same``, ``prefer_b`` (shares of ratings).
     """
-    import numpy as np
     import pandas as pd
-    from scipy import stats
+
+    from evalkit.stats import cmos_interval
 
     cols = ["system_a", "system_b", "n", "participants", "cmos", "sd", "ci_low", "ci_high", "prefer_a", "same", "prefer_b"]
     if ratings.empty:
@@ -180,17 +181,10 @@ def cmos_summary(ratings: "pd.DataFrame", confidence: float = 0.95) -> "pd.DataF
     rows = []
     for (a, b), g in df.groupby(["system_a", "system_b"], sort=True):
         x = g["score"].to_numpy(dtype=float)
-        n = len(x)
-        mean = float(x.mean())
-        sd = float(x.std(ddof=1)) if n > 1 else float("nan")
-        if n > 1 and sd > 0:
-            half = float(stats.t.ppf(0.5 + confidence / 2, n - 1) * sd / np.sqrt(n))
-        elif n > 1:
-            half = 0.0
-        else:
-            half = float("nan")
-        rows.append({"system_a": a, "system_b": b, "n": n, "participants": g["participant"].nunique(),
-                     "cmos": mean, "sd": sd, "ci_low": mean - half, "ci_high": mean + half,
+        ci = cmos_interval(x, g["participant"].to_numpy(), confidence)
+        rows.append({"system_a": a, "system_b": b, "n": ci["n"], "participants": ci["n_participants"],
+                     "cmos": ci["mean"], "sd": float(x.std(ddof=1)) if len(x) > 1 else float("nan"),
+                     "ci_low": ci["cl_low"], "ci_high": ci["cl_high"],
                      "prefer_a": float((x > 0).mean()), "same": float((x == 0).mean()),
                      "prefer_b": float((x < 0).mean())})
     return pd.DataFrame(rows, columns=cols)
@@ -205,11 +199,11 @@ def _analysed(ratings: "pd.DataFrame") -> "pd.DataFrame":
 
 def mos_summary(ratings: "pd.DataFrame", confidence: float = 0.95) -> "pd.DataFrame":
     """Live mean opinion score per system for absolute-scale rows (``system_b`` empty): ``n``,
-    ``participants``, ``mos``, ``sd``, ``ci_low``, ``ci_high`` (t interval, ratings treated as
-    independent)."""
-    import numpy as np
+    ``participants``, ``mos``, ``sd``, ``ci_low``, ``ci_high`` (the cluster-robust t interval over
+    participants of :func:`evalkit.stats.cluster_t_ci`, as the reports give; NaN where undefined)."""
     import pandas as pd
-    from scipy import stats
+
+    from evalkit.stats import cluster_t_ci
 
     cols = ["system", "n", "participants", "mos", "sd", "ci_low", "ci_high"]
     df = _analysed(ratings) if not ratings.empty else ratings
@@ -217,11 +211,9 @@ def mos_summary(ratings: "pd.DataFrame", confidence: float = 0.95) -> "pd.DataFr
     rows = []
     for system, g in (df.groupby("system_a", sort=True) if not df.empty else []):
         x = g["score"].to_numpy(dtype=float)
-        n, mean = len(x), float(x.mean())
-        sd = float(x.std(ddof=1)) if n > 1 else float("nan")
-        half = float(stats.t.ppf(0.5 + confidence / 2, n - 1) * sd / np.sqrt(n)) if n > 1 else float("nan")
-        rows.append({"system": system, "n": n, "participants": g["participant"].nunique(), "mos": mean,
-                     "sd": sd, "ci_low": mean - half, "ci_high": mean + half})
+        mean, lo, hi = cluster_t_ci(x, g["participant"].to_numpy(), confidence)
+        rows.append({"system": system, "n": len(x), "participants": g["participant"].nunique(), "mos": mean,
+                     "sd": float(x.std(ddof=1)) if len(x) > 1 else float("nan"), "ci_low": lo, "ci_high": hi})
     return pd.DataFrame(rows, columns=cols)
 
 

@@ -51,6 +51,17 @@ def register(sub) -> None:
                    help="read a password (prompt or stdin) and print its hash for EVALKIT_ADMIN_PASSWORD_HASH")
 
 
+def page_count(b: dict) -> str:
+    """The pages of one participant in words, as the participant and the admin page count them."""
+    parts = [f"{b['main_per_cell']} main trials"]
+    if b["checks_per_cell"]:
+        parts.append(f"{b['checks_per_cell']} quality check{'s' if b['checks_per_cell'] != 1 else ''}")
+    text = f"{b['rated_per_cell']} rated pages ({' + '.join(parts)}; shown as comparisons 1 to {b['rated_per_cell']})"
+    if b["practice_per_cell"]:
+        text = f"{b['practice_per_cell']} practice page{'s' if b['practice_per_cell'] != 1 else ''} + " + text
+    return f"{b['pages_per_cell']} pages: {text}" if b["practice_per_cell"] else text
+
+
 def _hash_password() -> int:
     from werkzeug.security import generate_password_hash
 
@@ -104,8 +115,8 @@ def run(args: argparse.Namespace) -> int:
     study = st.study
     b = st.prepared.balance
     print(f"study {study.id!r}: {len(study.stimuli)} stimuli, {b['cells']} design cells "
-          f"({b['main_per_cell']} main trials each, sides {'balanced' if b['balanced'] else 'NOT balanced'}), "
-          f"scale {study.scale.name}")
+          f"(sides {'balanced' if b['balanced'] else 'NOT balanced'}), scale {study.scale.name}")
+    print(f"each participant: {page_count(b)}")
     print(f"database: {redact(st.db.url)}")
     if args.check:
         return 0

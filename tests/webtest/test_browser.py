@@ -547,3 +547,17 @@ def test_play_both_keeps_the_sides_in_step_in_the_study_colours(browser, walk_st
         assert [e["type"] for e in ev if e["side"] == side] == ["play", "ended"]
     plays = [e["t"] for e in ev if e["type"] == "play"]
     assert abs(plays[0] - plays[1]) < 50  # ms: started together
+
+
+def test_scale_buttons_have_one_height_per_row(browser, live):
+    url, _ = live
+    ctx = browser.new_context(viewport={"width": 1100, "height": 900})
+    page = ctx.new_page()
+    _enter_study(page, url)
+    boxes = [page.locator("fieldset.scale .point span").nth(i).bounding_box()
+             for i in range(page.locator("fieldset.scale .point span").count())]
+    rows: dict[int, list[float]] = {}
+    for b in boxes:
+        rows.setdefault(round(b["y"]), []).append(b["height"])
+    assert boxes and all(max(h) - min(h) < 1 for h in rows.values()), rows
+    ctx.close()

@@ -28,7 +28,10 @@ def _free_port() -> int:
 def test_serve_check_prints_summary(example_study, capsys):
     assert main(["serve", str(example_study), "--check"]) == 0
     out = capsys.readouterr().out
-    assert "study 'example-cmu': 15 stimuli, 12 design cells (10 main trials each, sides balanced), scale ccr7" in out
+    assert "study 'example-cmu': 15 stimuli, 12 design cells (sides balanced), scale ccr7" in out
+    # one count: the pages the participant is shown ("Comparison i of 13" after one practice page)
+    assert ("each participant: 14 pages: 1 practice page + 13 rated pages (10 main trials + 3 quality checks; "
+            "shown as comparisons 1 to 13)") in out
     assert f"sqlite:///{example_study.resolve()}/ratings.sqlite" in out
     assert (example_study / "ratings.sqlite").exists()
 

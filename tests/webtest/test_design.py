@@ -111,3 +111,4 @@ def test_example_study_design_is_balanced():
 
     rep = balance_report(load_study(EXAMPLE))
     assert rep["balanced"] and rep["cells"] == 12 and rep["main_per_cell"] == 10
+    assert (rep["pages_per_cell"], rep["practice_per_cell"], rep["rated_per_cell"], rep["checks_per_cell"]) == (14, 1, 13, 3)

@@ -600,22 +600,41 @@ def test_live_cmos_numbers(make_study, app_factory):
     from webtest.export import cmos_summary, ratings_long
 
     app = app_factory(make_study())
-    values = [3, 1, -1, 2]
-    for v in values:
+    for first, second in [(3, 1), (1, 2), (-1, 0), (2, 3)]:  # answers that do not cancel per participant
         p = Participant(app.test_client())
         p.to_trials({})
-        p.complete(value=v)
+        for n, v in ((1, first), (2, second)):
+            assert p.show(n).status_code == 200
+            assert p.answer(n, v).status_code == 200
     df = ratings_long(_st(app).db)
     table = cmos_summary(df)
     row = table.iloc[0]
     scores = df["score"].to_numpy()
     assert row["n"] == 8 and row["participants"] == 4
     assert row["cmos"] == pytest.approx(scores.mean())
-    from scipy import stats
+    from reports.pairwise import cmos_summary as report_cmos
 
-    lo, hi = stats.t.interval(0.95, len(scores) - 1, loc=scores.mean(), scale=stats.sem(scores))
-    assert (row["ci_low"], row["ci_high"]) == pytest.approx((lo, hi))
+    # the report's default interval for the same answers (cluster-robust over participants)
+    report = report_cmos(scores, df["participant"].to_numpy(), n_boot=10)
+    assert (row["ci_low"], row["ci_high"]) == pytest.approx((report["cl_low"], report["cl_high"]))
+    assert row["ci_low"] < row["cmos"] < row["ci_high"]
     assert row["prefer_a"] + row["same"] + row["prefer_b"] == pytest.approx(1.0)
+
+
+def test_dashboard_shows_an_undefined_interval_as_too_few_answers(make_study, app_factory):
+    from webtest.export import cmos_summary, ratings_long
+
+    app = app_factory(make_study())
+    p = Participant(app.test_client())
+    p.to_trials({})
+    p.complete(value=2)  # one participant: no interval over participants can be given
+    table = cmos_summary(ratings_long(_st(app).db))
+    assert table["ci_low"].isna().all() and table["ci_high"].isna().all()  # NaN, not zero width
+    admin = app.test_client()
+    _login(admin)
+    html = admin.get("/admin/").get_data(as_text=True)
+    assert "n/a (too few answers)" in html
+    assert "nan" not in html.lower()
 
 
 def test_admin_disabled_without_hash(make_study, app_factory):

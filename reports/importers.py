@@ -22,6 +22,7 @@ Formats (``fmt`` names):
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -51,6 +52,15 @@ SIGNATURES = (
 )
 
 
+#: Columns an importer reads when present, beyond its signature (matched without regard to case).
+OPTIONAL_COLUMNS = {
+    "genea": ("is_strong", "juiceOptions", "juiceOtherReason"),
+    "webmushra": ("session_uuid", "session_test_id", "rating_time", "choice_time"),
+    "webmushra-lss": ("session_uuid", "session_test_id", "rating_time"),
+    "p808": ("condition_name", "condition", "short_file_name", "file"),
+}
+
+
 def detect_format(columns, path: str | None = None) -> str:
     """The format name (one of :data:`FORMATS`) whose signature columns are all present.
 
@@ -58,10 +68,13 @@ def detect_format(columns, path: str | None = None) -> str:
     the separator when the header looks like ``;``- or tab-separated values.
     """
     cols = {str(c).strip() for c in columns}
+    lower_cols = {c.lower() for c in cols}
     for name, _, needed in SIGNATURES:
-        if set(needed) <= cols:
+        if {c.lower() for c in needed} <= lower_cols:
             return name
-    if "system" in cols:
+    if mturk_questions(cols) and "workerid" in lower_cols:
+        return "mturk-p808"
+    if "system" in lower_cols:
         return "scores"
     shown = sorted(cols)
     header = (", ".join(shown[:6]) + (f", … ({len(shown)} columns)" if len(shown) > 6 else "")) or "no columns"
@@ -73,7 +86,7 @@ def detect_format(columns, path: str | None = None) -> str:
     lower = {c.lower() for c in cols}
     best = max(SIGNATURES, key=lambda sig: len(lower & {c.lower() for c in sig[2]}) / len(sig[2]))
     missing = [c for c in best[2] if c.lower() not in lower]
-    if len(missing) < len(best[2]):
+    if missing and len(missing) < len(best[2]):
         raise FileFormatError(path, 1, f"cannot tell the format from the header ({header}): closest is "
                                        f"{best[1]} (format {best[0]}), which lacks column(s) "
                                        f"{', '.join(missing)}")
@@ -82,6 +95,27 @@ def detect_format(columns, path: str | None = None) -> str:
                                    "long-format ratings table, GENEA battles, webMUSHRA, P.808 "
                                    "per-vote, MUSHRA rating lists or a scores table with a "
                                    "'system' column (or pass the format explicitly)")
+
+
+#: A P.808 HIT question column: ``Answer.Q<n>`` (any case) or, in the HIT-app export, ``Q<n>``.
+_MTURK_Q = re.compile(r"(?i)^(?:answer\.)?(q\d+)$")
+
+
+def mturk_questions(columns) -> dict[str, tuple[str, str | None]]:
+    """{question (``q1``, ``q2`` …): (vote column, clip-URL column or None)} of an MTurk batch
+    header, matched without regard to case and with or without the ``Answer.`` prefix."""
+    names = [str(c).strip() for c in columns]
+    lower = {c.lower(): c for c in names}
+    out = {}
+    for c in names:
+        m = _MTURK_Q.match(c)
+        if m:
+            q = m.group(1).lower()
+            prefix = c[: len(c) - len(m.group(1))].lower()
+            url = lower.get(f"{prefix}{q}_url")
+            if q not in out or (out[q][1] is None and url is not None):
+                out[q] = (c, url)
+    return dict(sorted(out.items(), key=lambda kv: int(kv[0][1:])))
 
 
 def check_score_cells(df: pd.DataFrame, path: str | None = None) -> None:
@@ -293,14 +327,13 @@ def from_mturk_p808(df: pd.DataFrame, path: str | None = None, *, condition_patt
     toolkit's ``*_votes_per_worker.csv`` (format ``p808``) instead. CCR/DCR batches need the
     toolkit's order correction: pass its per-vote output.
     """
-    import re
-
-    cols = {c.lower(): c for c in df.columns}
+    cols = {str(c).lower(): c for c in df.columns}
     worker = cols.get("workerid")
-    qs = sorted({m.group(1) for c in df.columns for m in [re.match(r"(?i)^answer\.(q\d+)$", str(c))] if m},
-                key=lambda q: int(q[1:]))
+    qs = mturk_questions(df.columns)
     if worker is None or not qs:
-        raise FileFormatError(path, 1, "MTurk batch file lacks WorkerId or Answer.Q<n> columns")
+        lacking = [n for n, ok in (("WorkerId", worker is not None), ("Answer.Q<n> (or Q<n>)", bool(qs))) if not ok]
+        raise FileFormatError(path, 1, f"MTurk batch file lacks column(s) {', '.join(lacking)} "
+                                       f"(found {len(df.columns)} columns)")
     if not condition_pattern:
         raise InputError(f"{path}: MTurk batch results of P.808 need --condition-pattern REGEX (its first "
                          "group picks the condition out of the clip name, as condition_pattern in the "
@@ -312,17 +345,20 @@ def from_mturk_p808(df: pd.DataFrame, path: str | None = None, *, condition_patt
         raise InputError(f"--condition-pattern {condition_pattern!r}: not a regular expression ({exc})") from None
     rows, lines = [], []
     for i, r in enumerate(df.to_dict("records")):
-        for q in qs:
-            vote = str(r.get(cols[f"answer.{q.lower()}"], "") or "").strip()
-            url = str(r.get(cols.get(f"answer.{q.lower()}_url", ""), "") or "").strip()
+        for q, (vote_col, url_col) in qs.items():
+            vote = str(r.get(vote_col, "") or "").strip()
+            url = str(r.get(url_col, "") or "").strip() if url_col else ""
             if not vote or vote.lower() == "nan":
                 continue
+            if url_col is None:
+                raise FileFormatError(path, 1, f"column {vote_col!r} has no clip column beside it "
+                                               f"(expected {vote_col}_url)")
             clip = url.rsplit("/", 1)[-1]
             m = pattern.search(clip)
             if not m or not m.groups():
-                raise FileFormatError(path, i + 2, f"column 'Answer.{q}_url': clip {clip!r} does not match "
+                raise FileFormatError(path, i + 2, f"column {url_col!r}: clip {clip!r} does not match "
                                                    f"--condition-pattern {condition_pattern!r} (needs one group)")
-            rows.append({"participant": r[worker], "trial": f"{r.get(cols.get('assignmentid', ''), i)}:{q}",
+            rows.append({"participant": r[worker], "trial": f"{r.get(cols.get('assignmentid', ''), i)}:{q.upper()}",
                          "item": clip, "system_a": m.group(1), "raw_answer": vote, "score": vote,
                          "scale": scale})
             lines.append(i + 2)
@@ -437,6 +473,7 @@ def load_input(source: str | Path, fmt: str = "auto", *, table: str = "ratings_l
     if fmt not in FORMATS:
         raise InputError(f"unknown input format {fmt!r}; expected auto or one of {', '.join(FORMATS)}")
     raw.columns = [str(c).strip() for c in raw.columns]
+    raw = _canonical_case(raw, fmt)
     if fmt == "scores":
         if "system" not in raw.columns:
             raise FileFormatError(text, 1, "a scores table needs a 'system' column")
@@ -460,6 +497,17 @@ def load_input(source: str | Path, fmt: str = "auto", *, table: str = "ratings_l
             df = fn(raw, text)
     df.attrs.update(source=text, format=fmt)
     return "ratings", df
+
+
+def _canonical_case(raw: pd.DataFrame, fmt: str) -> pd.DataFrame:
+    """Signature columns of ``fmt`` spelt in another case (``USER``, ``Vote``) renamed to the
+    spelling the importer reads; a column already spelt that way is left alone."""
+    wanted = {c.lower(): c for name, _, needed in SIGNATURES if name == fmt for c in needed}
+    wanted.update({c.lower(): c for c in OPTIONAL_COLUMNS.get(fmt, ())})
+    present = set(raw.columns)
+    ren = {c: wanted[c.lower()] for c in raw.columns
+           if c.lower() in wanted and c != wanted[c.lower()] and wanted[c.lower()] not in present}
+    return raw.rename(columns=ren) if ren else raw
 
 
 def _safe_url(url: str) -> str:

@@ -255,3 +255,43 @@ def test_mturk_batch_results_of_a_p808_acr_hit(tmp_path):
     with pytest.raises(FileFormatError, match=r"line 2: column 'Answer.Q1_url': clip 'c01_s01.wav' does "
                                               r"not match"):
         load_input(src, condition_pattern=r"^(x\d+)_")
+
+
+def _mturk_file(path, vote_col, url_col):
+    """A constructed MTurk batch file (two workers, two questions) with the given column spelling."""
+    cols = ["HITId", "AssignmentId", "WorkerId"]
+    for q in (1, 2):
+        cols += [vote_col.format(n=q), url_col.format(n=q)]
+    rows = [["h1", "a1", "W1", "4", "https://x.org/c01_s1.wav", "2", "https://x.org/c02_s1.wav"],
+            ["h1", "a2", "W2", "5", "https://x.org/c01_s1.wav", "", "https://x.org/c02_s1.wav"]]
+    path.write_text("\n".join(",".join(r) for r in [cols] + rows) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("vote_col,url_col", [("Answer.q{n}", "Answer.q{n}_url"),
+                                              ("Answer.Q{n}", "Answer.Q{n}_URL"),
+                                              ("ANSWER.Q{n}", "answer.q{n}_url"),
+                                              ("Q{n}", "Q{n}_url")])  # HIT-app export without Answer.
+def test_mturk_batch_detected_whatever_the_case_of_its_columns(tmp_path, vote_col, url_col):
+    p = _mturk_file(tmp_path / "batch.csv", vote_col, url_col)
+    with pytest.raises(InputError, match="--condition-pattern REGEX"):  # detected as mturk-p808
+        load_input(p)
+    _, df = load_input(p, condition_pattern=r"^(c\d+)_")
+    assert df.attrs["format"] == "mturk-p808"
+    assert list(df["participant"]) == ["W1", "W1", "W2"] and list(df["score"]) == [4, 2, 5]
+    assert list(df["system_a"]) == ["c01", "c02", "c01"]
+
+
+def test_mturk_batch_refusal_names_the_columns_it_lacks(tmp_path):
+    p = tmp_path / "batch.csv"
+    p.write_text("HITId,AssignmentId,Answer.Q1,Answer.Q1_url\nh,a,4,https://x.org/c01.wav\n")
+    with pytest.raises(FileFormatError, match=r"lacks column\(s\) WorkerId \(found 4 columns\)"):
+        load_input(p, "mturk-p808", condition_pattern=r"(c\d+)")
+
+
+def test_signature_columns_are_matched_without_regard_to_case(tmp_path):
+    p = tmp_path / "battles.csv"
+    p.write_text("User,Input_Code,Model_A,Model_B,Winner,Is_Strong\nu1,c1,NA,SA,model_a,True\n"
+                 "u2,c1,SA,NA,tie,\n")
+    _, df = load_input(p)
+    assert df.attrs["format"] == "genea" and list(df["score"]) == [2, 0]

@@ -343,8 +343,16 @@ def from_mturk_p808(df: pd.DataFrame, path: str | None = None, *, condition_patt
         pattern = re.compile(condition_pattern)
     except re.error as exc:
         raise InputError(f"--condition-pattern {condition_pattern!r}: not a regular expression ({exc})") from None
+    tp_col, tp_ans_col = cols.get("input.tp"), cols.get("input.tp_ans")
+    gold_col, gold_ans_col = cols.get("input.gold_clips"), cols.get("input.gold_clips_ans")
     rows, lines = [], []
+    n_checks = {"trapping": 0, "gold": 0}
     for i, r in enumerate(df.to_dict("records")):
+        checks = {}
+        for kind, url_key, ans_key in (("trapping", tp_col, tp_ans_col), ("gold", gold_col, gold_ans_col)):
+            clip_url = str(r.get(url_key, "") or "").strip() if url_key else ""
+            if clip_url and clip_url.lower() != "nan":
+                checks[kind] = (clip_url, str(r.get(ans_key, "") or "").strip() if ans_key else "")
         for q, (vote_col, url_col) in qs.items():
             vote = str(r.get(vote_col, "") or "").strip()
             url = str(r.get(url_col, "") or "").strip() if url_col else ""
@@ -354,6 +362,14 @@ def from_mturk_p808(df: pd.DataFrame, path: str | None = None, *, condition_patt
                 raise FileFormatError(path, 1, f"column {vote_col!r} has no clip column beside it "
                                                f"(expected {vote_col}_url)")
             clip = url.rsplit("/", 1)[-1]
+            kind = next((k for k, (u, _) in checks.items() if u == url or u in url), None)
+            if kind is not None:
+                rows.append(_p808_check_row(kind, checks[kind][1], vote, clip, r[worker],
+                                            f"{r.get(cols.get('assignmentid', ''), i)}:{q.upper()}",
+                                            scale, path, i + 2, vote_col))
+                lines.append(i + 2)
+                n_checks[kind] += 1
+                continue
             m = pattern.search(clip)
             if not m or not m.groups():
                 raise FileFormatError(path, i + 2, f"column {url_col!r}: clip {clip!r} does not match "
@@ -367,9 +383,49 @@ def from_mturk_p808(df: pd.DataFrame, path: str | None = None, *, condition_patt
     out = pd.DataFrame(rows)
     res = validate_ratings(out, path, lines=lines, names={"participant": "WorkerId", "score": "Answer.Q<n>",
                                                           "system_a": "Answer.Q<n>_url"})
-    res.attrs["notes"] = ["MTurk batch results read without the P.808 toolkit's quality control "
-                          "(trapping, gold and variance rules); evalkit's screening rules apply"]
+    notes = []
+    if n_checks["trapping"] or n_checks["gold"]:
+        notes.append(f"{n_checks['trapping']} trapping and {n_checks['gold']} gold question(s) recognised "
+                     "(Input.TP, Input.gold_clips) and used as checks, not as ratings; a wrong answer "
+                     "is a failed check for the rater")
+    else:
+        notes.append("no trapping or gold questions found (no Input.TP / Input.gold_clips columns)")
+    notes.append("the P.808 toolkit's variance and audio-played rules are not applied; evalkit's "
+                 "screening rules apply")
+    res.attrs["notes"] = notes
     return res
+
+
+#: The P.808 toolkit's gold clips are rated at the top of the scale, within one category
+#: (its ``gold_question`` config: ``correct_ans`` 5, ``variance`` 1) unless the batch gives the answer.
+P808_GOLD_ANSWER, P808_GOLD_TOLERANCE = 5, 1
+
+
+def _p808_check_row(kind, expected, vote, clip, worker, trial, scale, path, line, column) -> dict:
+    """One long row for a trapping or gold question: flagged ``check`` (``check_failed`` when the
+    vote misses the expected answer: trapping exactly ``Input.TP_ans``, gold within
+    :data:`P808_GOLD_TOLERANCE` of ``Input.gold_clips_ans`` or :data:`P808_GOLD_ANSWER`)."""
+    try:
+        v = float(vote)
+    except ValueError:
+        raise FileFormatError(path, line, f"column {column!r}: expected a vote (a number), got {vote!r}") from None
+    if kind == "trapping":
+        try:
+            want = float(expected)
+        except ValueError:
+            raise FileFormatError(path, line, f"column 'Input.TP_ans': expected the trapping clip's answer "
+                                              f"(a number), got {expected!r}") from None
+        ok = v == want
+    else:
+        try:
+            want = float(expected) if expected and expected.lower() != "nan" else P808_GOLD_ANSWER
+        except ValueError:
+            raise FileFormatError(path, line, f"column 'Input.gold_clips_ans': expected a number, "
+                                              f"got {expected!r}") from None
+        ok = abs(v - want) <= P808_GOLD_TOLERANCE
+    return {"participant": worker, "trial": trial, "item": clip, "system_a": f"p808 {kind}",
+            "raw_answer": vote, "score": vote, "scale": scale,
+            "flags": "check" if ok else "check;check_failed"}
 
 
 def from_p808(df: pd.DataFrame, path: str | None = None, *, condition_column: str | None = None,

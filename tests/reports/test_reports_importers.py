@@ -295,3 +295,31 @@ def test_signature_columns_are_matched_without_regard_to_case(tmp_path):
                  "u2,c1,SA,NA,tie,\n")
     _, df = load_input(p)
     assert df.attrs["format"] == "genea" and list(df["score"]) == [2, 0]
+
+
+def test_mturk_trapping_and_gold_questions_are_checks_not_ratings(tmp_path):
+    # constructed batch in the toolkit's ACR layout: Input.TP / Input.TP_ans name the trapping clip
+    # and its answer, Input.gold_clips the gold clip; their names match no condition
+    cols = ["HITId", "AssignmentId", "WorkerId", "Input.TP", "Input.TP_ans", "Input.gold_clips"]
+    for q in (1, 2, 3, 4):
+        cols += [f"Answer.Q{q}", f"Answer.Q{q}_url"]
+    tp, gold = "https://x.org/tp/TP_3.wav", "https://x.org/gold/g1.wav"
+    qa = lambda votes: sum(([v, u] for v, u in zip(votes, ["https://x.org/c01_s1.wav", tp, gold,
+                                                           "https://x.org/c02_s1.wav"])), [])
+    w1 = ["h1", "a1", "W1", tp, "3", gold] + qa(["4", "3", "5", "2"])   # both checks right
+    w2 = ["h1", "a2", "W2", tp, "3", gold] + qa(["5", "1", "2", "1"])   # both wrong
+    p = tmp_path / "batch.csv"
+    p.write_text("\n".join(",".join(r) for r in (cols, w1, w2)) + "\n")
+    _, df = load_input(p, condition_pattern=r"^(c\d+)_")
+    checks = df[df["flags"].str.contains("check")]
+    rated = df[~df["flags"].str.contains("check")]
+    assert len(rated) == 4 and set(rated["system_a"]) == {"c01", "c02"}  # only real clips are ratings
+    assert len(checks) == 4 and set(checks["system_a"]) == {"p808 trapping", "p808 gold"}
+    failed = checks[checks["flags"].str.contains("check_failed")]
+    assert set(failed["participant"]) == {"W2"} and len(failed) == 2
+    assert any("2 trapping and 2 gold question(s) recognised" in n for n in df.attrs["notes"])
+    from reports.screening import ScreeningRules, screen
+
+    res = screen(df, ScreeningRules(straightline_share=None, hidden_reference=None))
+    assert set(res.kept["participant"]) == {"W1"}  # W2 failed its checks and is excluded
+    assert not res.kept["system_a"].str.startswith("p808").any()  # checks never analysed

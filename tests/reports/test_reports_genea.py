@@ -78,3 +78,20 @@ def test_empty_reason_object_written_on_ties_is_no_reason(tmp_path):
     assert list(tally.index) == ["motion"]  # no "{}" reason, no "tie" winner from empty ticks
     assert tally.loc["motion", "ticks"] == 2 and tally.loc["motion", "share"] == pytest.approx(1.0)
     assert tally.loc["motion", "top_winner"] == "NA (2)"
+
+
+def test_appropriateness_of_two_raters_carries_the_few_raters_mark(tmp_path):
+    rows = []
+    for p in range(12):
+        for i in range(4):
+            rows.append((f"p{p}", f"i{i}", "A", "B", [2, 1, 0, -1][(p + i) % 4]))
+            rows.append((f"p{p}", f"i{i}", "B", "C", [1, 2, -1, 0][(p + i) % 4]))
+            rows.append((f"p{p}", f"i{i}", "A", "C", [2, 0, 1, 1][(p + i) % 4]))
+    for p in range(2):  # only two raters saw the appropriateness battles
+        rows += [(f"p{p}", f"i{i}", "A", "A mismatched", [2, -2, 1, 0][(p + i) % 4]) for i in range(4)]
+    html = build_report(long_table(rows, scale="genea"), None, tmp_path,
+                        config=ReportConfig(n_boot=50, bt_boot=50, robustness=False)).read_text()
+    section = html[html.index("Appropriateness against mismatched speech"):]
+    assert "A †" in section[:4000] and "fewer than" in section[:4000]
+    appr = pd.read_csv(tmp_path / "tables" / "appropriateness_genea.csv")
+    assert appr["raters"].iloc[0] == 2

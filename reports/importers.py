@@ -544,6 +544,9 @@ def load_input(source: str | Path, fmt: str = "auto", *, table: str = "ratings_l
             # a ratings_analysed.csv of a report on simulated ratings stays marked when re-read
             df.attrs.update(simulated=True, notes=[SIMULATED_NOTE])
     else:
+        drop_note = None
+        if fmt in ("webmushra", "webmushra-lss"):
+            raw, drop_note = drop_trials(raw, options.get("drop_trials") or (), text)
         fn = IMPORTERS[fmt]
         if fmt == "p808":
             df = fn(raw, text, **{k: v for k, v in options.items() if k in ("condition_column", "scale")})
@@ -551,8 +554,42 @@ def load_input(source: str | Path, fmt: str = "auto", *, table: str = "ratings_l
             df = fn(raw, text, condition_pattern=options.get("condition_pattern"))
         else:
             df = fn(raw, text)
+        if drop_note:
+            df.attrs["notes"] = [drop_note] + list(df.attrs.get("notes") or [])
     df.attrs.update(source=text, format=fmt)
     return "ratings", df
+
+
+#: A webMUSHRA page id that names a training/introduction page.
+_TRAINING = re.compile(r"(?i)(?:^|[^a-z])(?:train|practi[cs]e|intro|familiari[sz])")
+
+
+def drop_trials(raw: pd.DataFrame, trials, path: str | None = None) -> tuple[pd.DataFrame, str | None]:
+    """A webMUSHRA table without the rows of the pages (``trial_id``) in ``trials``, and a note
+    saying how many rows were left out. A listed page that is not in the file is an error naming the
+    pages it has; with nothing listed, pages whose id reads as training get a note saying how to
+    leave them out (they are kept: only the user knows what a page was)."""
+    if "trial_id" not in raw.columns:
+        return raw, None
+    ids = raw["trial_id"].fillna("").astype(str).str.strip()
+    present = list(dict.fromkeys(ids))
+    wanted = [str(t).strip() for t in trials if str(t).strip()]
+    if not wanted:
+        looks = [t for t in present if _TRAINING.search(t)]
+        if looks:
+            return raw, (f"page(s) {', '.join(looks)} look like training pages and were analysed as "
+                         "items; leave them out with --drop-trials " + ",".join(looks))
+        return raw, None
+    missing = [t for t in wanted if t not in present]
+    if missing:
+        raise FileFormatError(path, None, f"--drop-trials: no page {', '.join(map(repr, missing))} in "
+                                          f"column 'trial_id' (its pages: {', '.join(present[:12])}"
+                                          f"{', …' if len(present) > 12 else ''})")
+    drop = ids.isin(wanted)
+    if drop.all():
+        raise FileFormatError(path, None, "--drop-trials leaves no rows: every page of the file is listed")
+    note = (f"{int(drop.sum())} row(s) of page(s) {', '.join(wanted)} left out (--drop-trials)")
+    return raw[~drop.to_numpy()].reset_index(drop=True), note
 
 
 def _canonical_case(raw: pd.DataFrame, fmt: str) -> pd.DataFrame:

@@ -323,3 +323,38 @@ def test_mturk_trapping_and_gold_questions_are_checks_not_ratings(tmp_path):
     res = screen(df, ScreeningRules(straightline_share=None, hidden_reference=None))
     assert set(res.kept["participant"]) == {"W1"}  # W2 failed its checks and is excluded
     assert not res.kept["system_a"].str.startswith("p808").any()  # checks never analysed
+
+
+def _with_training_page(tmp_path):
+    """The constructed webMUSHRA file with a training page (trial_id 'training1') in front."""
+    lines = (DATA / "webmushra_mushra_constructed.csv").read_text().splitlines()
+    rows = [l for l in lines[1:] if ",trial1," in l]
+    extra = [l.replace(",trial1,", ",training1,") for l in rows]
+    p = tmp_path / "mushra.csv"
+    p.write_text("\n".join([lines[0]] + extra + lines[1:]) + "\n")
+    return p, len(extra), len(lines) - 1
+
+
+def test_webmushra_training_page_is_named_and_left_out_with_drop_trials(tmp_path):
+    p, n_training, n_rated = _with_training_page(tmp_path)
+    _, df = load_input(p)
+    assert len(df) == n_training + n_rated  # kept unless asked: only the user knows what a page was
+    assert any("training1 look like training pages" in n and "--drop-trials training1" in n
+               for n in df.attrs["notes"])
+    _, df = load_input(p, drop_trials=("training1",))
+    assert len(df) == n_rated and "training1" not in set(df["item"])
+    assert any(f"{n_training} row(s) of page(s) training1 left out" in n for n in df.attrs["notes"])
+    with pytest.raises(FileFormatError, match=r"--drop-trials: no page 'trainig1' in column 'trial_id' "
+                                              r"\(its pages: training1, trial1"):
+        load_input(p, drop_trials=("trainig1",))
+
+
+def test_cli_drop_trials_leaves_the_training_page_out_of_the_report(tmp_path):
+    from evalkit.cli import main
+
+    p, _, _ = _with_training_page(tmp_path)
+    out = tmp_path / "rep"
+    assert main(["report", str(p), "--out", str(out), "-q", "--n-boot", "50", "--bt-boot", "50",
+                 "--no-robustness", "--drop-trials", "training1"]) == 0
+    analysed = pd.read_csv(out / "ratings_analysed.csv")
+    assert "training1" not in set(analysed["item"].astype(str))

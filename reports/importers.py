@@ -76,7 +76,7 @@ def detect_format(columns, path: str | None = None) -> str:
         return "mturk-p808"
     if "system" in lower_cols:
         return "scores"
-    shown = sorted(cols)
+    shown = sorted(_shown_name(c) for c in cols)
     header = (", ".join(shown[:6]) + (f", … ({len(shown)} columns)" if len(shown) > 6 else "")) or "no columns"
     for sep, label in ((";", "semicolons"), ("\t", "tabs")):
         if len(cols) == 1 and sep in next(iter(cols)):
@@ -116,6 +116,13 @@ def mturk_questions(columns) -> dict[str, tuple[str, str | None]]:
             if q not in out or (out[q][1] is None and url is not None):
                 out[q] = (c, url)
     return dict(sorted(out.items(), key=lambda kv: int(kv[0][1:])))
+
+
+def _shown_name(name: str, limit: int = 40) -> str:
+    """A column name as a one-line message quotes it: whitespace runs (newlines of a quoted
+    header cell) as one space, at most ``limit`` characters."""
+    one = " ".join(str(name).split())
+    return one if len(one) <= limit else one[: limit - 1] + "…"
 
 
 def check_score_cells(df: pd.DataFrame, path: str | None = None) -> None:
@@ -529,6 +536,9 @@ def load_input(source: str | Path, fmt: str = "auto", *, table: str = "ratings_l
     if fmt not in FORMATS:
         raise InputError(f"unknown input format {fmt!r}; expected auto or one of {', '.join(FORMATS)}")
     raw.columns = [str(c).strip() for c in raw.columns]
+    if raw.empty:
+        raise FileFormatError(text, 2, f"a header ({len(raw.columns)} columns) but no rows; expected "
+                                       "one row per rating below the header")
     raw = _canonical_case(raw, fmt)
     if fmt == "scores":
         if "system" not in raw.columns:

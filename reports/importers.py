@@ -350,16 +350,10 @@ def from_mturk_p808(df: pd.DataFrame, path: str | None = None, *, condition_patt
         pattern = re.compile(condition_pattern)
     except re.error as exc:
         raise InputError(f"--condition-pattern {condition_pattern!r}: not a regular expression ({exc})") from None
-    tp_col, tp_ans_col = cols.get("input.tp"), cols.get("input.tp_ans")
-    gold_col, gold_ans_col = cols.get("input.gold_clips"), cols.get("input.gold_clips_ans")
     rows, lines = [], []
     n_checks = {"trapping": 0, "gold": 0}
     for i, r in enumerate(df.to_dict("records")):
-        checks = {}
-        for kind, url_key, ans_key in (("trapping", tp_col, tp_ans_col), ("gold", gold_col, gold_ans_col)):
-            clip_url = str(r.get(url_key, "") or "").strip() if url_key else ""
-            if clip_url and clip_url.lower() != "nan":
-                checks[kind] = (clip_url, str(r.get(ans_key, "") or "").strip() if ans_key else "")
+        checks = _p808_checks(r, cols)
         for q, (vote_col, url_col) in qs.items():
             vote = str(r.get(vote_col, "") or "").strip()
             url = str(r.get(url_col, "") or "").strip() if url_col else ""
@@ -401,6 +395,20 @@ def from_mturk_p808(df: pd.DataFrame, path: str | None = None, *, condition_patt
                  "screening rules apply")
     res.attrs["notes"] = notes
     return res
+
+
+def _p808_checks(row: dict, cols: dict) -> dict[str, tuple[str, str]]:
+    """{``trapping``/``gold``: (clip URL, expected answer or "")} of one MTurk assignment, from the
+    ``Input.TP``/``Input.TP_ans`` and ``Input.gold_clips``/``Input.gold_clips_ans`` cells (``cols``
+    maps lower-case names to the file's)."""
+    out = {}
+    for kind, url_key, ans_key in (("trapping", "input.tp", "input.tp_ans"),
+                                   ("gold", "input.gold_clips", "input.gold_clips_ans")):
+        url_col, ans_col = cols.get(url_key), cols.get(ans_key)
+        clip_url = str(row.get(url_col, "") or "").strip() if url_col else ""
+        if clip_url and clip_url.lower() != "nan":
+            out[kind] = (clip_url, str(row.get(ans_col, "") or "").strip() if ans_col else "")
+    return out
 
 
 #: The P.808 toolkit's gold clips are rated at the top of the scale, within one category

@@ -49,7 +49,12 @@ def battle_reasons(raw: pd.DataFrame) -> pd.DataFrame | None:
                 val = json.loads(cell)
             except json.JSONDecodeError:
                 val = [v.strip() for v in cell.strip("[]").split(",")]
-            got += [str(v).strip().strip("'\"") for v in (val if isinstance(val, list) else [val]) if str(v).strip()]
+            if isinstance(val, dict):  # ``{}`` (written on ties) is no reason; keys ticked True are
+                val = [k for k, ticked in val.items() if ticked]
+            elif val is None:
+                val = []
+            got += [t for t in (str(v).strip().strip("'\"").strip() for v in
+                                (val if isinstance(val, list) else [val])) if t and t not in ("{}", "[]")]
         text = str(r.get(REASON_TEXT_COLUMN) or "").strip()
         if text and text.lower() != "nan":
             got.append("other: " + text)

@@ -22,6 +22,7 @@ Formats (``fmt`` names):
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -51,6 +52,15 @@ SIGNATURES = (
 )
 
 
+#: Columns an importer reads when present, beyond its signature (matched without regard to case).
+OPTIONAL_COLUMNS = {
+    "genea": ("is_strong", "juiceOptions", "juiceOtherReason"),
+    "webmushra": ("session_uuid", "session_test_id", "rating_time", "choice_time"),
+    "webmushra-lss": ("session_uuid", "session_test_id", "rating_time"),
+    "p808": ("condition_name", "condition", "short_file_name", "file"),
+}
+
+
 def detect_format(columns, path: str | None = None) -> str:
     """The format name (one of :data:`FORMATS`) whose signature columns are all present.
 
@@ -58,12 +68,15 @@ def detect_format(columns, path: str | None = None) -> str:
     the separator when the header looks like ``;``- or tab-separated values.
     """
     cols = {str(c).strip() for c in columns}
+    lower_cols = {c.lower() for c in cols}
     for name, _, needed in SIGNATURES:
-        if set(needed) <= cols:
+        if {c.lower() for c in needed} <= lower_cols:
             return name
-    if "system" in cols:
+    if mturk_questions(cols) and "workerid" in lower_cols:
+        return "mturk-p808"
+    if "system" in lower_cols:
         return "scores"
-    shown = sorted(cols)
+    shown = sorted(_shown_name(c) for c in cols)
     header = (", ".join(shown[:6]) + (f", … ({len(shown)} columns)" if len(shown) > 6 else "")) or "no columns"
     for sep, label in ((";", "semicolons"), ("\t", "tabs")):
         if len(cols) == 1 and sep in next(iter(cols)):
@@ -73,7 +86,7 @@ def detect_format(columns, path: str | None = None) -> str:
     lower = {c.lower() for c in cols}
     best = max(SIGNATURES, key=lambda sig: len(lower & {c.lower() for c in sig[2]}) / len(sig[2]))
     missing = [c for c in best[2] if c.lower() not in lower]
-    if len(missing) < len(best[2]):
+    if missing and len(missing) < len(best[2]):
         raise FileFormatError(path, 1, f"cannot tell the format from the header ({header}): closest is "
                                        f"{best[1]} (format {best[0]}), which lacks column(s) "
                                        f"{', '.join(missing)}")
@@ -82,6 +95,34 @@ def detect_format(columns, path: str | None = None) -> str:
                                    "long-format ratings table, GENEA battles, webMUSHRA, P.808 "
                                    "per-vote, MUSHRA rating lists or a scores table with a "
                                    "'system' column (or pass the format explicitly)")
+
+
+#: A P.808 HIT question column: ``Answer.Q<n>`` (any case) or, in the HIT-app export, ``Q<n>``.
+_MTURK_Q = re.compile(r"(?i)^(?:answer\.)?(q\d+)$")
+
+
+def mturk_questions(columns) -> dict[str, tuple[str, str | None]]:
+    """{question (``q1``, ``q2`` …): (vote column, clip-URL column or None)} of an MTurk batch
+    header, matched without regard to case and with or without the ``Answer.`` prefix."""
+    names = [str(c).strip() for c in columns]
+    lower = {c.lower(): c for c in names}
+    out = {}
+    for c in names:
+        m = _MTURK_Q.match(c)
+        if m:
+            q = m.group(1).lower()
+            prefix = c[: len(c) - len(m.group(1))].lower()
+            url = lower.get(f"{prefix}{q}_url")
+            if q not in out or (out[q][1] is None and url is not None):
+                out[q] = (c, url)
+    return dict(sorted(out.items(), key=lambda kv: int(kv[0][1:])))
+
+
+def _shown_name(name: str, limit: int = 40) -> str:
+    """A column name as a one-line message quotes it: whitespace runs (newlines of a quoted
+    header cell) as one space, at most ``limit`` characters."""
+    one = " ".join(str(name).split())
+    return one if len(one) <= limit else one[: limit - 1] + "…"
 
 
 def check_score_cells(df: pd.DataFrame, path: str | None = None) -> None:
@@ -293,14 +334,13 @@ def from_mturk_p808(df: pd.DataFrame, path: str | None = None, *, condition_patt
     toolkit's ``*_votes_per_worker.csv`` (format ``p808``) instead. CCR/DCR batches need the
     toolkit's order correction: pass its per-vote output.
     """
-    import re
-
-    cols = {c.lower(): c for c in df.columns}
+    cols = {str(c).lower(): c for c in df.columns}
     worker = cols.get("workerid")
-    qs = sorted({m.group(1) for c in df.columns for m in [re.match(r"(?i)^answer\.(q\d+)$", str(c))] if m},
-                key=lambda q: int(q[1:]))
+    qs = mturk_questions(df.columns)
     if worker is None or not qs:
-        raise FileFormatError(path, 1, "MTurk batch file lacks WorkerId or Answer.Q<n> columns")
+        lacking = [n for n, ok in (("WorkerId", worker is not None), ("Answer.Q<n> (or Q<n>)", bool(qs))) if not ok]
+        raise FileFormatError(path, 1, f"MTurk batch file lacks column(s) {', '.join(lacking)} "
+                                       f"(found {len(df.columns)} columns)")
     if not condition_pattern:
         raise InputError(f"{path}: MTurk batch results of P.808 need --condition-pattern REGEX (its first "
                          "group picks the condition out of the clip name, as condition_pattern in the "
@@ -311,18 +351,31 @@ def from_mturk_p808(df: pd.DataFrame, path: str | None = None, *, condition_patt
     except re.error as exc:
         raise InputError(f"--condition-pattern {condition_pattern!r}: not a regular expression ({exc})") from None
     rows, lines = [], []
+    n_checks = {"trapping": 0, "gold": 0}
     for i, r in enumerate(df.to_dict("records")):
-        for q in qs:
-            vote = str(r.get(cols[f"answer.{q.lower()}"], "") or "").strip()
-            url = str(r.get(cols.get(f"answer.{q.lower()}_url", ""), "") or "").strip()
+        checks = _p808_checks(r, cols)
+        for q, (vote_col, url_col) in qs.items():
+            vote = str(r.get(vote_col, "") or "").strip()
+            url = str(r.get(url_col, "") or "").strip() if url_col else ""
             if not vote or vote.lower() == "nan":
                 continue
+            if url_col is None:
+                raise FileFormatError(path, 1, f"column {vote_col!r} has no clip column beside it "
+                                               f"(expected {vote_col}_url)")
             clip = url.rsplit("/", 1)[-1]
+            kind = next((k for k, (u, _) in checks.items() if u == url or u in url), None)
+            if kind is not None:
+                rows.append(_p808_check_row(kind, checks[kind][1], vote, clip, r[worker],
+                                            f"{r.get(cols.get('assignmentid', ''), i)}:{q.upper()}",
+                                            scale, path, i + 2, vote_col))
+                lines.append(i + 2)
+                n_checks[kind] += 1
+                continue
             m = pattern.search(clip)
             if not m or not m.groups():
-                raise FileFormatError(path, i + 2, f"column 'Answer.{q}_url': clip {clip!r} does not match "
+                raise FileFormatError(path, i + 2, f"column {url_col!r}: clip {clip!r} does not match "
                                                    f"--condition-pattern {condition_pattern!r} (needs one group)")
-            rows.append({"participant": r[worker], "trial": f"{r.get(cols.get('assignmentid', ''), i)}:{q}",
+            rows.append({"participant": r[worker], "trial": f"{r.get(cols.get('assignmentid', ''), i)}:{q.upper()}",
                          "item": clip, "system_a": m.group(1), "raw_answer": vote, "score": vote,
                          "scale": scale})
             lines.append(i + 2)
@@ -331,9 +384,63 @@ def from_mturk_p808(df: pd.DataFrame, path: str | None = None, *, condition_patt
     out = pd.DataFrame(rows)
     res = validate_ratings(out, path, lines=lines, names={"participant": "WorkerId", "score": "Answer.Q<n>",
                                                           "system_a": "Answer.Q<n>_url"})
-    res.attrs["notes"] = ["MTurk batch results read without the P.808 toolkit's quality control "
-                          "(trapping, gold and variance rules); evalkit's screening rules apply"]
+    notes = []
+    if n_checks["trapping"] or n_checks["gold"]:
+        notes.append(f"{n_checks['trapping']} trapping and {n_checks['gold']} gold question(s) recognised "
+                     "(Input.TP, Input.gold_clips) and used as checks, not as ratings; a wrong answer "
+                     "is a failed check for the rater")
+    else:
+        notes.append("no trapping or gold questions found (no Input.TP / Input.gold_clips columns)")
+    notes.append("the P.808 toolkit's variance and audio-played rules are not applied; evalkit's "
+                 "screening rules apply")
+    res.attrs["notes"] = notes
     return res
+
+
+def _p808_checks(row: dict, cols: dict) -> dict[str, tuple[str, str]]:
+    """{``trapping``/``gold``: (clip URL, expected answer or "")} of one MTurk assignment, from the
+    ``Input.TP``/``Input.TP_ans`` and ``Input.gold_clips``/``Input.gold_clips_ans`` cells (``cols``
+    maps lower-case names to the file's)."""
+    out = {}
+    for kind, url_key, ans_key in (("trapping", "input.tp", "input.tp_ans"),
+                                   ("gold", "input.gold_clips", "input.gold_clips_ans")):
+        url_col, ans_col = cols.get(url_key), cols.get(ans_key)
+        clip_url = str(row.get(url_col, "") or "").strip() if url_col else ""
+        if clip_url and clip_url.lower() != "nan":
+            out[kind] = (clip_url, str(row.get(ans_col, "") or "").strip() if ans_col else "")
+    return out
+
+
+#: The P.808 toolkit's gold clips are rated at the top of the scale, within one category
+#: (its ``gold_question`` config: ``correct_ans`` 5, ``variance`` 1) unless the batch gives the answer.
+P808_GOLD_ANSWER, P808_GOLD_TOLERANCE = 5, 1
+
+
+def _p808_check_row(kind, expected, vote, clip, worker, trial, scale, path, line, column) -> dict:
+    """One long row for a trapping or gold question: flagged ``check`` (``check_failed`` when the
+    vote misses the expected answer: trapping exactly ``Input.TP_ans``, gold within
+    :data:`P808_GOLD_TOLERANCE` of ``Input.gold_clips_ans`` or :data:`P808_GOLD_ANSWER`)."""
+    try:
+        v = float(vote)
+    except ValueError:
+        raise FileFormatError(path, line, f"column {column!r}: expected a vote (a number), got {vote!r}") from None
+    if kind == "trapping":
+        try:
+            want = float(expected)
+        except ValueError:
+            raise FileFormatError(path, line, f"column 'Input.TP_ans': expected the trapping clip's answer "
+                                              f"(a number), got {expected!r}") from None
+        ok = v == want
+    else:
+        try:
+            want = float(expected) if expected and expected.lower() != "nan" else P808_GOLD_ANSWER
+        except ValueError:
+            raise FileFormatError(path, line, f"column 'Input.gold_clips_ans': expected a number, "
+                                              f"got {expected!r}") from None
+        ok = abs(v - want) <= P808_GOLD_TOLERANCE
+    return {"participant": worker, "trial": trial, "item": clip, "system_a": f"p808 {kind}",
+            "raw_answer": vote, "score": vote, "scale": scale,
+            "flags": "check" if ok else "check;check_failed"}
 
 
 def from_p808(df: pd.DataFrame, path: str | None = None, *, condition_column: str | None = None,
@@ -437,6 +544,10 @@ def load_input(source: str | Path, fmt: str = "auto", *, table: str = "ratings_l
     if fmt not in FORMATS:
         raise InputError(f"unknown input format {fmt!r}; expected auto or one of {', '.join(FORMATS)}")
     raw.columns = [str(c).strip() for c in raw.columns]
+    if raw.empty:
+        raise FileFormatError(text, 2, f"a header ({len(raw.columns)} columns) but no rows; expected "
+                                       "one row per rating below the header")
+    raw = _canonical_case(raw, fmt)
     if fmt == "scores":
         if "system" not in raw.columns:
             raise FileFormatError(text, 1, "a scores table needs a 'system' column")
@@ -451,6 +562,9 @@ def load_input(source: str | Path, fmt: str = "auto", *, table: str = "ratings_l
             # a ratings_analysed.csv of a report on simulated ratings stays marked when re-read
             df.attrs.update(simulated=True, notes=[SIMULATED_NOTE])
     else:
+        drop_note = None
+        if fmt in ("webmushra", "webmushra-lss"):
+            raw, drop_note = drop_trials(raw, options.get("drop_trials") or (), text)
         fn = IMPORTERS[fmt]
         if fmt == "p808":
             df = fn(raw, text, **{k: v for k, v in options.items() if k in ("condition_column", "scale")})
@@ -458,8 +572,53 @@ def load_input(source: str | Path, fmt: str = "auto", *, table: str = "ratings_l
             df = fn(raw, text, condition_pattern=options.get("condition_pattern"))
         else:
             df = fn(raw, text)
+        if drop_note:
+            df.attrs["notes"] = [drop_note] + list(df.attrs.get("notes") or [])
     df.attrs.update(source=text, format=fmt)
     return "ratings", df
+
+
+#: A webMUSHRA page id that names a training/introduction page.
+_TRAINING = re.compile(r"(?i)(?:^|[^a-z])(?:train|practi[cs]e|intro|familiari[sz])")
+
+
+def drop_trials(raw: pd.DataFrame, trials, path: str | None = None) -> tuple[pd.DataFrame, str | None]:
+    """A webMUSHRA table without the rows of the pages (``trial_id``) in ``trials``, and a note
+    saying how many rows were left out. A listed page that is not in the file is an error naming the
+    pages it has; with nothing listed, pages whose id reads as training get a note saying how to
+    leave them out (they are kept: only the user knows what a page was)."""
+    if "trial_id" not in raw.columns:
+        return raw, None
+    ids = raw["trial_id"].fillna("").astype(str).str.strip()
+    present = list(dict.fromkeys(ids))
+    wanted = [str(t).strip() for t in trials if str(t).strip()]
+    if not wanted:
+        looks = [t for t in present if _TRAINING.search(t)]
+        if looks:
+            return raw, (f"page(s) {', '.join(looks)} look like training pages and were analysed as "
+                         "items; leave them out with --drop-trials " + ",".join(looks))
+        return raw, None
+    missing = [t for t in wanted if t not in present]
+    if missing:
+        raise FileFormatError(path, None, f"--drop-trials: no page {', '.join(map(repr, missing))} in "
+                                          f"column 'trial_id' (its pages: {', '.join(present[:12])}"
+                                          f"{', …' if len(present) > 12 else ''})")
+    drop = ids.isin(wanted)
+    if drop.all():
+        raise FileFormatError(path, None, "--drop-trials leaves no rows: every page of the file is listed")
+    note = (f"{int(drop.sum())} row(s) of page(s) {', '.join(wanted)} left out (--drop-trials)")
+    return raw[~drop.to_numpy()].reset_index(drop=True), note
+
+
+def _canonical_case(raw: pd.DataFrame, fmt: str) -> pd.DataFrame:
+    """Signature columns of ``fmt`` spelt in another case (``USER``, ``Vote``) renamed to the
+    spelling the importer reads; a column already spelt that way is left alone."""
+    wanted = {c.lower(): c for name, _, needed in SIGNATURES if name == fmt for c in needed}
+    wanted.update({c.lower(): c for c in OPTIONAL_COLUMNS.get(fmt, ())})
+    present = set(raw.columns)
+    ren = {c: wanted[c.lower()] for c in raw.columns
+           if c.lower() in wanted and c != wanted[c.lower()] and wanted[c.lower()] not in present}
+    return raw.rename(columns=ren) if ren else raw
 
 
 def _safe_url(url: str) -> str:

@@ -42,9 +42,15 @@ def read_csv_table(path: str | Path) -> pd.DataFrame:
     except pd.errors.EmptyDataError:
         raise FileFormatError(path, 1, "the file is empty (expected a CSV header line)") from None
     except pd.errors.ParserError as exc:
-        m = re.search(r"line (\d+)", str(exc))
+        detail = " ".join(str(exc).split())
+        m = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", detail)
+        if m:
+            raise FileFormatError(path, int(m.group(2)), f"{m.group(3)} values but the header has "
+                                  f"{m.group(1)} columns; expected one value per column (a stray "
+                                  "separator or an unbalanced quote?)") from None
+        m = re.search(r"line (\d+)", detail)
         raise FileFormatError(path, int(m.group(1)) if m else None,
-                              f"not a valid CSV file ({exc})") from None
+                              f"not a valid CSV file ({detail[:200]})") from None
 
 
 def read_ratings_csv(path: str | Path) -> pd.DataFrame:

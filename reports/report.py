@@ -371,8 +371,10 @@ def _appropriateness(ctx: _Ctx, scale: str, rows: pd.DataFrame) -> None:
         "mismatched speech (conditions named '<system> mismatched'); analysed on their own, not in "
         "the ranking of systems. Matched win rate: a strong preference counts twice, a weak one "
         "once, a tie is shared half/half; 0.5 = raters cannot tell matched from mismatched.")
+    few = t["raters"] < MIN_RATERS
     disp = pd.DataFrame({
-        "System": t["system"], "Battles (raters)": [f"{b} ({r})" for b, r in zip(t["battles"], t["raters"])],
+        "System": [f"{name} †" if f else name for name, f in zip(t["system"], few)],
+        "Battles (raters)": [f"{b} ({r})" for b, r in zip(t["battles"], t["raters"])],
         f"Matched win rate [{pct} CI]": [f"{fmt_value(v, 'share')} {_ci(a, b)}" for v, a, b in
                                          zip(t["matched_win_rate"], t["ci_low"], t["ci_high"])],
         f"MAS [{pct} CI]": [f"{fmt_value(v)} {_ci(a, b)}" for v, a, b in zip(t["mas"], t["mas_low"], t["mas_high"])],
@@ -380,7 +382,11 @@ def _appropriateness(ctx: _Ctx, scale: str, rows: pd.DataFrame) -> None:
     ctx.table(sec, f"appropriateness_{scale}", "Appropriateness per system: matched win rate (ties "
               f"split, strong ×2) with a {pct} percentile interval from {cfg.n_boot} bootstrap rounds "
               "over raters, and the mean appropriateness score (MAS, +2 … −2, + = matched preferred) "
-              f"with a {pct} cluster-robust interval.", t, disp)
+              f"with a {pct} cluster-robust interval. † fewer than {MIN_RATERS} raters: the "
+              "intervals rest on a handful of people.", t, disp)
+    if few.any():
+        sec.paragraphs.append(f"Warning: {int(few.sum())} of {len(t)} systems' appropriateness rests on "
+                              f"fewer than {MIN_RATERS} raters (marked †); their intervals are unreliable.")
     ctx.sections.append(sec)
     ctx.methods.append(
         f"Appropriateness ({scale}): battles of matched against mismatched speech were analysed "

@@ -113,6 +113,10 @@ def _screening_options(p) -> None:
 
 
 def _input_options(p) -> None:
+    w = p.add_argument_group("webMUSHRA input")
+    w.add_argument("--drop-trials", default=None, metavar="ID,...",
+                   help="webMUSHRA pages (trial_id) left out of the analysis, e.g. training pages "
+                        "(default: none; pages whose id reads as training are named in a note)")
     q = p.add_argument_group("P.808 input")
     q.add_argument("--condition-column", default=None,
                    help="column holding the condition in P.808 per-vote files "
@@ -210,7 +214,8 @@ def run(args: argparse.Namespace) -> int:
 
     config = config_from_args(args)
     opts = {"condition_column": args.condition_column, "scale": args.p808_scale,
-            "condition_pattern": args.condition_pattern}
+            "condition_pattern": args.condition_pattern,
+            "drop_trials": tuple(t for t in (args.drop_trials or "").split(",") if t.strip())}
     study_dirs = [s for s in args.inputs if Path(s).is_dir() and (Path(s) / "study.yaml").exists()]
     others = [s for s in args.inputs if s not in study_dirs]
     for src in others + list(args.scores):
@@ -233,7 +238,8 @@ def run(args: argparse.Namespace) -> int:
     ratings, scores = [], []
     for src in others:
         fmt = args.format
-        kind, df = load_input(src, fmt, table=args.table, **(opts if fmt in ("p808", "mturk-p808", "auto") else {}))
+        kind, df = load_input(src, fmt, table=args.table, **(opts if fmt in ("p808", "mturk-p808", "webmushra", "webmushra-lss", "auto")
+                                                             else {}))
         (ratings if kind == "ratings" else scores).append(df)
     for src in args.scores:
         kind, df = load_input(src, "scores")

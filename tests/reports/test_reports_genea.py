@@ -60,3 +60,38 @@ def test_report_analyses_appropriateness_apart_from_the_ranking(tmp_path):
     assert list(appr["system"]) == ["A"] and appr["battles"].iloc[0] == 72
     assert "Appropriateness against mismatched speech" in html
     assert (tmp_path / "tables" / "counterbalance_pairs_genea.csv").exists()
+
+
+def test_empty_reason_object_written_on_ties_is_no_reason(tmp_path):
+    # constructed battles in the export's layout: the export writes {} for a battle without reasons
+    p = tmp_path / "battles.csv"
+    p.write_text('user,input_code,model_a,model_b,winner,is_strong,juiceOptions,juiceOtherReason\n'
+                 'u1,c1,NA,SA,tie,,{},\n'
+                 'u1,c2,NA,SA,tie,,{},\n'
+                 'u2,c1,NA,SA,model_a,True,"[""motion""]",\n'
+                 'u2,c2,SA,NA,model_b,False,"{""motion"": true, ""speech"": false}",\n'
+                 'u3,c1,SA,NA,tie,,[],\n')
+    _, df = load_input(p)
+    reasons = pd.DataFrame(df.attrs["genea_reasons"])
+    assert [len(r) for r in reasons["reasons"]] == [0, 0, 1, 1, 0]
+    tally = reason_tally(reasons).set_index("reason")
+    assert list(tally.index) == ["motion"]  # no "{}" reason, no "tie" winner from empty ticks
+    assert tally.loc["motion", "ticks"] == 2 and tally.loc["motion", "share"] == pytest.approx(1.0)
+    assert tally.loc["motion", "top_winner"] == "NA (2)"
+
+
+def test_appropriateness_of_two_raters_carries_the_few_raters_mark(tmp_path):
+    rows = []
+    for p in range(12):
+        for i in range(4):
+            rows.append((f"p{p}", f"i{i}", "A", "B", [2, 1, 0, -1][(p + i) % 4]))
+            rows.append((f"p{p}", f"i{i}", "B", "C", [1, 2, -1, 0][(p + i) % 4]))
+            rows.append((f"p{p}", f"i{i}", "A", "C", [2, 0, 1, 1][(p + i) % 4]))
+    for p in range(2):  # only two raters saw the appropriateness battles
+        rows += [(f"p{p}", f"i{i}", "A", "A mismatched", [2, -2, 1, 0][(p + i) % 4]) for i in range(4)]
+    html = build_report(long_table(rows, scale="genea"), None, tmp_path,
+                        config=ReportConfig(n_boot=50, bt_boot=50, robustness=False)).read_text()
+    section = html[html.index("Appropriateness against mismatched speech"):]
+    assert "A †" in section[:4000] and "fewer than" in section[:4000]
+    appr = pd.read_csv(tmp_path / "tables" / "appropriateness_genea.csv")
+    assert appr["raters"].iloc[0] == 2

@@ -255,3 +255,106 @@ def test_mturk_batch_results_of_a_p808_acr_hit(tmp_path):
     with pytest.raises(FileFormatError, match=r"line 2: column 'Answer.Q1_url': clip 'c01_s01.wav' does "
                                               r"not match"):
         load_input(src, condition_pattern=r"^(x\d+)_")
+
+
+def _mturk_file(path, vote_col, url_col):
+    """A constructed MTurk batch file (two workers, two questions) with the given column spelling."""
+    cols = ["HITId", "AssignmentId", "WorkerId"]
+    for q in (1, 2):
+        cols += [vote_col.format(n=q), url_col.format(n=q)]
+    rows = [["h1", "a1", "W1", "4", "https://x.org/c01_s1.wav", "2", "https://x.org/c02_s1.wav"],
+            ["h1", "a2", "W2", "5", "https://x.org/c01_s1.wav", "", "https://x.org/c02_s1.wav"]]
+    path.write_text("\n".join(",".join(r) for r in [cols] + rows) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("vote_col,url_col", [("Answer.q{n}", "Answer.q{n}_url"),
+                                              ("Answer.Q{n}", "Answer.Q{n}_URL"),
+                                              ("ANSWER.Q{n}", "answer.q{n}_url"),
+                                              ("Q{n}", "Q{n}_url")])  # HIT-app export without Answer.
+def test_mturk_batch_detected_whatever_the_case_of_its_columns(tmp_path, vote_col, url_col):
+    p = _mturk_file(tmp_path / "batch.csv", vote_col, url_col)
+    with pytest.raises(InputError, match="--condition-pattern REGEX"):  # detected as mturk-p808
+        load_input(p)
+    _, df = load_input(p, condition_pattern=r"^(c\d+)_")
+    assert df.attrs["format"] == "mturk-p808"
+    assert list(df["participant"]) == ["W1", "W1", "W2"] and list(df["score"]) == [4, 2, 5]
+    assert list(df["system_a"]) == ["c01", "c02", "c01"]
+
+
+def test_mturk_batch_refusal_names_the_columns_it_lacks(tmp_path):
+    p = tmp_path / "batch.csv"
+    p.write_text("HITId,AssignmentId,Answer.Q1,Answer.Q1_url\nh,a,4,https://x.org/c01.wav\n")
+    with pytest.raises(FileFormatError, match=r"lacks column\(s\) WorkerId \(found 4 columns\)"):
+        load_input(p, "mturk-p808", condition_pattern=r"(c\d+)")
+
+
+def test_signature_columns_are_matched_without_regard_to_case(tmp_path):
+    p = tmp_path / "battles.csv"
+    p.write_text("User,Input_Code,Model_A,Model_B,Winner,Is_Strong\nu1,c1,NA,SA,model_a,True\n"
+                 "u2,c1,SA,NA,tie,\n")
+    _, df = load_input(p)
+    assert df.attrs["format"] == "genea" and list(df["score"]) == [2, 0]
+
+
+def test_mturk_trapping_and_gold_questions_are_checks_not_ratings(tmp_path):
+    # constructed batch in the toolkit's ACR layout: Input.TP / Input.TP_ans name the trapping clip
+    # and its answer, Input.gold_clips the gold clip; their names match no condition
+    cols = ["HITId", "AssignmentId", "WorkerId", "Input.TP", "Input.TP_ans", "Input.gold_clips"]
+    for q in (1, 2, 3, 4):
+        cols += [f"Answer.Q{q}", f"Answer.Q{q}_url"]
+    tp, gold = "https://x.org/tp/TP_3.wav", "https://x.org/gold/g1.wav"
+    qa = lambda votes: sum(([v, u] for v, u in zip(votes, ["https://x.org/c01_s1.wav", tp, gold,
+                                                           "https://x.org/c02_s1.wav"])), [])
+    w1 = ["h1", "a1", "W1", tp, "3", gold] + qa(["4", "3", "5", "2"])   # both checks right
+    w2 = ["h1", "a2", "W2", tp, "3", gold] + qa(["5", "1", "2", "1"])   # both wrong
+    p = tmp_path / "batch.csv"
+    p.write_text("\n".join(",".join(r) for r in (cols, w1, w2)) + "\n")
+    _, df = load_input(p, condition_pattern=r"^(c\d+)_")
+    checks = df[df["flags"].str.contains("check")]
+    rated = df[~df["flags"].str.contains("check")]
+    assert len(rated) == 4 and set(rated["system_a"]) == {"c01", "c02"}  # only real clips are ratings
+    assert len(checks) == 4 and set(checks["system_a"]) == {"p808 trapping", "p808 gold"}
+    failed = checks[checks["flags"].str.contains("check_failed")]
+    assert set(failed["participant"]) == {"W2"} and len(failed) == 2
+    assert any("2 trapping and 2 gold question(s) recognised" in n for n in df.attrs["notes"])
+    from reports.screening import ScreeningRules, screen
+
+    res = screen(df, ScreeningRules(straightline_share=None, hidden_reference=None))
+    assert set(res.kept["participant"]) == {"W1"}  # W2 failed its checks and is excluded
+    assert not res.kept["system_a"].str.startswith("p808").any()  # checks never analysed
+
+
+def _with_training_page(tmp_path):
+    """The constructed webMUSHRA file with a training page (trial_id 'training1') in front."""
+    lines = (DATA / "webmushra_mushra_constructed.csv").read_text().splitlines()
+    rows = [l for l in lines[1:] if ",trial1," in l]
+    extra = [l.replace(",trial1,", ",training1,") for l in rows]
+    p = tmp_path / "mushra.csv"
+    p.write_text("\n".join([lines[0]] + extra + lines[1:]) + "\n")
+    return p, len(extra), len(lines) - 1
+
+
+def test_webmushra_training_page_is_named_and_left_out_with_drop_trials(tmp_path):
+    p, n_training, n_rated = _with_training_page(tmp_path)
+    _, df = load_input(p)
+    assert len(df) == n_training + n_rated  # kept unless asked: only the user knows what a page was
+    assert any("training1 look like training pages" in n and "--drop-trials training1" in n
+               for n in df.attrs["notes"])
+    _, df = load_input(p, drop_trials=("training1",))
+    assert len(df) == n_rated and "training1" not in set(df["item"])
+    assert any(f"{n_training} row(s) of page(s) training1 left out" in n for n in df.attrs["notes"])
+    with pytest.raises(FileFormatError, match=r"--drop-trials: no page 'trainig1' in column 'trial_id' "
+                                              r"\(its pages: training1, trial1"):
+        load_input(p, drop_trials=("trainig1",))
+
+
+def test_cli_drop_trials_leaves_the_training_page_out_of_the_report(tmp_path):
+    from evalkit.cli import main
+
+    p, _, _ = _with_training_page(tmp_path)
+    out = tmp_path / "rep"
+    assert main(["report", str(p), "--out", str(out), "-q", "--n-boot", "50", "--bt-boot", "50",
+                 "--no-robustness", "--drop-trials", "training1"]) == 0
+    analysed = pd.read_csv(out / "ratings_analysed.csv")
+    assert "training1" not in set(analysed["item"].astype(str))

@@ -925,6 +925,47 @@ def _shown_units(scores: pd.DataFrame, metrics: list[str]) -> pd.DataFrame:
     return out
 
 
+def _family_tables(ctx: _Ctx, sec: Section, summ: pd.DataFrame, tests: pd.DataFrame,
+                   systems: list[str], shown_m: list[str]) -> None:
+    """One table per metric family: mean ± SD per system in shown units, p (Holm) and ε²."""
+    mean = summ.pivot(index="metric", columns="system", values="mean")
+    sd = summ.pivot(index="metric", columns="system", values="sd")
+    t_idx = tests.set_index("metric")
+    for family, fam_metrics in _by_family(shown_m):
+        disp = pd.DataFrame({"Metric": [_metric_heading(m) for m in fam_metrics]})
+        for s in systems:
+            disp[s] = [f"{_metric_text(m, mean.loc[m, s])} ± {_metric_text(m, sd.loc[m, s])}"
+                       for m in fam_metrics]
+        disp["p (Holm)"] = [fmt_value(t_idx.loc[m, "p_holm"], "p") for m in fam_metrics]
+        disp["ε²"] = [fmt_value(t_idx.loc[m, "epsilon2"]) for m in fam_metrics]
+        name = "metrics_by_system" if family is None else f"metrics_{_slug(family)}"
+        ctx.table(sec, name, (f"{family}: " if family else "") + "per-system mean ± SD (metrics "
+                  "that differ first), Kruskal–Wallis p across systems (Holm-corrected across "
+                  "metrics) and ε² = H/(n−1). CSV: n, mean, sd, median, quartiles in stored units.",
+                  summ[summ["metric"].isin(fam_metrics)].reset_index(drop=True), disp, subjective=False)
+
+
+def _metric_figure(ctx: _Ctx, sec: Section, scores: pd.DataFrame, differ: pd.DataFrame,
+                   shown_m: list[str], style) -> None:
+    """Small multiples of the metrics that differ most, else of the varying metrics."""
+    cfg = ctx.cfg
+    if len(differ):
+        shown = list(differ["metric"])[:MAX_METRIC_PANELS]
+        what = (f"The {len(shown)} metric(s) that differ most between systems (largest ε² among "
+                f"those with Holm p < {cfg.alpha:g})")
+    else:
+        shown = shown_m[:MAX_METRIC_PANELS]
+        what = (f"No metric differs between systems (Holm p ≥ {cfg.alpha:g}); the first "
+                f"{len(shown)} of {len(shown_m)} varying metric(s)")
+    if shown:
+        ctx.step(f"figures of {len(shown)} metric(s)")
+        ctx.figure(sec, "metrics", f"{what}: each dot a clip, bar = mean with its {cfg.confidence:.0%} "
+                   "t interval, n = clips per system; units on each panel's axis; every value is in "
+                   "the tables.", fg.metric_facets(_shown_units(scores, shown), shown, style=style,
+                                                   titles={m: _metric_heading(m) for m in shown},
+                                                   confidence=cfg.confidence), subjective=False)
+
+
 def _objective(ctx: _Ctx, scores: pd.DataFrame) -> None:
     cfg = ctx.cfg
     scores = ob.prepare_scores(scores, scores.attrs.get("source"))
@@ -943,9 +984,6 @@ def _objective(ctx: _Ctx, scores: pd.DataFrame) -> None:
         + (f" Bookkeeping columns ({', '.join(_metric_heading(b) for b in bookkeeping)}) describe the clips and are summarised, "
            "not tested." if bookkeeping else ""))
     summ = ob.metric_summary(scores, metrics)
-    mean = summ.pivot(index="metric", columns="system", values="mean")
-    sd = summ.pivot(index="metric", columns="system", values="sd")
-    t_idx = tests.set_index("metric")
     order_m = list(differ["metric"]) + [m for m in metrics if m not in set(differ["metric"])]
     constant = [m for m in order_m if _constant_at_precision(scores[m], m)]
     if constant:
@@ -954,33 +992,8 @@ def _objective(ctx: _Ctx, scores: pd.DataFrame) -> None:
                                           if scores[m].notna().any() else f"{_metric_heading(m)}: no values"
                                           for m in constant) + ".")
     shown_m = [m for m in order_m if m not in constant]
-    for family, fam_metrics in _by_family(shown_m):
-        disp = pd.DataFrame({"Metric": [_metric_heading(m) for m in fam_metrics]})
-        for s in systems:
-            disp[s] = [f"{_metric_text(m, mean.loc[m, s])} ± {_metric_text(m, sd.loc[m, s])}"
-                       for m in fam_metrics]
-        disp["p (Holm)"] = [fmt_value(t_idx.loc[m, "p_holm"], "p") for m in fam_metrics]
-        disp["ε²"] = [fmt_value(t_idx.loc[m, "epsilon2"]) for m in fam_metrics]
-        name = "metrics_by_system" if family is None else f"metrics_{_slug(family)}"
-        ctx.table(sec, name, (f"{family}: " if family else "") + "per-system mean ± SD (metrics "
-                  "that differ first), Kruskal–Wallis p across systems (Holm-corrected across "
-                  "metrics) and ε² = H/(n−1). CSV: n, mean, sd, median, quartiles in stored units.",
-                  summ[summ["metric"].isin(fam_metrics)].reset_index(drop=True), disp, subjective=False)
-    if len(differ):
-        shown = list(differ["metric"])[:MAX_METRIC_PANELS]
-        what = (f"The {len(shown)} metric(s) that differ most between systems (largest ε² among "
-                f"those with Holm p < {cfg.alpha:g})")
-    else:
-        shown = shown_m[:MAX_METRIC_PANELS]
-        what = (f"No metric differs between systems (Holm p ≥ {cfg.alpha:g}); the first "
-                f"{len(shown)} of {len(shown_m)} varying metric(s)")
-    if shown:
-        ctx.step(f"figures of {len(shown)} metric(s)")
-        ctx.figure(sec, "metrics", f"{what}: each dot a clip, bar = mean with its {cfg.confidence:.0%} "
-                   "t interval, n = clips per system; units on each panel's axis; every value is in "
-                   "the tables.", fg.metric_facets(_shown_units(scores, shown), shown, style=style,
-                                                   titles={m: _metric_heading(m) for m in shown},
-                                                   confidence=cfg.confidence), subjective=False)
+    _family_tables(ctx, sec, summ, tests, systems, shown_m)
+    _metric_figure(ctx, sec, scores, differ, shown_m, style)
     ctx.table(sec, "metric_tests", "Kruskal–Wallis test across systems per metric, epsilon² = H/(n-1), "
               "Holm-adjusted across metrics; a metric without variance (all values within "
               f"{ob.NO_VARIANCE_TOL:g} of each other) is not tested (note).", tests,

@@ -1018,7 +1018,7 @@ def _objective(ctx: _Ctx, scores: pd.DataFrame) -> None:
                   "agrees when tau < 0."
                   + (" The metrics are real; the subjective side is SIMULATED, so this agreement says "
                      "nothing about people." if ctx.simulated else ""), agree,
-                  _named_metrics(format_frame(agree), "metric"))
+                  _named_metrics(format_frame(agree).replace(ob.NO_VARIANCE_NOTE, "no variance"), "metric"))
     ctx.sections.append(sec)
     ctx.methods.append(
         "Objective metrics: per system n, mean, SD, median and quartiles; a Kruskal–Wallis test across "

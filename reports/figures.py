@@ -157,9 +157,14 @@ def box_figure(groups: dict[str, np.ndarray], *, title: str, ylabel: str,
 
 @_paper
 def metric_facets(scores: pd.DataFrame, metrics: list[str], *, style: SystemStyle,
-                  titles: dict[str, str] | None = None, ncols: int = 2) -> Figure:
+                  titles: dict[str, str] | None = None, ncols: int = 2,
+                  confidence: float | None = None) -> Figure:
     """Small multiples: one panel per metric, a strip of clip values per system (jittered dots,
-    mean with a bar), the same system colours and order in every panel; page width."""
+    mean with a bar and, with ``confidence``, its Student-t interval over clips), the same system
+    colours and order in every panel; ``titles`` (name in words with unit) also label each
+    panel's x axis; page width."""
+    from scipy import stats as sps
+
     systems = style.sort(scores["system"].unique())
     n = len(metrics)
     ncols = min(ncols, n)
@@ -176,10 +181,14 @@ def metric_facets(scores: pd.DataFrame, metrics: list[str], *, style: SystemStyl
             ax.scatter(x, y + rng.uniform(-0.18, 0.18, x.size), s=6, color=style.color(s), alpha=0.6, lw=0)
             if x.size:
                 ax.plot([x.mean()] * 2, [y - 0.3, y + 0.3], color="black", lw=1.5)
+            if confidence and x.size > 1:
+                half = sps.t.ppf(0.5 + confidence / 2, x.size - 1) * x.std(ddof=1) / np.sqrt(x.size)
+                ax.errorbar(x.mean(), y, xerr=half, fmt="none", ecolor="black", elinewidth=1, capsize=2)
             ax.text(1.01, y, f"n={x.size}", transform=ax.get_yaxis_transform(), va="center",
                     fontsize=FONT_PT - 2)
         ax.set_yticks(np.arange(k)[::-1], systems)
         ax.set_title((titles or {}).get(m, m), loc="left", fontsize=FONT_PT)
+        ax.set_xlabel((titles or {}).get(m, m), fontsize=FONT_PT - 1)
         ax.grid(axis="x", alpha=0.3)
         _style(ax)
     for ax in axes[n:]:

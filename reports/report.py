@@ -868,6 +868,110 @@ def _absolute_secondary(ctx: _Ctx, scale: str, kept: pd.DataFrame, allr: pd.Data
 MAX_METRIC_PANELS = 8
 
 
+def _metric_heading(column: str) -> str:
+    """A score column's name in words with its shown unit (registry), else its words."""
+    from evalkit.features.registry import metric_info
+    from reports.render import human_header
+
+    info = metric_info(column)
+    return info.heading if info else human_header(column)
+
+
+def _metric_text(column: str, value) -> str:
+    """A value in the column's shown unit and precision (registry), else :func:`fmt_value`."""
+    from evalkit.features.registry import metric_info
+
+    info = metric_info(column)
+    return info.format(value) if info else fmt_value(value)
+
+
+def _constant_at_precision(values: pd.Series, column: str) -> bool:
+    """Whether every value reads the same at the shown precision (or the column is empty)."""
+    from evalkit.features.registry import metric_info
+
+    x = values.dropna().to_numpy(float)
+    if x.size == 0:
+        return True
+    info = metric_info(column)
+    if info is None:
+        return ob.has_no_variance(x)
+    return len({info.shown(v) for v in x}) == 1
+
+
+def _by_family(metrics: list[str]):
+    """``[(family, metrics)]`` in registry order; one unnamed group when the registry knows none."""
+    from evalkit.features.registry import FAMILIES, metric_info
+
+    fams = {m: (metric_info(m).family if metric_info(m) else "Other metrics") for m in metrics}
+    if all(f == "Other metrics" for f in fams.values()):
+        return [(None, metrics)] if metrics else []
+    return [(f, [m for m in metrics if fams[m] == f]) for f in (*FAMILIES, "Other metrics")
+            if any(fams[m] == f for m in metrics)]
+
+
+def _named_metrics(disp: pd.DataFrame, column: str) -> pd.DataFrame:
+    """A formatted table with its metric column in words and human headers."""
+    from reports.render import human_header
+
+    out = disp.copy()
+    out[column] = [_metric_heading(m) for m in out[column]]
+    out.columns = [human_header(c) for c in out.columns]
+    return out
+
+
+def _shown_units(scores: pd.DataFrame, metrics: list[str]) -> pd.DataFrame:
+    """``scores`` with each registered metric in its shown unit (e.g. mm, %), for figures."""
+    from evalkit.features.registry import metric_info
+
+    out = scores.copy()
+    for m in metrics:
+        info = metric_info(m)
+        if info:
+            out[m] = out[m] * info.factor
+    return out
+
+
+def _family_tables(ctx: _Ctx, sec: Section, summ: pd.DataFrame, tests: pd.DataFrame,
+                   systems: list[str], shown_m: list[str]) -> None:
+    """One table per metric family: mean ± SD per system in shown units, p (Holm) and ε²."""
+    mean = summ.pivot(index="metric", columns="system", values="mean")
+    sd = summ.pivot(index="metric", columns="system", values="sd")
+    t_idx = tests.set_index("metric")
+    for family, fam_metrics in _by_family(shown_m):
+        disp = pd.DataFrame({"Metric": [_metric_heading(m) for m in fam_metrics]})
+        for s in systems:
+            disp[s] = [f"{_metric_text(m, mean.loc[m, s])} ± {_metric_text(m, sd.loc[m, s])}"
+                       for m in fam_metrics]
+        disp["p (Holm)"] = [fmt_value(t_idx.loc[m, "p_holm"], "p") for m in fam_metrics]
+        disp["ε²"] = [fmt_value(t_idx.loc[m, "epsilon2"]) for m in fam_metrics]
+        name = "metrics_by_system" if family is None else f"metrics_{_slug(family)}"
+        ctx.table(sec, name, (f"{family}: " if family else "") + "per-system mean ± SD (metrics "
+                  "that differ first), Kruskal–Wallis p across systems (Holm-corrected across "
+                  "metrics) and ε² = H/(n−1). CSV: n, mean, sd, median, quartiles in stored units.",
+                  summ[summ["metric"].isin(fam_metrics)].reset_index(drop=True), disp, subjective=False)
+
+
+def _metric_figure(ctx: _Ctx, sec: Section, scores: pd.DataFrame, differ: pd.DataFrame,
+                   shown_m: list[str], style) -> None:
+    """Small multiples of the metrics that differ most, else of the varying metrics."""
+    cfg = ctx.cfg
+    if len(differ):
+        shown = list(differ["metric"])[:MAX_METRIC_PANELS]
+        what = (f"The {len(shown)} metric(s) that differ most between systems (largest ε² among "
+                f"those with Holm p < {cfg.alpha:g})")
+    else:
+        shown = shown_m[:MAX_METRIC_PANELS]
+        what = (f"No metric differs between systems (Holm p ≥ {cfg.alpha:g}); the first "
+                f"{len(shown)} of {len(shown_m)} varying metric(s)")
+    if shown:
+        ctx.step(f"figures of {len(shown)} metric(s)")
+        ctx.figure(sec, "metrics", f"{what}: each dot a clip, bar = mean with its {cfg.confidence:.0%} "
+                   "t interval, n = clips per system; units on each panel's axis; every value is in "
+                   "the tables.", fg.metric_facets(_shown_units(scores, shown), shown, style=style,
+                                                   titles={m: _metric_heading(m) for m in shown},
+                                                   confidence=cfg.confidence), subjective=False)
+
+
 def _objective(ctx: _Ctx, scores: pd.DataFrame) -> None:
     cfg = ctx.cfg
     scores = ob.prepare_scores(scores, scores.attrs.get("source"))
@@ -882,44 +986,36 @@ def _objective(ctx: _Ctx, scores: pd.DataFrame) -> None:
     sec.paragraphs.append(
         f"{len(scores)} clip(s) from {len(systems)} system(s), {len(metrics)} metric(s); "
         f"{len(differ)} differ between systems (Kruskal–Wallis, Holm-corrected, alpha {cfg.alpha:g})"
-        + (": " + ", ".join(differ["metric"]) if len(differ) else "") + "."
-        + (f" Bookkeeping columns ({', '.join(bookkeeping)}) describe the clips and are summarised, "
+        + (": " + ", ".join(_metric_heading(m) for m in differ["metric"]) if len(differ) else "") + "."
+        + (f" Bookkeeping columns ({', '.join(_metric_heading(b) for b in bookkeeping)}) describe the clips and are summarised, "
            "not tested." if bookkeeping else ""))
     summ = ob.metric_summary(scores, metrics)
-    mean = summ.pivot(index="metric", columns="system", values="mean")
-    sd = summ.pivot(index="metric", columns="system", values="sd")
-    t_idx = tests.set_index("metric")
     order_m = list(differ["metric"]) + [m for m in metrics if m not in set(differ["metric"])]
-    disp = pd.DataFrame({"Metric": order_m})
-    for s in systems:
-        disp[s] = [f"{fmt_value(mean.loc[m, s])} ± {fmt_value(sd.loc[m, s])}" for m in order_m]
-    disp["p (Holm)"] = [fmt_value(t_idx.loc[m, "p_holm"], "p") if not t_idx.loc[m, "note"] else "no variance"
-                        for m in order_m]
-    disp["ε²"] = [fmt_value(t_idx.loc[m, "epsilon2"]) for m in order_m]
-    ctx.table(sec, "metrics_by_system", "Per-system mean ± SD of each metric (metrics that differ "
-              "first), Kruskal–Wallis p across systems (Holm-corrected across metrics) and "
-              "epsilon² = H/(n−1). CSV: n, mean, sd, median, quartiles per system and metric.",
-              summ, disp, subjective=False)
-    if len(differ):
-        shown = list(differ["metric"])[:MAX_METRIC_PANELS]
-        ctx.step(f"figures of {len(shown)} metric(s)")
-        ctx.figure(sec, "metrics", f"The {len(shown)} metric(s) that differ most between systems "
-                   "(largest epsilon² among those with Holm p < "
-                   f"{cfg.alpha:g}): each dot a clip, bar = mean, n = clips; the other metrics are in "
-                   "the table above.", fg.metric_facets(scores, shown, style=style), subjective=False)
-    else:
-        sec.paragraphs.append("No metric differs between systems at the chosen level, so no metric "
-                              "figure is drawn; the table gives every value.")
+    constant = [m for m in order_m if _constant_at_precision(scores[m], m)]
+    if constant:
+        sec.paragraphs.append("The same value in every clip that has one, at the precision shown (not tabulated): "
+                              + "; ".join(f"{_metric_heading(m)} = {_metric_text(m, scores[m].dropna().iloc[0])}"
+                                          if scores[m].notna().any() else f"{_metric_heading(m)}: no values"
+                                          for m in constant) + ".")
+    shown_m = [m for m in order_m if m not in constant]
+    _family_tables(ctx, sec, summ, tests, systems, shown_m)
+    _metric_figure(ctx, sec, scores, differ, shown_m, style)
     ctx.table(sec, "metric_tests", "Kruskal–Wallis test across systems per metric, epsilon² = H/(n-1), "
               "Holm-adjusted across metrics; a metric without variance (all values within "
-              f"{ob.NO_VARIANCE_TOL:g} of each other) is not tested (note).", tests, subjective=False)
+              f"{ob.NO_VARIANCE_TOL:g} of each other) is not tested (note).", tests,
+              _named_metrics(format_frame(tests).replace(ob.NO_VARIANCE_NOTE, "no variance, not tested"),
+                             "metric"), subjective=False)
     if bookkeeping:
         bk = ob.metric_summary(scores, bookkeeping)
         ctx.table(sec, "clip_description", "Bookkeeping columns per system (clip length, frame rate, "
                   "body height, …): described, not tested.",
-                  bk, format_frame(bk[["metric", "system", "n", "mean", "sd", "median"]]).rename(
-                      columns={"metric": "Column", "system": "System", "n": "n", "mean": "Mean",
-                               "sd": "SD", "median": "Median"}), subjective=False)
+                  bk, pd.DataFrame({
+                      "Column": [_metric_heading(m) for m in bk["metric"]], "System": bk["system"],
+                      "n": bk["n"].map(str),
+                      "Mean": [_metric_text(m, v) for m, v in zip(bk["metric"], bk["mean"])],
+                      "SD": [_metric_text(m, v) for m, v in zip(bk["metric"], bk["sd"])],
+                      "Median": [_metric_text(m, v) for m, v in zip(bk["metric"], bk["median"])]}),
+                  subjective=False)
     if ctx.subjective is not None:
         agree = ob.metric_agreement(scores, ctx.subjective, confidence=cfg.confidence, metrics=metrics)
         ctx.table(sec, "metric_agreement", f"Does the metric agree with people? Kendall tau-b between "
@@ -927,7 +1023,8 @@ def _objective(ctx: _Ctx, scores: pd.DataFrame) -> None:
                   "Fisher-z CI (SE = sqrt(0.437/(n-4)); needs > 4 systems). A lower-is-better metric "
                   "agrees when tau < 0."
                   + (" The metrics are real; the subjective side is SIMULATED, so this agreement says "
-                     "nothing about people." if ctx.simulated else ""), agree)
+                     "nothing about people." if ctx.simulated else ""), agree,
+                  _named_metrics(format_frame(agree).replace(ob.NO_VARIANCE_NOTE, "no variance"), "metric"))
     ctx.sections.append(sec)
     ctx.methods.append(
         "Objective metrics: per system n, mean, SD, median and quartiles; a Kruskal–Wallis test across "

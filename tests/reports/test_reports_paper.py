@@ -1,0 +1,63 @@
+"""Objective tables and figures a paper can take as they are, checked in real chromium: metric
+names in words with units (no raw identifiers), no floating-point noise, no horizontal overflow
+at 1400 px, a figure even when no metric differs."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from evalkit.features.score import score_motion
+from evalkit.motion import load_motion
+from reports.report import build_report
+from tests.conftest import require_system
+
+SAMPLES = Path(__file__).resolve().parents[2] / "evalkit" / "data" / "samples" / "cmu"
+CHROMIUM = Path("/usr/bin/chromium")
+
+
+@pytest.fixture(scope="module")
+def objective_report(tmp_path_factory):
+    """Real bundled clips scored, as two 'systems' (the bundled walks and the other takes)."""
+    rows = []
+    for f, system in (("16_15.amc", "walks"), ("07_05-walk.amc", "walks"), ("09_06-run.amc", "other"),
+                      ("131_04-dance.amc", "other")):
+        rows.append({"clip": f, "system": system, **score_motion(load_motion(SAMPLES / f))})
+    out = tmp_path_factory.mktemp("paper")
+    return build_report(None, pd.DataFrame(rows), out, progress=False)
+
+
+def test_tables_use_words_units_and_precision(objective_report):
+    html = objective_report.read_text()
+    cells = re.findall(r"<td>(.*?)</td>", html)
+    assert cells
+    assert not [c for c in cells if re.fullmatch(r"[a-z]+(_[a-z0-9]+)+", c)], "raw identifiers in tables"
+    assert not [c for c in cells if re.search(r"\de-\d", c)], "floating-point noise in tables"
+    assert "Ground penetration depth, mean (mm)" in html
+    assert "figures/metrics.pdf" in html  # a figure whether or not a metric differs
+
+
+def test_no_overflow_in_chromium_at_1400px(objective_report):
+    require_system("chromium", CHROMIUM.exists() and shutil.which(str(CHROMIUM)) is not None,
+                   "Debian chromium at /usr/bin/chromium is needed for the browser test")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM),
+                                     args=["--headless", "--no-sandbox", "--disable-gpu"])
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 900})
+            page.goto(objective_report.as_uri())
+            page.wait_for_load_state("load")
+            assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+            clipped = page.evaluate("Array.from(document.querySelectorAll('table.data'))"
+                                    ".filter(t => t.scrollWidth > t.clientWidth + 1).length")
+            assert clipped == 0
+            images = page.evaluate("Array.from(document.images).map(i => i.naturalWidth)")
+            assert images and all(w > 100 for w in images)
+        finally:
+            browser.close()

@@ -39,8 +39,13 @@ def add_model_columns(table: pd.DataFrame, model_path: str | None = None, load_k
     farther in one frame than a body can, e.g. a file of several takes or a clip repeated
     without carrying the body on; each take is judged on its own, see
     :func:`~evalkit.models.discriminator.score_naturalness`), and ``copies`` (how many copies
-    of one stretch the clip is, 1 for none: a looped clip is judged on its first copy, once;
-    the joins between copies are not judged). Rows that already carry an error, or whose clip the model cannot score (e.g.
+    of one stretch the clip is, 1 for none: a looped clip is judged on its first two copies,
+    once: one copy and its join), ``naturalness_reliability`` (share of the judged windows
+    within what the model was trained on; below 1 read the verdict as unknown there),
+    ``naturalness_reasons`` (the feature groups that cost the clip most, with their shares:
+    feet, ground, balance, smoothness, timing, pose) and ``naturalness_notes`` (what to know
+    about the verdict: motion the model does not know, joint speeds no person reaches at the
+    declared frame rate, with a suggested rate). Rows that already carry an error, or whose clip the model cannot score (e.g.
     shorter than 0.5 s), get NaN and, in the latter case, a message in ``error``.
 
     Args:
@@ -61,7 +66,8 @@ def add_model_columns(table: pd.DataFrame, model_path: str | None = None, load_k
     model, _ = load_model(model_path)
     out = table.copy()
     cols = {"naturalness": [], "worst_window_start_s": [], "worst_window_end_s": [], "worst_window_naturalness": [],
-            "worst_stretch_start_s": [], "worst_stretch_end_s": [], "worst_stretch_naturalness": [], "cuts": [], "copies": []}
+            "worst_stretch_start_s": [], "worst_stretch_end_s": [], "worst_stretch_naturalness": [], "cuts": [], "copies": [],
+            "naturalness_reliability": [], "naturalness_reasons": [], "naturalness_notes": []}
     errors = list(out["error"]) if "error" in out.columns else [""] * len(out)
     rows = enumerate(out.iterrows())
     if progress:
@@ -69,7 +75,7 @@ def add_model_columns(table: pd.DataFrame, model_path: str | None = None, load_k
 
         rows = tqdm(rows, total=len(out), desc="naturalness", unit="clip")
     for i, (_, row) in rows:
-        vals = [np.nan] * len(cols)
+        vals = [np.nan] * (len(cols) - 2) + ["", ""]
         if not errors[i]:
             try:
                 motion = load_motion(row["path"], **(load_kwargs or {}))
@@ -78,7 +84,8 @@ def add_model_columns(table: pd.DataFrame, model_path: str | None = None, load_k
                 if frames_dir:
                     _add_to_trace(row["path"], frames_dir, system, s)
                 vals = [s.naturalness, s.worst_start_s, s.worst_end_s, s.worst_naturalness,
-                        s.worst_stretch_start_s, s.worst_stretch_end_s, s.worst_stretch_naturalness, len(s.cuts_s), round(s.copies, 3)]
+                        s.worst_stretch_start_s, s.worst_stretch_end_s, s.worst_stretch_naturalness, len(s.cuts_s), round(s.copies, 3),
+                        s.reliability, s.reasons, " | ".join(s.notes)]
             except EvalkitError as exc:
                 errors[i] = f"naturalness: {exc}"
                 if frames_dir:

@@ -51,8 +51,8 @@ def register(sub) -> None:
                         "that the clip looks natural) and its least natural window")
     p.add_argument("--judge-joins", action="store_true",
                    help="with --model: judge a clip that is copies of one stretch (a loop) frame by frame, "
-                        "the joins between copies included; default: its first copy's verdict, the joins "
-                        "not judged (see the copies column)")
+                        "every join included; default: the verdict of its first two copies (one copy and "
+                        "its join, judged once; see the copies column)")
     g = p.add_argument_group("metric settings (physical units, for a 1.75 m body; scaled by body height)")
     g.add_argument("--ground-level", type=float, default=None, metavar="Y",
                    help="world height (m) of the lowest foot joint when planted; default: estimated per clip")

@@ -59,7 +59,14 @@ def plot_timeline(motion: Motion, out: str | os.PathLike, config: ScoreConfig | 
         title += "\n" + "; ".join(an.notes)
     if verdict is not None:
         title += (f"\nnaturalness {verdict.naturalness:.2f}; least natural window "
-                  f"{verdict.worst_start_s:.2f}–{verdict.worst_end_s:.2f} s ({verdict.worst_naturalness:.2f})")
+                  f"{verdict.worst_start_s:.2f}–{verdict.worst_end_s:.2f} s ({verdict.worst_naturalness:.2f}); "
+                  f"worst stretch {getattr(verdict, 'worst_stretch_naturalness', nan):.2f}")
+        if getattr(verdict, "reasons", ""):
+            title += f"
+reasons: {verdict.reasons}"
+        reliability = getattr(verdict, "reliability", nan)
+        if reliability == reliability and reliability < 1.0:  # not NaN
+            title += f"; reliability {reliability:.2f} (windows within what the model knows)"
         cuts = getattr(verdict, "cuts_s", ())
         if cuts:
             title += f"; {len(cuts)} cut(s) to a new take (dotted lines), each take judged on its own"

@@ -145,7 +145,7 @@ def load_natural(paths: Iterable[str | Path], fps: float = 30.0, group_by: str =
         except RolesNotFoundError as exc:  # say which file needs the role map
             raise RolesNotFoundError(f"{f}: {exc}") from None
         if abs(m.fps - fps) > 1e-6:
-            m = resample(m, fps)
+            m = resample(m, fps, band_limited=True)
         m = replace(m, name=f.stem)
         rig = f"{m.n_joints}j:{m.skeleton.names[0]}"
         out.append(NaturalClip(motion=m, path=str(f), group=group, take=take, sha256=digest, rig=rig))

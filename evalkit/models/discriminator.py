@@ -182,6 +182,51 @@ ARTIFACT_FEATURES: tuple[tuple[str, int], ...] = (
 )
 
 
+#: Training windows' range that bounds what the model knows (quantile at each end) and how far
+#: beyond it a feature may lie, in units of the range, before a window counts as unlike any the
+#: model was trained on.
+DOMAIN_QUANTILE = 0.999
+DOMAIN_MARGIN = 0.5
+
+#: Reason groups of the window features, in the order they are reported. A feature's group is
+#: the first whose name patterns match (:func:`feature_group`).
+FEATURE_GROUPS: tuple[str, ...] = ("feet", "ground", "balance", "smoothness", "timing", "pose")
+_GROUP_PATTERNS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("ground", ("stance_h", "foot_h", "penetration", "floating", "flight", "ballistic")),
+    ("feet", ("skate", "skating", "contact", "stance_vy")),
+    ("balance", ("zmp", "ang_mom")),
+    ("pose", ("pose_", "asym", "bone_len", "knee_flex", "elbow", "range_excess")),
+    ("timing", ("speed", "yaw_rate", "ke_", "limb_activity", "rot_still", "corr_", "phase_", "swing_")),
+    ("smoothness", ("",)),  # jerk, acceleration, spikes, linearity, high-frequency energy
+)
+
+
+def feature_group(name: str) -> str:
+    """The reason group of a window feature (``f_skate_p25`` -> ``"feet"``; see
+    :data:`FEATURE_GROUPS`): feet and contacts, ground (heights, flight), balance (ZMP,
+    angular momentum), smoothness (jerk, spikes, jitter, interpolation), timing (speeds,
+    activity, coordination of limbs in time), pose (poses, proportions, joint angles).
+
+    >>> feature_group("f_skate_p25"), feature_group("f_jerk_spike_max"), feature_group("pose_residual_max")
+    ('feet', 'smoothness', 'pose')
+    """
+    key = name[len(FEATURE_PREFIX):] if name.startswith(FEATURE_PREFIX) else name
+    if name.startswith(POSE_PREFIX):
+        key = name
+    if "spike" in key or "jerk" in key or "acc" in key:
+        return "smoothness"
+    for group, patterns in _GROUP_PATTERNS:
+        if any(p in key for p in patterns):
+            return group
+    return "smoothness"
+
+
+#: Smallest natural range of the invariants whose features read 0 within what real bodies show
+#: (:data:`~evalkit.models.windows.ASYMMETRY_TOLERANCE`, ``BONE_LENGTH_TOLERANCE``): natural
+#: windows are all 0 there, and the excess is counted in units of this span instead.
+ARTIFACT_MIN_SPAN = {"f_asym_max_max": 0.02, "f_bone_len_var": 0.01}
+
+
 #: Slowest deliberate human movement the rotation-linearity invariant accepts as natural (Hz). A
 #: joint moving smoothly at ``f`` Hz, sampled at ``fps``, changes its angular velocity by about
 #: ``2π f / fps`` of itself per frame (``log10``: -1.20 at 0.3 Hz and 30 frames/s); key
@@ -235,7 +280,7 @@ class ArtifactCheck(BaseEstimator):
         for i, f in enumerate(self.features_):
             if f == ("f_rot_linearity_min", -1) and np.isfinite(high[i]):
                 high[i] = max(high[i], slow)
-        span = high - self.median_
+        span = np.maximum(high - self.median_, [ARTIFACT_MIN_SPAN.get(c, 0.0) for c, _ in self.features_])
         self.span_ = np.where(np.isfinite(span) & (span > 0), span, np.inf)
         return self
 
@@ -446,7 +491,71 @@ class NaturalnessDiscriminator(ClassifierMixin, BaseEstimator):
 
         self.inner_ = self._fit_inner(X[lab], y[lab], _balanced_weights(y[lab]))
         self.n_features_in_ = len(self.feature_columns_) + len(self.pose_columns_)
+        self._fit_domain(X[lab], y[lab])
         return self
+
+    def _fit_domain(self, X: pd.DataFrame, y: np.ndarray) -> None:
+        """What the model knows: the range of every design column over the labelled training
+        windows (natural and corrupted: values beyond it are motion the model has never seen the
+        like of) and its median over the natural ones (what a reason is measured against)."""
+        pr = self.inner_[0]
+        Z = self._design(X, pr)
+        names = list(self.feature_columns_) + list(pr.get_feature_names_out())
+        if getattr(pr, "range_", None) is not None:
+            names += list(pr.range_.get_feature_names_out())
+        self.design_names_ = np.array(names)
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns
+            lo, hi = np.nanquantile(Z, [1 - DOMAIN_QUANTILE, DOMAIN_QUANTILE], axis=0)
+            self.natural_median_ = np.nanmedian(Z[np.asarray(y) == 1], axis=0)
+        span = np.where(np.isfinite(hi - lo), hi - lo, 0.0)
+        self.known_low_ = lo - DOMAIN_MARGIN * span
+        self.known_high_ = hi + DOMAIN_MARGIN * span
+        self.design_groups_ = np.array([feature_group(n) for n in names])
+
+    def _has_domain(self) -> bool:
+        return hasattr(self, "known_low_")
+
+    def known_windows(self, X: pd.DataFrame) -> np.ndarray:
+        """``(windows,)`` True where every feature of the window lies within what the model
+        was trained on (:data:`DOMAIN_QUANTILE` range of its training windows, natural and
+        corrupted, widened by :data:`DOMAIN_MARGIN` of itself on each side; NaN features do not
+        count). All True for a model saved without that range."""
+        check_is_fitted(self, "inner_")
+        if not self._has_domain():
+            return np.ones(len(X), dtype=bool)
+        Z = self._design(X, self.inner_[0])
+        with np.errstate(invalid="ignore"):
+            out = (Z < self.known_low_) | (Z > self.known_high_)
+        return ~out.any(axis=1)
+
+    def window_reasons(self, X: pd.DataFrame) -> pd.DataFrame:
+        """How much each feature group lowers each window's log-odds of looking natural.
+
+        For every group of :data:`FEATURE_GROUPS` the window's features of that group are set to
+        their median over natural training windows and the trees' raw score is taken again; the
+        gain (log-odds, ≥ 0) is what that group costs the window. Returns a ``(windows, groups)``
+        DataFrame (columns: the group names; empty for a model saved without the medians).
+        """
+        check_is_fitted(self, "inner_")
+        if not self._has_domain():
+            return pd.DataFrame(index=range(len(X)))
+        pr, hgb = self.inner_
+        Z = self._design(X, pr)
+        with threadpool_limits(limits=self.n_threads):
+            base = hgb.decision_function(Z)
+            out = {}
+            for g in FEATURE_GROUPS:
+                cols = self.design_groups_ == g
+                if not cols.any():
+                    out[g] = np.zeros(len(Z))
+                    continue
+                Zg = Z.copy()
+                Zg[:, cols] = np.where(np.isfinite(self.natural_median_[cols]), self.natural_median_[cols], 0.0)
+                out[g] = np.maximum(hgb.decision_function(Zg) - base, 0.0)
+        return pd.DataFrame(out)
 
     def _stretch_ids(self, clips: np.ndarray) -> np.ndarray:
         """Clip ids for the clip-level models: a clip of more than ``stretch_s`` worth of windows
@@ -491,30 +600,49 @@ class NaturalnessDiscriminator(ClassifierMixin, BaseEstimator):
     def predict(self, X: pd.DataFrame) -> np.ndarray:
         return (self.predict_proba(X)[:, 1] >= 0.5).astype(int)
 
-    def _stretch_verdicts(self, z: np.ndarray, art: np.ndarray | None) -> np.ndarray:
+    def _artifact_factor(self, art: np.ndarray) -> np.ndarray:
+        """Factor (0-1] by which artifact scores ``art`` lower a verdict: 1 within the natural
+        range, falling with the excess (relative to the natural range, so clean windows keep
+        the trees' probability)."""
+        ref = self.artifact_model_.predict_proba(np.full((1, 1), self.artifact_ref_))[0, 1]
+        return np.minimum(1.0, self.artifact_model_.predict_proba(np.asarray(art, float)[:, None])[:, 1] / ref)
+
+    def window_verdicts(self, X: pd.DataFrame) -> np.ndarray:
+        """``(windows,)`` each window's verdict: its calibrated probability of looking natural
+        times the artifact factor of its own artifact score (:class:`ArtifactCheck`)."""
+        p = self.predict_proba(X)[:, 1]
+        if self.artifact_check:
+            p = p * self._artifact_factor(self.artifact_.score_windows(X))
+        return p
+
+    def _stretch_verdicts(self, z: np.ndarray, art: np.ndarray | None, u: np.ndarray) -> np.ndarray:
         """Verdicts of every stretch of one clip: ``(stretches,)`` calibrated probabilities.
 
         ``z``: ``(windows,)`` window log-odds of one clip, in time order; ``art``: their
-        artifact scores (``None`` without the check). A clip of at most ``stretch_s`` is one
-        stretch; a longer one has a stretch starting at every window, ``stretch_s`` long. Each
-        stretch gets the clip model's probability times the artifact factor of its own largest
-        artifact score, so an artifact lowers the stretches that contain it, not the clip.
+        artifact scores (``None`` without the check); ``u``: their window verdicts. A clip of at
+        most ``stretch_s`` is one stretch; a longer one has a stretch starting at every window,
+        ``stretch_s`` long. Each stretch gets the clip model's probability times the artifact
+        factor of its own largest artifact score, kept between the least and the most natural
+        of its window verdicts: a stretch is never judged worse than its worst window nor better
+        than its best, so the clip's numbers agree by definition (worst window <= worst stretch
+        <= clip).
         """
         n, k = len(z), self._stretch_windows()
         if n <= k:
             a, _ = self._clip_table(z, np.zeros(n, dtype=int))
             art_max = None if art is None else np.array([art.max()])
+            lo, hi = np.array([u.min()]), np.array([u.max()])
         else:
             m = n - k + 1
             sub = np.concatenate([z[s:s + k] for s in range(m)])
             a, _ = self._clip_table(sub, np.repeat(np.arange(m), k))
             art_max = None if art is None else np.lib.stride_tricks.sliding_window_view(art, k).max(axis=1)
+            view = np.lib.stride_tricks.sliding_window_view(u, k)
+            lo, hi = view.min(axis=1), view.max(axis=1)
         p = self.clip_model_.predict_proba(a)[:, 1]
         if art_max is not None:
-            # relative to the natural range, so clean stretches keep the clip model's probability
-            ref = self.artifact_model_.predict_proba(np.full((1, 1), self.artifact_ref_))[0, 1]
-            p = p * np.minimum(1.0, self.artifact_model_.predict_proba(art_max[:, None])[:, 1] / ref)
-        return p
+            p = p * self._artifact_factor(art_max)
+        return np.clip(p, lo, hi)
 
     def predict_clip_proba(self, X: pd.DataFrame, clips) -> pd.DataFrame:
         """Per clip: calibrated ``naturalness``, the worst stretch and the worst window.
@@ -547,13 +675,14 @@ class NaturalnessDiscriminator(ClassifierMixin, BaseEstimator):
         clips = np.asarray(clips)
         z = _logit(p)
         art = self.artifact_.score_windows(X) if self.artifact_check else None
+        u = p * self._artifact_factor(art) if art is not None else p
         rows = pd.Series(np.arange(len(p))).groupby(clips, sort=False)
         k = self._stretch_windows()
         local = np.zeros(len(p))
         recs = {}
         for c, idx in rows:
             idx = idx.to_numpy()
-            ps = self._stretch_verdicts(z[idx], None if art is None else art[idx])
+            ps = self._stretch_verdicts(z[idx], None if art is None else art[idx], u[idx])
             n = len(idx)
             if len(ps) == 1:
                 loc = np.full(n, ps[0])
@@ -567,8 +696,8 @@ class NaturalnessDiscriminator(ClassifierMixin, BaseEstimator):
                 first = int(np.argmin(ps))
                 last = first + k - 1
             local[idx] = loc
-            w = int(np.argmin(p[idx]))
-            recs[c] = (float(loc.mean()), float(ps.min()), idx[first], idx[last], idx[w], p[idx[w]], n)
+            w = int(np.argmin(u[idx]))
+            recs[c] = (float(loc.mean()), float(ps.min()), idx[first], idx[last], idx[w], u[idx[w]], n)
         out = pd.DataFrame.from_dict(recs, orient="index", columns=[
             "naturalness", "worst_stretch_naturalness", "worst_stretch_first", "worst_stretch_last",
             "worst_window", "worst_naturalness", "windows"])
@@ -585,10 +714,22 @@ class MotionScore:
             naturalness, i.e. of the calibrated verdicts on its ``stretch_s`` stretches (a clip
             no longer than ``stretch_s``: its calibrated probability of looking natural).
         worst_start_s, worst_end_s: the least natural window, seconds from the clip's start.
-        worst_naturalness: that window's probability of looking natural.
+        worst_naturalness: that window's verdict (never above the worst stretch's, which is
+            never above ``naturalness``).
         windows: per-window table (``start_s``, ``end_s``, ``naturalness``: the window's own
-            calibrated probability; ``local_naturalness``: mean verdict of the stretches that
-            contain it).
+            verdict, its calibrated probability times its artifact factor;
+            ``local_naturalness``: mean verdict of the stretches that contain it; ``known``:
+            every feature within what the model was trained on; ``reason``: the feature group
+            that costs the window most, empty where none costs it much).
+        reliability: share of the judged windows that lie within what the model was trained on
+            (:meth:`NaturalnessDiscriminator.known_windows`; NaN for a model saved without that
+            range). Below 1 the verdict speaks of motion unlike the training data.
+        reasons: the feature groups that cost the clip most (``"feet 0.62; smoothness 0.21"``:
+            each group's share of the log-odds the windows lose, weighted by how unnatural each
+            window is; groups of less than 10 % left out; empty for a model saved without
+            natural medians).
+        notes: what the user should know about the verdict (motion the model does not know,
+            joint speeds no person reaches at the declared frame rate).
         worst_stretch_start_s, worst_stretch_end_s: the least natural stretch (``stretch_s``
             long, or the whole clip if shorter), seconds from the clip's start.
         worst_stretch_naturalness: that stretch's verdict (what the clip scored before the
@@ -597,7 +738,7 @@ class MotionScore:
             seconds from the clip's start; each take was judged on its own.
         copies: how many copies of one stretch the clip is (:func:`evalkit.motion.trim.find_repeat`;
             the last may be cut short; 1: no repeat). A repeated clip was judged on its first
-            copy; ``windows`` and ``cuts_s`` repeat that copy's.
+            copy and the join into the second; ``windows`` and ``cuts_s`` repeat those.
         period_s: the length of one copy, seconds (NaN: no repeat).
     """
 
@@ -612,6 +753,9 @@ class MotionScore:
     cuts_s: tuple[float, ...] = ()
     copies: float = 1.0
     period_s: float = float("nan")
+    reliability: float = float("nan")
+    reasons: str = ""
+    notes: tuple[str, ...] = ()
 
 
 def score_naturalness(model: NaturalnessDiscriminator, motion: Motion, roles: dict[str, int] | None = None,
@@ -636,8 +780,10 @@ def score_naturalness(model: NaturalnessDiscriminator, motion: Motion, roles: di
             :attr:`MotionScore.cuts_s`. ``False`` judges the clip as one take.
         fold_repeats: a clip that is copies of one stretch (:func:`evalkit.motion.trim.find_repeat`:
             a clip looped frame for frame, or with the body carried on) gets the verdict of its
-            first copy, judged once (as above); the joins between copies are edits and are not
-            judged. :attr:`MotionScore.copies` says so. ``False`` judges every frame as it comes.
+            first two copies, judged once (as above): one copy and its join into the next, so a
+            bad join lowers the verdict as it would in the whole clip, without judging the same
+            frames again and again. :attr:`MotionScore.copies` says so. ``False`` judges every
+            frame as it comes.
     """
     from evalkit.features.body import REFERENCE_HEIGHT_M
     from evalkit.motion import skeleton_height
@@ -652,6 +798,10 @@ def score_naturalness(model: NaturalnessDiscriminator, motion: Motion, roles: di
     head = 0
     if drop_pops:
         motion, head, _ = drop_end_pops(motion, scale)
+    calib_head, calib_tail = calibration_frames(motion, roles)
+    if calib_head or calib_tail:
+        motion = motion.slice(calib_head, motion.n_frames - calib_tail)
+        head += calib_head
     cuts = find_cuts(motion.positions, motion.fps, scale) if split_cuts else np.zeros(0, dtype=np.int64)
     bounds = [0, *cuts.tolist(), motion.n_frames]
     tables, takes = _take_windows(model, motion, list(zip(bounds[:-1], bounds[1:])), roles, len(cuts) > 0,
@@ -662,15 +812,27 @@ def score_naturalness(model: NaturalnessDiscriminator, motion: Motion, roles: di
                          f"(cuts at frames {cuts.tolist()[:5]})")
     table = pd.concat(tables, ignore_index=True)
     ids = np.repeat(np.arange(len(tables)), [len(t) for t in tables])
-    p = model.predict_proba(table)[:, 1]
+    p = model.window_verdicts(table)
     verdicts, local = model._judge_clips(table, ids)
+    known = model.known_windows(table)
+    reasons, window_reason = _reasons(model, table, p)
     frames = np.array([b - a for a, b in takes], dtype=float)
     naturalness = float(np.sum(verdicts["naturalness"].to_numpy() * frames) / frames.sum())
     worst = verdicts.iloc[int(np.argmin(verdicts["worst_stretch_naturalness"].to_numpy()))]
     w = int(np.argmin(p))
     shift = head / motion.fps
     windows = pd.DataFrame({"start_s": table["start_s"] + shift, "end_s": table["end_s"] + shift, "naturalness": p,
-                            "local_naturalness": local})
+                            "local_naturalness": local, "known": known, "reason": window_reason})
+    reliability = float(known.mean()) if model._has_domain() else float("nan")
+    notes = []
+    if reliability < 1.0:
+        notes.append(f"{1 - reliability:.0%} of the windows lie outside what the model was trained on: "
+                     "read the verdict there as unknown, not as unnatural")
+    notes.extend(speed_notes(motion))
+    if calib_head or calib_tail:
+        where = " and ".join(w for w, n in (("starts", calib_head), ("ends", calib_tail)) if n)
+        notes.insert(0, f"the take {where} in a calibration pose (arms raised and held still): "
+                        f"{(calib_head + calib_tail) / motion.fps:.2f} s left out of the verdict")
     return MotionScore(
         naturalness=naturalness,
         worst_start_s=float(windows["start_s"].iloc[w]),
@@ -681,7 +843,108 @@ def score_naturalness(model: NaturalnessDiscriminator, motion: Motion, roles: di
         worst_stretch_end_s=float(windows["end_s"].iloc[int(worst["worst_stretch_last"])]),
         worst_stretch_naturalness=float(worst["worst_stretch_naturalness"]),
         cuts_s=tuple(float(c / motion.fps + shift) for c in cuts),
+        reliability=reliability,
+        reasons=reasons,
+        notes=tuple(notes),
     )
+
+
+#: A calibration pose (T- or A-pose): both upper arms raised at least this far from the trunk
+#: (degrees; arms hanging read 5-20) ...
+CALIBRATION_ARM_DEG = 40.0
+#: ... held nearly still (mean role-joint speed below this, body heights/s) ...
+CALIBRATION_STILL_H_S = 0.15
+#: ... for at least this long at the take's start or end (seconds).
+CALIBRATION_HOLD_S = 0.25
+
+
+def calibration_frames(motion: Motion, roles: dict[str, int] | None = None) -> tuple[int, int]:
+    """``(frames at the start, frames at the end)`` of a take spent in its calibration pose.
+
+    A take that begins (ends) with both upper arms raised at least :data:`CALIBRATION_ARM_DEG`
+    from the trunk, held nearly still for :data:`CALIBRATION_HOLD_S`, is in its calibration
+    pose until the arms come down (the move out of the pose is part of the calibration too).
+    ``(0, 0)`` for a take that does not; a take that never leaves the pose is not cut (it would
+    leave nothing to judge).
+    """
+    from evalkit.errors import RolesNotFoundError
+    from evalkit.features.body import ROLE_INDEX, body_of
+
+    if motion.n_frames < 3:
+        return 0, 0
+    try:
+        b = body_of(motion, roles)
+    except RolesNotFoundError:
+        return 0, 0
+    p = b.positions / b.height
+    down = p[:, ROLE_INDEX["hips"]] - p[:, ROLE_INDEX["neck"]]
+    down /= np.maximum(np.linalg.norm(down, axis=-1, keepdims=True), 1e-9)
+    raised = np.ones(len(p), dtype=bool)
+    for side in ("left", "right"):
+        arm = p[:, ROLE_INDEX[f"{side}_elbow"]] - p[:, ROLE_INDEX[f"{side}_shoulder"]]
+        arm /= np.maximum(np.linalg.norm(arm, axis=-1, keepdims=True), 1e-9)
+        raised &= np.degrees(np.arccos(np.clip(np.sum(arm * down, -1), -1, 1))) >= CALIBRATION_ARM_DEG
+    speed = np.linalg.norm(np.diff(p, axis=0), axis=-1).mean(1) * motion.fps
+    speed = np.concatenate([speed[:1], speed])
+    hold = max(2, int(round(CALIBRATION_HOLD_S * motion.fps)))
+
+    def run(mask_raised: np.ndarray, still: np.ndarray) -> int:
+        if len(still) < hold or not (mask_raised[:hold].all() and still[:hold].all()):
+            return 0
+        off = np.flatnonzero(~mask_raised)
+        return int(off[0]) if len(off) else 0
+
+    still = speed < CALIBRATION_STILL_H_S
+    head = run(raised, still)
+    tail = run(raised[::-1], still[::-1])
+    if head + tail >= motion.n_frames - max(2, int(np.ceil(0.5 * motion.fps))):
+        return 0, 0
+    return head, tail
+
+
+#: Fastest a body joint of a person moves, m/s (a baseball pitcher's wrist reaches about 20;
+#: sprinting feet about 15): faster joints at the declared frame rate mean a wrong frame rate
+#: or broken capture.
+HUMAN_JOINT_SPEED_M_S = 25.0
+#: Common capture and export frame rates a suggested rate is chosen from (frames/s).
+COMMON_RATES = (120.0, 100.0, 60.0, 50.0, 30.0, 25.0, 24.0, 20.0)
+
+
+def speed_notes(motion: Motion) -> list[str]:
+    """Notes on joint speeds no person reaches at the clip's declared frame rate.
+
+    The 99th percentile of each joint's speed (m/s, so a single popped frame does not count) is
+    compared with :data:`HUMAN_JOINT_SPEED_M_S`; when the fastest joint exceeds it, the note
+    names the joint and suggests the highest common frame rate at which it would not (speeds
+    scale with the frame rate)."""
+    if motion.n_frames < 3:
+        return []
+    v = np.linalg.norm(np.diff(motion.positions, axis=0), axis=-1) * motion.fps  # (F-1, J) m/s
+    fast = np.percentile(v, 99, axis=0)
+    j = int(np.argmax(fast))
+    if not fast[j] > HUMAN_JOINT_SPEED_M_S:
+        return []
+    limit = motion.fps * HUMAN_JOINT_SPEED_M_S / fast[j]
+    rates = [r for r in COMMON_RATES if r <= limit]
+    hint = f"; if the file's true rate is {rates[0]:g} fps, give it explicitly" if rates else ""
+    return [f"joint {motion.skeleton.names[j]} moves at {fast[j]:.0f} m/s at the declared {motion.fps:g} fps, "
+            f"faster than any person{hint}"]
+
+
+def _reasons(model: NaturalnessDiscriminator, table: pd.DataFrame, u: np.ndarray) -> tuple[str, list[str]]:
+    """The clip's main reason groups (see :attr:`MotionScore.reasons`) and each window's."""
+    cost = model.window_reasons(table)
+    if cost.empty:
+        return "", [""] * len(table)
+    C = cost.to_numpy()
+    weight = 1.0 - np.asarray(u)
+    total = (C * weight[:, None]).sum(axis=0)
+    window = [cost.columns[int(np.argmax(row))] if row.max() > 0.5 else "" for row in C]
+    if total.sum() <= 0:
+        return "", window
+    share = total / total.sum()
+    order = np.argsort(-share)
+    return "; ".join(f"{cost.columns[i]} {share[i]:.2f}" for i in order if share[i] >= 0.1), window
 
 
 def _take_windows(model: NaturalnessDiscriminator, motion: Motion, takes: list[tuple[int, int]], roles,
@@ -712,26 +975,30 @@ def _take_windows(model: NaturalnessDiscriminator, motion: Motion, takes: list[t
 
 def _score_repeated(model: NaturalnessDiscriminator, motion: Motion, roles, drop_pops: bool, split_cuts: bool,
                     scale: float) -> MotionScore | None:
-    """The verdict on a clip that is copies of one stretch: its first copy's, with that copy's
-    windows and cuts repeated at every copy (the last copy's only where they fit); ``None``
-    when the clip is not a repeat (:func:`evalkit.motion.trim.find_repeat`)."""
+    """The verdict on a clip that is copies of one stretch: that of its first two copies (one
+    copy and the join into the next, judged once), with the second copy's windows and cuts
+    repeated at every later copy (the last copy's only where they fit); ``None`` when the clip
+    is not a repeat (:func:`evalkit.motion.trim.find_repeat`)."""
     from evalkit.motion.trim import find_repeat
 
     period = find_repeat(motion, int(np.ceil(model.window.min_clip_s * motion.fps)), scale)
     if not period:
         return None
-    # the first copy as a clip of its own (its positions solved afresh, not sliced from the whole
-    # clip's: exactly the frames a user would score alone)
-    first = motion.with_(rotations=motion.rotations[:period], translations=motion.translations[:period])
-    one = score_naturalness(model, first, roles, drop_pops, split_cuts, fold_repeats=False)
+    # the first two copies as a clip of their own (positions solved afresh, not sliced from the
+    # whole clip's: exactly the frames a user would score alone)
+    n = min(motion.n_frames, 2 * period)
+    two = motion.with_(rotations=motion.rotations[:n], translations=motion.translations[:n])
+    one = score_naturalness(model, two, roles, drop_pops, split_cuts, fold_repeats=False)
     T, end = period / motion.fps, motion.n_frames / motion.fps
     k = int(np.ceil(motion.n_frames / period))
-    shifts = np.arange(k) * T
-    w = pd.concat([one.windows.assign(start_s=one.windows["start_s"] + d, end_s=one.windows["end_s"] + d)
-                   for d in shifts], ignore_index=True)
-    overhang = max(0.0, float(one.windows["end_s"].max()) - T)  # a window may end a frame past the clip's end
+    second = one.windows[one.windows["start_s"] >= T - 1e-9]
+    parts = [one.windows] + [second.assign(start_s=second["start_s"] + d, end_s=second["end_s"] + d)
+                             for d in np.arange(1, k - 1) * T]
+    w = pd.concat(parts, ignore_index=True)
+    overhang = max(0.0, float(one.windows["end_s"].max()) - n / motion.fps)  # a window may end a frame past the end
     w = w[w["end_s"] <= end + overhang + 1e-9].reset_index(drop=True)
-    cuts = tuple(float(c + d) for d in shifts for c in one.cuts_s if c + d < end)
+    later = [c for c in one.cuts_s if c >= T - 1e-9]
+    cuts = tuple(one.cuts_s) + tuple(float(c + d) for d in np.arange(1, k - 1) * T for c in later if c + d < end)
     return replace(one, windows=w, cuts_s=cuts, copies=motion.n_frames / period, period_s=T)
 
 

@@ -24,15 +24,17 @@ from evalkit.motion.roles import find_roles
 TRACE_COLUMNS = ("naturalness_window", "naturalness_local")
 #: Columns that ``evalkit score --model`` adds to every row, in order.
 ROW_COLUMNS = ("naturalness", "worst_window_start_s", "worst_window_end_s", "worst_window_naturalness",
-               "worst_stretch_start_s", "worst_stretch_end_s", "worst_stretch_naturalness", "cuts", "copies")
+               "worst_stretch_start_s", "worst_stretch_end_s", "worst_stretch_naturalness", "cuts", "copies",
+               "naturalness_reliability", "naturalness_reasons", "naturalness_notes")
 
 
-def naturalness_row(score: MotionScore) -> dict[str, float]:
+def naturalness_row(score: MotionScore) -> dict[str, object]:
     """The :data:`ROW_COLUMNS` of one scored clip (see :func:`add_model_columns` for their meaning)."""
     s = score
     return dict(zip(ROW_COLUMNS, (s.naturalness, s.worst_start_s, s.worst_end_s, s.worst_naturalness,
                                   s.worst_stretch_start_s, s.worst_stretch_end_s, s.worst_stretch_naturalness,
-                                  len(s.cuts_s), round(s.copies, 3))))
+                                  len(s.cuts_s), round(s.copies, 3),
+                                  s.reliability, s.reasons, " | ".join(s.notes))))
 
 
 @dataclass(frozen=True)
@@ -82,8 +84,13 @@ def add_model_columns(table: pd.DataFrame, model_path: str | None = None, load_k
     farther in one frame than a body can, e.g. a file of several takes or a clip repeated
     without carrying the body on; each take is judged on its own, see
     :func:`~evalkit.models.discriminator.score_naturalness`), and ``copies`` (how many copies
-    of one stretch the clip is, 1 for none: a looped clip is judged on its first copy, once;
-    the joins between copies are not judged). Rows that already carry an error, or whose clip the model cannot score (e.g.
+    of one stretch the clip is, 1 for none: a looped clip is judged on its first two copies,
+    once: one copy and its join), ``naturalness_reliability`` (share of the judged windows
+    within what the model was trained on; below 1 read the verdict as unknown there),
+    ``naturalness_reasons`` (the feature groups that cost the clip most, with their shares:
+    feet, ground, balance, smoothness, timing, pose) and ``naturalness_notes`` (what to know
+    about the verdict: motion the model does not know, joint speeds no person reaches at the
+    declared frame rate, with a suggested rate). Rows that already carry an error, or whose clip the model cannot score (e.g.
     shorter than 0.5 s), get NaN and, in the latter case, a message in ``error``.
 
     Args:
@@ -111,7 +118,7 @@ def add_model_columns(table: pd.DataFrame, model_path: str | None = None, load_k
 
         rows = tqdm(rows, total=len(out), desc="naturalness", unit="clip")
     for i, (_, row) in rows:
-        vals = [np.nan] * len(cols)
+        vals = [np.nan] * (len(cols) - 2) + ["", ""]
         if not errors[i]:
             try:
                 motion = load_motion(row["path"], **(load_kwargs or {}))

@@ -89,6 +89,24 @@ _SEGMENTS: tuple[tuple[str, str, float], ...] = (
 _ARM_SEGMENTS = [i for i, (a, b, _) in enumerate(_SEGMENTS) if "elbow" in a or "elbow" in b]
 _LEG_SEGMENTS = [i for i, (a, b, _) in enumerate(_SEGMENTS) if "knee" in a or "knee" in b or "ankle" in a]
 
+#: Noise floors: each feature below reads what no one can see as zero, so that rounding in a
+#: file (a nanometre, a micro-degree) or the constant proportions of a rig never move a verdict.
+#: Left/right difference of whole-limb lengths (share of their mean) that real bodies and rigs
+#: show (CMU subjects: up to 4.9 % in the arms; Bandai Namco and the Reallusion retargets: 0),
+#: with a margin so that no rig sits near the edge; a limb scaled as an artifact differs by 12 %
+#: and more.
+ASYMMETRY_TOLERANCE = 0.08
+#: Variation of a bone's length within a window (std / mean) that joints placed by capture or
+#: pose fitting show (HumanML3D-style joint positions: about 1 %); rubber bones vary by 8 % and more.
+BONE_LENGTH_TOLERANCE = 0.02
+#: Smallest relative change of a joint's angular velocity per frame the rotation-linearity
+#: signal resolves (``log10``: -3). Key interpolation reads -6 in double precision and -4 after
+#: a text file: both are far below natural capture (-0.3 to -1.25) and both read -3 here.
+LINEARITY_FLOOR = 1e-3
+#: A limb is still in a frame when every moving joint of it turns by less than this (radians
+#: per frame, 0.006 degrees): far below what anyone can see, far above a file's rounding.
+STILL_RAD = 1e-4
+
 _BONE_INDEX = {pair: i for i, pair in enumerate(BONES)}
 _LIMB_BONES = {
     "left_arm": [_BONE_INDEX[("left_shoulder", "left_elbow")], _BONE_INDEX[("left_elbow", "left_wrist")]],
@@ -154,7 +172,8 @@ class WindowConfig:
 
 
 def prepare(motion: Motion, config: WindowConfig = WindowConfig(), roles: dict[str, int] | None = None) -> Body:
-    """The clip's :class:`Body` at ``config.fps`` (slerp resampling).
+    """The clip's :class:`Body` at ``config.fps`` (band-limited resampling,
+    :func:`evalkit.motion.resample`: a brief event between the kept frames is not lost).
 
     Raises :class:`InputError` if the clip is shorter than ``config.min_clip_s`` seconds.
     """
@@ -164,7 +183,7 @@ def prepare(motion: Motion, config: WindowConfig = WindowConfig(), roles: dict[s
             f"(at least {config.min_clip_s:g} s)"
         )
     if abs(motion.fps - config.fps) > 1e-6:
-        motion = resample(motion, config.fps)
+        motion = resample(motion, config.fps, band_limited=True)
     return body_of(motion, roles)
 
 
@@ -446,7 +465,9 @@ def _bone_length_signals(vec: np.ndarray, height: float) -> dict[str, np.ndarray
         ll = lengths[:, _BONE_INDEX[(f"left_{a}", f"left_{b}")]] + lengths[:, _BONE_INDEX[(f"left_{b}", f"left_{c}")]]
         rl = lengths[:, _BONE_INDEX[(f"right_{a}", f"right_{b}")]] + lengths[:, _BONE_INDEX[(f"right_{b}", f"right_{c}")]]
         asym.append(np.abs(ll - rl) / np.maximum(0.5 * (ll + rl), 1e-6))
-    asym = np.stack(asym, axis=1)
+    # only the excess beyond what real bodies and rigs show counts: below it the value says
+    # which rig this is (constant over a clip), not how the body moves
+    asym = np.maximum(np.stack(asym, axis=1) - ASYMMETRY_TOLERANCE, 0.0)
     return {"_lengths": lengths, "asym_max": asym.max(1), "asym_mean": asym.mean(1)}
 
 
@@ -594,15 +615,15 @@ def rotation_signals(motion: Motion, n_frames: int, fps: float, roles: dict[str,
     Limbs are those of :data:`~evalkit.features.body.LIMB_ROOTS` (a limb's root joint and its
     descendants). Two signals:
 
-    * ``rot_linearity``: ``log10(|ω_{t+1} - ω_t| / max(|ω_t|, |ω_{t+1}|) + 1e-6)``, the median
+    * ``rot_linearity``: ``log10(max(|ω_{t+1} - ω_t| / max(|ω_t|, |ω_{t+1}|), LINEARITY_FLOOR))``, the median
       over the limb's joints that turn faster than ``moving_rad_s`` (NaN when none does), where
       ``ω_t`` is the joint's local rotation from frame ``t`` to ``t + 1`` as a rotation vector
       (radians per frame). A joint slerped between keys turns at exactly constant velocity
-      (≈ -6; about -4 after a round trip through a text file), natural capture at 30 frames/s
+      (-3, the floor :data:`LINEARITY_FLOOR`), natural capture at 30 frames/s
       never for long (window medians -0.3 to -0.8 in walks and runs; slow, smooth gestures
       reach -1.25, about ``log10(2π f / fps)`` for movement at ``f`` Hz).
     * ``rot_still``: 1 where every joint of the limb that moves in the clip (90th percentile
-      faster than ``moving_rad_s``) turns by less than 1e-6 rad in the frame (a frozen limb), else 0.
+      faster than ``moving_rad_s``) turns by less than :data:`STILL_RAD` in the frame (a frozen limb), else 0.
 
     ``motion`` is the clip at ``fps`` with ``n_frames`` frames, or at its own lower frame rate:
     then the signals are computed there and held to the ``fps`` frames, because upsampling by
@@ -626,10 +647,10 @@ def rotation_signals(motion: Motion, n_frames: int, fps: float, roles: dict[str,
         for k, limb in enumerate(LIMB_ROOTS):
             joints = limb_joints(motion, limb, roles)
             if m > 2:
-                lin[2:, k] = np.log10(np.nanmedian(ratio[:, joints], axis=1) + 1e-6)
+                lin[2:, k] = np.log10(np.maximum(np.nanmedian(ratio[:, joints], axis=1), LINEARITY_FLOOR))
             active = [j for j in joints if moves[j]]
             if active and m > 1:
-                still[1:, k] = (speed[:, active] < 1e-6).all(1)
+                still[1:, k] = (speed[:, active] < STILL_RAD).all(1)
     if m != n_frames:
         src = np.clip(np.round(np.arange(n_frames) * motion.fps / fps).astype(int), 0, m - 1)
         lin, still = lin[src], still[src]
@@ -749,7 +770,7 @@ def window_features(motion: Motion | Body, config: WindowConfig = WindowConfig()
     else:
         if motion.duration < config.min_clip_s:
             prepare(motion, config, roles)  # raises the too-short error
-        work = motion if abs(motion.fps - config.fps) < 1e-6 else resample(motion, config.fps)
+        work = motion if abs(motion.fps - config.fps) < 1e-6 else resample(motion, config.fps, band_limited=True)
         body = body_of(work, roles)
     fps = body.fps
     sig = frame_signals(body, config)
@@ -823,7 +844,9 @@ def _window_signal_statistics(sig: dict[str, np.ndarray], rot: dict[str, np.ndar
     cols["stance_h_mean"] = cols["stance_h_mean"] - clip_stance
     # bone-length variation within the window (rubber bones)
     lw = lengths[idx]  # (W, w, bones)
-    rel = lw.std(1) / np.maximum(lw.mean(1), 1e-6)
+    # beyond the wobble of joints placed by a capture or fitting pipeline (rig bones: 0, with
+    # rounding noise that must not count)
+    rel = np.maximum(lw.std(1) / np.maximum(lw.mean(1), 1e-6) - BONE_LENGTH_TOLERANCE, 0.0)
     cols["bone_len_var"] = rel.max(1)
     cols["bone_len_var_mean"] = rel.mean(1)
     return cols

@@ -85,11 +85,7 @@ def compare(reference: Sequence[str | os.PathLike], systems: Mapping[str, Sequen
         load_kwargs, roles: how files are read; role overrides.
         score: add the means of ``evalkit score``'s per-clip metrics.
     """
-<<<<<<< HEAD
-    from evalkit.motion.formats import iter_motion_files
-=======
     from evalkit.motion.formats import MOTION_EXTENSIONS, iter_motion_files
->>>>>>> clip-runner
 
     ext = extractor if isinstance(extractor, Extractor) else load_extractor(extractor)
     check_protocol(ext, requested, recorded)

@@ -798,10 +798,8 @@ def score_naturalness(model: NaturalnessDiscriminator, motion: Motion, roles: di
     head = 0
     if drop_pops:
         motion, head, _ = drop_end_pops(motion, scale)
-    calib_head, calib_tail = calibration_frames(motion, roles)
-    if calib_head or calib_tail:
-        motion = motion.slice(calib_head, motion.n_frames - calib_tail)
-        head += calib_head
+    motion, calib_head, calib_tail = _drop_calibration(motion, roles)
+    head += calib_head
     cuts = find_cuts(motion.positions, motion.fps, scale) if split_cuts else np.zeros(0, dtype=np.int64)
     bounds = [0, *cuts.tolist(), motion.n_frames]
     tables, takes = _take_windows(model, motion, list(zip(bounds[:-1], bounds[1:])), roles, len(cuts) > 0,
@@ -839,6 +837,15 @@ def score_naturalness(model: NaturalnessDiscriminator, motion: Motion, roles: di
         reasons=reasons,
         notes=tuple(notes),
     )
+
+
+def _drop_calibration(motion: Motion, roles) -> tuple[Motion, int, int]:
+    """``motion`` without the calibration pose it starts or ends in (:func:`calibration_frames`),
+    and the frames dropped at its start and at its end."""
+    calib_head, calib_tail = calibration_frames(motion, roles)
+    if calib_head or calib_tail:
+        motion = motion.slice(calib_head, motion.n_frames - calib_tail)
+    return motion, calib_head, calib_tail
 
 
 def _verdict_notes(motion: Motion, reliability: float, calib_head: int, calib_tail: int) -> list[str]:

@@ -458,6 +458,8 @@ class NaturalnessDiscriminator(ClassifierMixin, BaseEstimator):
             # stratified, so that a few groups of user-supplied unnatural clips are spread over folds
             splits = list(StratifiedGroupKFold(n_splits=k, shuffle=True, random_state=self.random_state)
                           .split(X, (y == 1).astype(int), groups))
+            if any(len(np.unique(y[tr][lab[tr]])) < 2 for tr, _ in splits):
+                splits = _round_robin_group_folds(y, lab, groups, k, self.random_state)
         else:
             splits = list(StratifiedKFold(n_splits=self.cv, shuffle=True,
                                           random_state=self.random_state).split(X, y))
@@ -839,6 +841,22 @@ def score_naturalness(model: NaturalnessDiscriminator, motion: Motion, roles: di
     )
 
 
+def _round_robin_group_folds(y: np.ndarray, labelled: np.ndarray, groups: np.ndarray, k: int,
+                             seed) -> list[tuple[np.ndarray, np.ndarray]]:
+    """``k`` group folds with the groups holding unnatural windows dealt round-robin over the
+    folds (and the others after them), so that every fold's training part holds both classes
+    when at least two groups hold each (StratifiedGroupKFold balances window counts and can put
+    the only two groups of one class in one fold)."""
+    rng = np.random.default_rng(seed if isinstance(seed, (int, np.integer)) else 0)
+    names = np.unique(groups)
+    has_bad = np.array([bool(((y == 0) & labelled & (groups == g)).any()) for g in names])
+    order = np.concatenate([rng.permutation(names[has_bad]), rng.permutation(names[~has_bad])])
+    fold_of = {g: i % k for i, g in enumerate(order)}
+    fold = np.array([fold_of[g] for g in groups])
+    idx = np.arange(len(y))
+    return [(idx[fold != f], idx[fold == f]) for f in range(k)]
+
+
 def _drop_calibration(motion: Motion, roles) -> tuple[Motion, int, int]:
     """``motion`` without the calibration pose it starts or ends in (:func:`calibration_frames`),
     and the frames dropped at its start and at its end."""
@@ -991,7 +1009,8 @@ def _score_repeated(model: NaturalnessDiscriminator, motion: Motion, roles, drop
                     scale: float) -> MotionScore | None:
     """The verdict on a clip that is copies of one stretch: that of its first two copies (one
     copy and the join into the next, judged once), with the second copy's windows and cuts
-    repeated at every later copy (the last copy's only where they fit); ``None`` when the clip
+    (those that end in it, so also the windows over the join) repeated at every later copy (the
+    last copy's only where they fit); ``None`` when the clip
     is not a repeat (:func:`evalkit.motion.trim.find_repeat`)."""
     from evalkit.motion.trim import find_repeat
 
@@ -1005,7 +1024,9 @@ def _score_repeated(model: NaturalnessDiscriminator, motion: Motion, roles, drop
     one = score_naturalness(model, two, roles, drop_pops, split_cuts, fold_repeats=False)
     T, end = period / motion.fps, motion.n_frames / motion.fps
     k = int(np.ceil(motion.n_frames / period))
-    second = one.windows[one.windows["start_s"] >= T - 1e-9]
+    # the windows of the second copy, the join into it included: repeated at every later join
+    # (more than a frame of the model's rate past the join: not the first copy's last window)
+    second = one.windows[one.windows["end_s"] > T + 1.0 / model.window.fps + 1e-9]
     parts = [one.windows] + [second.assign(start_s=second["start_s"] + d, end_s=second["end_s"] + d)
                              for d in np.arange(1, k - 1) * T]
     w = pd.concat(parts, ignore_index=True)

@@ -98,10 +98,10 @@ def test_evaluation_by_length_scores_each_folds_own_test_clips(walk, cmu_dir):
     from evalkit.models.evaluate import EvalConfig, evaluate_by_length, length_report, length_summary
 
     model = load_model("default")[0]
-    run = load_natural([cmu_dir / "09_06-run.amc"])[0]
+    run = load_natural([cmu_dir / "07_05-walk.amc"])[0]  # another subject's walk, seamless as a loop
     dance = load_natural([cmu_dir / "131_04-dance.amc"])[0]
     cfg = EvalConfig(train=ExampleSpec(types=("foot_skate", "jitter")), lengths=(5.0, 20.0))
-    # fold 0 tests the walk's subject, fold 1 the run's: each clip is scored by its fold only
+    # fold 0 tests the first walk's subject, fold 1 the second's: each clip is scored by its fold only
     folds = {0: (model, [walk.group, dance.group]), 1: (model, [run.group])}
     scores, info = evaluate_by_length([walk, run, dance], cfg, folds, progress=False)
     assert set(info.loc[info["used"], "clip"]) == {walk.motion.name, run.motion.name}  # the dance is not seamless

@@ -29,10 +29,12 @@ import numpy as np
 import pandas as pd
 
 from evalkit.errors import FileFormatError, InputError
-from reports.io import is_database_url, read_csv_table, read_ratings_db
+from reports.io import is_database_url, read_csv_table, read_ratings_db, separator_name
+from reports.importers_webmushra import PYMUSHRA_SIGNATURE, from_pymushra, is_pymushra
 from reports.table import RATING_KEY, check_duplicates, validate_ratings
 
-FORMATS = ("long", "genea", "webmushra", "webmushra-lss", "mturk-p808", "p808", "mushra-lists", "scores")
+FORMATS = ("long", "genea", "webmushra", "webmushra-lss", "pymushra", "hemvip", "mturk-p808", "p808",
+           "mushra-lists", "columns", "scores")
 GENEA_COLUMNS = ("user", "input_code", "model_a", "model_b", "winner")
 
 
@@ -49,6 +51,7 @@ SIGNATURES = (
     ("p808", "P.808 per-vote", ("workerid", "vote", "file")),
     ("p808", "P.808 per-vote", ("workerid", "vote", "short_file_name")),
     ("mushra-lists", "MUSHRA rating lists", ("signal", "condition", "ratings", "participant_ids")),
+    ("pymushra", "pymushra export", PYMUSHRA_SIGNATURE + ("responses_<field>",)),
 )
 
 
@@ -69,6 +72,8 @@ def detect_format(columns, path: str | None = None) -> str:
     """
     cols = {str(c).strip() for c in columns}
     lower_cols = {c.lower() for c in cols}
+    if is_pymushra(cols):
+        return "pymushra"
     for name, _, needed in SIGNATURES:
         if {c.lower() for c in needed} <= lower_cols:
             return name
@@ -522,27 +527,40 @@ IMPORTERS = {
     "mturk-p808": from_mturk_p808,
     "p808": from_p808,
     "mushra-lists": from_mushra_lists,
+    "pymushra": from_pymushra,
 }
 
 
 def load_input(source: str | Path, fmt: str = "auto", *, table: str = "ratings_long",
                **options) -> tuple[str, pd.DataFrame]:
-    """Read one input: a database URL or a CSV file in any :data:`FORMATS`.
+    """Read one input: a database URL, a delimited text file (any separator, sniffed) in any of
+    :data:`FORMATS`, or a JSON export (HEMVIP, pymushra).
 
     Returns ``(kind, frame)``: kind ``"ratings"`` with a validated long-format table, or
     ``"scores"`` with the raw objective scores table. ``options`` go to the importer
-    (e.g. ``condition_column`` for P.808).
+    (e.g. ``condition_column`` for P.808, ``drop_trials`` for webMUSHRA/pymushra pages, ``spec``
+    — a :class:`reports.importers_generic.TableSpec` — for format ``columns``).
     """
     text = str(source)
     if is_database_url(text):
         df = read_ratings_db(text, table=table)
         df.attrs.update(source=_safe_url(text), format="database")
         return "ratings", df
+    if fmt not in FORMATS and fmt != "auto":
+        raise InputError(f"unknown input format {fmt!r}; expected auto or one of {', '.join(FORMATS)}")
+    if fmt == "columns" or (fmt == "auto" and options.get("spec") is not None):
+        from reports.importers_generic import from_table_spec
+
+        df = from_table_spec(source, options.get("spec"))
+        df.attrs.update(source=text, format="columns")
+        return "ratings", df
+    if fmt in ("auto", "hemvip", "pymushra") and _looks_like_json(source):
+        return "ratings", _load_json(source, fmt, options)
     raw = read_csv_table(source)
+    sep_note = (f"read as values separated by {separator_name(raw.attrs['separator'])}"
+                if raw.attrs.get("separator", ",") != "," else None)
     if fmt == "auto":
         fmt = detect_format(raw.columns, text)
-    if fmt not in FORMATS:
-        raise InputError(f"unknown input format {fmt!r}; expected auto or one of {', '.join(FORMATS)}")
     raw.columns = [str(c).strip() for c in raw.columns]
     if raw.empty:
         raise FileFormatError(text, 2, f"a header ({len(raw.columns)} columns) but no rows; expected "
@@ -554,6 +572,15 @@ def load_input(source: str | Path, fmt: str = "auto", *, table: str = "ratings_l
         check_score_cells(raw, text)
         raw.attrs.update(source=text, format="scores")
         return "scores", raw
+    df = _import_table(raw, fmt, text, options)
+    if sep_note:
+        df.attrs["notes"] = [sep_note] + list(df.attrs.get("notes") or [])
+    df.attrs.update(source=text, format=fmt)
+    return "ratings", df
+
+
+def _import_table(raw: pd.DataFrame, fmt: str, text: str, options: dict) -> pd.DataFrame:
+    """The long table of a delimited file already read, in format ``fmt`` (not ``scores``)."""
     if fmt == "long":
         df = validate_ratings(raw, text)
         if "data" in raw.columns and raw["data"].astype(str).str.strip().str.lower().eq("simulated").any():
@@ -561,35 +588,108 @@ def load_input(source: str | Path, fmt: str = "auto", *, table: str = "ratings_l
 
             # a ratings_analysed.csv of a report on simulated ratings stays marked when re-read
             df.attrs.update(simulated=True, notes=[SIMULATED_NOTE])
+        return df
+    if fmt == "hemvip":
+        raise FileFormatError(text, 1, "a HEMVIP export is a JSON file (a list of sessions with 'trials'); "
+                                       "this file is delimited text")
+    drop_note = None
+    if fmt in ("webmushra", "webmushra-lss", "pymushra"):
+        page_col = "trial_id" if fmt != "pymushra" else next(
+            (c for c in raw.columns if c.lower() == "wm_id"), "wm_id")
+        raw, drop_note = drop_trials(raw, options.get("drop_trials") or (), text, column=page_col)
+    fn = IMPORTERS[fmt]
+    if fmt == "p808":
+        df = fn(raw, text, **{k: v for k, v in options.items() if k in ("condition_column", "scale")})
+    elif fmt == "mturk-p808":
+        df = fn(raw, text, condition_pattern=options.get("condition_pattern"))
+    elif fmt == "pymushra":
+        df = fn(raw, text, lines=np.asarray(raw.attrs.get("lines", np.arange(len(raw)) + 2)))
     else:
-        drop_note = None
-        if fmt in ("webmushra", "webmushra-lss"):
-            raw, drop_note = drop_trials(raw, options.get("drop_trials") or (), text)
-        fn = IMPORTERS[fmt]
-        if fmt == "p808":
-            df = fn(raw, text, **{k: v for k, v in options.items() if k in ("condition_column", "scale")})
-        elif fmt == "mturk-p808":
-            df = fn(raw, text, condition_pattern=options.get("condition_pattern"))
-        else:
-            df = fn(raw, text)
-        if drop_note:
-            df.attrs["notes"] = [drop_note] + list(df.attrs.get("notes") or [])
-    df.attrs.update(source=text, format=fmt)
-    return "ratings", df
+        df = fn(raw, text)
+    if drop_note:
+        df.attrs["notes"] = [drop_note] + list(df.attrs.get("notes") or [])
+    return df
+
+
+def _looks_like_json(source) -> bool:
+    """Whether a file's first non-blank character opens a JSON array or object."""
+    try:
+        with open(source, "rb") as fh:
+            head = fh.read(4096).lstrip(b"\xef\xbb\xbf \t\r\n")
+    except OSError:
+        return False
+    return head[:1] in (b"[", b"{")
+
+
+def _load_json(source, fmt: str, options: dict) -> pd.DataFrame:
+    """A HEMVIP or pymushra JSON export as a validated long table."""
+    from evalkit.textfile import read_utf8_text
+    from reports.importers_webmushra import from_hemvip, is_hemvip, pymushra_json_records
+
+    path = str(source)
+    body = read_utf8_text(source)
+    try:
+        data = json.loads(body)
+    except json.JSONDecodeError as exc:
+        raise FileFormatError(path, exc.lineno, f"not valid JSON ({exc.msg}, column {exc.colno}); expected "
+                                                "a HEMVIP export (a list of sessions) or a pymushra JSON "
+                                                "export (a list of records)") from None
+    except RecursionError:
+        raise FileFormatError(path, None, "JSON nested too deeply to be a ratings export") from None
+    records = pymushra_json_records(data, path) if fmt in ("auto", "pymushra") else None
+    if records is not None:
+        records.attrs["lines"] = [_record_line(body, i) for i in range(len(records))]
+        df = _import_table(records, "pymushra", path, options)
+        df.attrs.update(source=path, format="pymushra")
+        return df
+    if fmt in ("auto", "hemvip") and is_hemvip(data):
+        df = from_hemvip(data, path, body)
+        df.attrs.update(source=path, format="hemvip")
+        return df
+    shape = (f"a list of {len(data)} {type(data[0]).__name__ if data else 'item'}(s)"
+             if isinstance(data, list) else f"an object with keys {', '.join(list(map(str, data))[:6]) or '(none)'}"
+             if isinstance(data, dict) else f"a {type(data).__name__}")
+    raise FileFormatError(path, 1, f"JSON file holding {shape}: expected a HEMVIP export (a list of sessions, "
+                                   "each with a 'trials' list) or a pymushra JSON export (a list of records "
+                                   "with wm_id, wm_type, questionaire_uuid and responses_* keys)")
+
+
+def _record_line(body: str, i: int) -> int:
+    """Line of the ``i``-th top-level object of a JSON array (approximate: counts ``{`` at depth 1)."""
+    depth, count, line, in_str, esc = 0, -1, 1, False, False
+    for ch in body:
+        if ch == "\n":
+            line += 1
+        if in_str:
+            esc, in_str = (False, in_str) if esc else (ch == "\\", ch != '"')
+            continue
+        if ch == '"':
+            in_str = True
+        elif ch in "[{":
+            depth += 1
+            if ch == "{" and depth == 2:
+                count += 1
+                if count == i:
+                    return line
+        elif ch in "]}":
+            depth -= 1
+    return line
 
 
 #: A webMUSHRA page id that names a training/introduction page.
 _TRAINING = re.compile(r"(?i)(?:^|[^a-z])(?:train|practi[cs]e|intro|familiari[sz])")
 
 
-def drop_trials(raw: pd.DataFrame, trials, path: str | None = None) -> tuple[pd.DataFrame, str | None]:
-    """A webMUSHRA table without the rows of the pages (``trial_id``) in ``trials``, and a note
+def drop_trials(raw: pd.DataFrame, trials, path: str | None = None, *,
+                column: str = "trial_id") -> tuple[pd.DataFrame, str | None]:
+    """A webMUSHRA table without the rows of the pages (``column``, webMUSHRA's ``trial_id`` or
+    pymushra's ``wm_id``) in ``trials``, and a note
     saying how many rows were left out. A listed page that is not in the file is an error naming the
     pages it has; with nothing listed, pages whose id reads as training get a note saying how to
     leave them out (they are kept: only the user knows what a page was)."""
-    if "trial_id" not in raw.columns:
+    if column not in raw.columns:
         return raw, None
-    ids = raw["trial_id"].fillna("").astype(str).str.strip()
+    ids = raw[column].fillna("").astype(str).str.strip()
     present = list(dict.fromkeys(ids))
     wanted = [str(t).strip() for t in trials if str(t).strip()]
     if not wanted:
@@ -601,13 +701,16 @@ def drop_trials(raw: pd.DataFrame, trials, path: str | None = None) -> tuple[pd.
     missing = [t for t in wanted if t not in present]
     if missing:
         raise FileFormatError(path, None, f"--drop-trials: no page {', '.join(map(repr, missing))} in "
-                                          f"column 'trial_id' (its pages: {', '.join(present[:12])}"
+                                          f"column {column!r} (its pages: {', '.join(present[:12])}"
                                           f"{', …' if len(present) > 12 else ''})")
     drop = ids.isin(wanted)
     if drop.all():
         raise FileFormatError(path, None, "--drop-trials leaves no rows: every page of the file is listed")
     note = (f"{int(drop.sum())} row(s) of page(s) {', '.join(wanted)} left out (--drop-trials)")
-    return raw[~drop.to_numpy()].reset_index(drop=True), note
+    lines = np.asarray(raw.attrs.get("lines", np.arange(len(raw)) + raw.attrs.get("first_line", 2)))
+    kept = raw[~drop.to_numpy()].reset_index(drop=True)
+    kept.attrs["lines"] = list(lines[~drop.to_numpy()])
+    return kept, note
 
 
 def _canonical_case(raw: pd.DataFrame, fmt: str) -> pd.DataFrame:

@@ -35,6 +35,8 @@ SEEDS = {
     "webmushra_mushra_1to5_constructed.csv": ("webmushra", {}),
     "webmushra_mushra_constructed.csv": ("webmushra", {}),
     "webmushra_pc_constructed.csv": ("webmushra", {}),
+    "pymushra_export_constructed.csv": ("pymushra", {}),
+    "hemvip_export_constructed.json": ("hemvip", {}),
 }
 HOSTILE_CELLS = ("", "nan", "NaN", "inf", "-inf", "1e309", "-1e309", "99999999999999999999", "-5", "0",
                  "101", "2.5", "abc", '"', '""', "\x00", "\ufeff", "é字🙂", "x" * 10000, "[1,2", "{}",

@@ -197,12 +197,18 @@ def test_detect_format_names_what_the_closest_format_lacks(tmp_path):
         load_input(p)
 
 
-def test_semicolon_csv_gets_a_separator_hint(tmp_path):
+def test_semicolon_and_tab_separated_files_are_read_with_a_note(tmp_path):
     p = tmp_path / "semi.csv"
-    p.write_text("participant;trial;item;system_a;system_b;score;scale\np;1;i;A;B;1;cmos5\n")
-    with pytest.raises(FileFormatError, match=r"semi\.csv, line 1: the header is one column .* with "
-                                              r"semicolons in it; expected comma-separated values"):
-        load_input(p)
+    p.write_text("participant;trial;item;system_a;system_b;score;scale\np;1;i;A;B;1;cmos5\np;2;j;A;B;-2;cmos5\n")
+    kind, df = load_input(p)
+    assert kind == "ratings" and list(df["score"]) == [1, -2]
+    assert "read as values separated by semicolons" in df.attrs["notes"]
+    p.write_text("participant\ttrial\titem\tsystem_a\tsystem_b\tscore\tscale\np\t1\ti\tA\tB\t1\tcmos5\n")
+    assert "read as values separated by tabs" in load_input(p)[1].attrs["notes"]
+    # a quoted ';' inside a comma-separated file does not make it ';'-separated
+    p.write_text('participant,trial,item,system_a,system_b,score,scale\np,1,"a;b;c;d;e;f;g;h",A,B,1,cmos5\n')
+    df = load_input(p)[1]
+    assert list(df["item"]) == ["a;b;c;d;e;f;g;h"] and not df.attrs.get("notes")
 
 
 def test_scores_cell_that_is_not_a_number_names_line_and_column(tmp_path):

@@ -46,7 +46,7 @@ SIGNATURES = (
     ("webmushra", "webMUSHRA paired comparison",
      ("trial_id", "choice_reference", "choice_non_reference", "choice_answer")),
     ("webmushra-lss", "webMUSHRA single-stimulus rating (lss.csv)", ("trial_id", "stimuli_rating", "stimuli")),
-    ("mturk-p808", "MTurk batch results of a P.808 ACR HIT (Batch_*_batch_results.csv)",
+    ("mturk-p808", "MTurk batch results of a P.808 ACR HIT",
      ("HITId", "WorkerId", "Answer.Q1", "Answer.Q1_url")),
     ("p808", "P.808 per-vote", ("workerid", "vote", "file")),
     ("p808", "P.808 per-vote", ("workerid", "vote", "short_file_name")),
@@ -85,21 +85,46 @@ def detect_format(columns, path: str | None = None) -> str:
     header = (", ".join(shown[:6]) + (f", … ({len(shown)} columns)" if len(shown) > 6 else "")) or "no columns"
     for sep, label in ((";", "semicolons"), ("\t", "tabs")):
         if len(cols) == 1 and sep in next(iter(cols)):
-            raise FileFormatError(path, 1, f"the header is one column ({header[:80]}) with {label} in it; "
-                                           "expected comma-separated values (save the file as CSV with "
-                                           "',' as the separator)")
-    lower = {c.lower() for c in cols}
-    best = max(SIGNATURES, key=lambda sig: len(lower & {c.lower() for c in sig[2]}) / len(sig[2]))
-    missing = [c for c in best[2] if c.lower() not in lower]
-    if missing and len(missing) < len(best[2]):
+            raise FileFormatError(path, 1, f"the header is one column ({header[:80]}) with {label} in it, "
+                                           f"but the rows do not split into as many {label}-separated "
+                                           "values as the header: expected the same number of values on "
+                                           "every line (a stray separator or an unbalanced quote?)")
+    ranked = sorted(((len(_sig_missing(sig, lower_cols)) / len(sig[2]), k, sig) for k, sig in enumerate(SIGNATURES)
+                     if len(_sig_missing(sig, lower_cols)) < len(sig[2])), key=lambda t: t[:2])
+    seen, close = set(), []
+    for _, _, sig in ranked:
+        if sig[0] not in seen and len(close) < 2:
+            seen.add(sig[0])
+            close.append(f"{sig[1]} (format {sig[0]}), which lacks column(s) {', '.join(_sig_missing(sig, lower_cols))}")
+    if close:
         raise FileFormatError(path, 1, f"cannot tell the format from the header ({header}): closest is "
-                                       f"{best[1]} (format {best[0]}), which lacks column(s) "
-                                       f"{', '.join(missing)}")
-    raise FileFormatError(path, 1, "cannot tell the format from the header "
-                                   f"({header}); expected a "
-                                   "long-format ratings table, GENEA battles, webMUSHRA, P.808 "
-                                   "per-vote, MUSHRA rating lists or a scores table with a "
-                                   "'system' column (or pass the format explicitly)")
+                                       + "; next ".join(close) + f"; {GENERIC_HINT}")
+    raise FileFormatError(path, 1, f"cannot tell the format from the header ({header}): no format's columns "
+                                   f"are there; expected {FORMAT_NEEDS}; {GENERIC_HINT}")
+
+
+#: What each auto-detected format needs in its header, as refusals quote it.
+FORMAT_NEEDS = ("long: participant, item, system_a, score, scale; genea: user, input_code, model_a, model_b, "
+                "winner; webmushra: trial_id, rating_stimulus, rating_score (or choice_reference, "
+                "choice_non_reference, choice_answer); webmushra-lss: trial_id, stimuli_rating, stimuli; "
+                "pymushra: wm_id, wm_type, questionaire_uuid, responses_*; mturk-p808: WorkerId, Answer.Q<n>, "
+                "Answer.Q<n>_url; p808: workerid, vote, file; mushra-lists: signal, condition, ratings, "
+                "participant_ids; scores: system")
+GENERIC_HINT = ("any other layout: name its columns, --columns participant=…,item=…,system=…,score=… "
+                "(matrices: also --layout)")
+
+
+def _sig_missing(sig, lower_cols) -> list[str]:
+    """The signature columns of ``sig`` a header (lower-case names) lacks; ``responses_<field>``
+    stands for any ``responses_*`` column."""
+    out = []
+    for c in sig[2]:
+        if c == "responses_<field>":
+            if not any(x.startswith("responses_") for x in lower_cols):
+                out.append(c)
+        elif c.lower() not in lower_cols:
+            out.append(c)
+    return out
 
 
 #: A P.808 HIT question column: ``Answer.Q<n>`` (any case) or, in the HIT-app export, ``Q<n>``.
@@ -229,6 +254,12 @@ def from_webmushra(df: pd.DataFrame, path: str | None = None) -> pd.DataFrame:
     audibly/visibly different), -1 when the condition was taken for the reference, 0 for
     ``undecided``; ``unknown`` (no answer) rows are dropped.
     """
+    if "rating_stimulus" not in df.columns and "choice_answer" not in df.columns:
+        mushra = [c for c in ("trial_id", "rating_stimulus", "rating_score") if c not in df.columns]
+        pc = [c for c in ("trial_id", "choice_reference", "choice_non_reference", "choice_answer")
+              if c not in df.columns]
+        raise FileFormatError(path, 1, f"not a webMUSHRA result file: a mushra.csv needs {', '.join(mushra)}, "
+                                       f"a paired_comparison.csv {', '.join(pc)} (found {len(df.columns)} columns)")
     if "rating_stimulus" in df.columns:
         _need(df, ("trial_id", "rating_stimulus", "rating_score"), path, "webMUSHRA MUSHRA")
         score = df["rating_score"].fillna("").astype(str).str.strip()
@@ -559,6 +590,7 @@ def load_input(source: str | Path, fmt: str = "auto", *, table: str = "ratings_l
     raw = read_csv_table(source)
     sep_note = (f"read as values separated by {separator_name(raw.attrs['separator'])}"
                 if raw.attrs.get("separator", ",") != "," else None)
+    forced = fmt != "auto"
     if fmt == "auto":
         fmt = detect_format(raw.columns, text)
     raw.columns = [str(c).strip() for c in raw.columns]
@@ -572,7 +604,12 @@ def load_input(source: str | Path, fmt: str = "auto", *, table: str = "ratings_l
         check_score_cells(raw, text)
         raw.attrs.update(source=text, format="scores")
         return "scores", raw
-    df = _import_table(raw, fmt, text, options)
+    try:
+        df = _import_table(raw, fmt, text, options)
+    except FileFormatError as exc:
+        if forced and exc.line == 1:
+            raise FileFormatError(text, 1, exc.reason + _other_format_hint(raw.columns, fmt)) from None
+        raise
     if sep_note:
         df.attrs["notes"] = [sep_note] + list(df.attrs.get("notes") or [])
     df.attrs.update(source=text, format=fmt)
@@ -609,6 +646,19 @@ def _import_table(raw: pd.DataFrame, fmt: str, text: str, options: dict) -> pd.D
     if drop_note:
         df.attrs["notes"] = [drop_note] + list(df.attrs.get("notes") or [])
     return df
+
+
+def _other_format_hint(columns, fmt: str) -> str:
+    """``"; the header is that of format X (…): use --format X or auto"`` when a header refused as
+    ``fmt`` matches another format, else ``""``."""
+    try:
+        other = detect_format(columns)
+    except FileFormatError:
+        return ""
+    if other == fmt:
+        return ""
+    label = next((sig[1] for sig in SIGNATURES if sig[0] == other), "an objective scores table")
+    return f"; the header is that of {label}: use --format {other} (or auto)"
 
 
 def _looks_like_json(source) -> bool:

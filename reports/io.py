@@ -92,10 +92,33 @@ def read_csv_table(path: str | Path, *, sep: str | None = None, header: bool = T
         m = re.search(r"line (\d+)", detail)
         raise FileFormatError(path, int(m.group(1)) if m else None,
                               f"not a valid delimited text file ({detail[:200]})") from None
+    if df.shape[1] == 1:
+        _ragged_separator(text, path)
     if not header:
         df.columns = [str(i + 1) for i in range(df.shape[1])]
     df.attrs.update(separator=sep, first_line=2 if header else 1)
     return df
+
+
+def _ragged_separator(text: str, path) -> None:
+    """A file read as one column whose first line splits at another separator: raise naming the
+    first line that splits into a different number of values (the reason sniffing failed)."""
+    import csv
+
+    lines = text.splitlines()
+    for sep in SEPARATORS[1:]:
+        if not lines or sep not in lines[0]:
+            continue
+        try:  # line by line, so a count belongs to its line
+            counts = [len(next(csv.reader([ln], delimiter=sep), [])) for ln in lines]
+        except csv.Error:
+            continue
+        n = counts[0]
+        bad = next((k for k, (c, ln) in enumerate(zip(counts, lines)) if k and ln.strip() and c != n), None)
+        if n > 1 and bad is not None:
+            raise FileFormatError(path, bad + 1, f"{counts[bad]} values separated by {separator_name(sep)} but the "
+                                                 f"first line has {n}; expected one value per column on every "
+                                                 "line (a stray separator or an unbalanced quote?)")
 
 
 def read_ratings_csv(path: str | Path) -> pd.DataFrame:

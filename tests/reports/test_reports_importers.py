@@ -190,7 +190,8 @@ def test_detect_format_names_what_the_closest_format_lacks(tmp_path):
     p = tmp_path / "noscore.csv"
     p.write_text("participant,trial,item,system_a,system_b,scale\np,1,i,A,B,cmos5\n")
     with pytest.raises(FileFormatError, match=r"noscore\.csv, line 1: .*closest is long-format ratings "
-                                              r"\(format long\), which lacks column\(s\) score$"):
+                                              r"\(format long\), which lacks column\(s\) score; any other layout: name its "
+                                              r"columns, --columns participant=…"):
         load_input(p)
     p.write_text("session_uuid,trial_id,rating_stimulus,score\ns,t,A,50\n")
     with pytest.raises(FileFormatError, match=r"closest is webMUSHRA MUSHRA .*lacks column\(s\) rating_score"):
@@ -229,7 +230,8 @@ def test_unrecognised_wide_header_names_the_closest_format_in_one_line(tmp_path)
         load_input(p)
     msg = str(err.value)
     assert "closest is MTurk batch results of a P.808 ACR HIT" in msg and "lacks column(s) Answer.Q1" in msg
-    assert "(152 columns)" in msg and len(msg) < 400 and "\n" not in msg
+    assert "next P.808 per-vote (format p808), which lacks column(s) vote, file" in msg
+    assert "(152 columns)" in msg and len(msg) < 600 and "\n" not in msg
 
 
 def test_webmushra_single_stimulus_lss_file():
@@ -364,3 +366,30 @@ def test_cli_drop_trials_leaves_the_training_page_out_of_the_report(tmp_path):
                  "--no-robustness", "--drop-trials", "training1"]) == 0
     analysed = pd.read_csv(out / "ratings_analysed.csv")
     assert "training1" not in set(analysed["item"].astype(str))
+
+
+def test_refusals_name_what_was_found_and_what_each_candidate_needs(tmp_path):
+    # a forced format that does not fit names the format the header does fit
+    with pytest.raises(FileFormatError, match=r"line 1: GENEA battles file lacks column\(s\) user, .*; the header "
+                                              r"is that of webMUSHRA MUSHRA: use --format webmushra"):
+        load_input(DATA / "webmushra_mushra_constructed.csv", "genea")
+    # a file that is neither webMUSHRA result names what both result files need
+    p = tmp_path / "x.csv"
+    p.write_text("trial_id,stimulus,score\nt1,A,50\n")
+    with pytest.raises(FileFormatError, match=r"not a webMUSHRA result file: a mushra\.csv needs rating_stimulus, "
+                                              r"rating_score, a paired_comparison\.csv choice_reference, "):
+        load_input(p, "webmushra")
+    # no format's columns at all: every format's needs, and the generic importer
+    p.write_text("rater,clip,cond,rating\nr,c,A,3\n")
+    with pytest.raises(FileFormatError) as err:
+        load_input(p)
+    msg = str(err.value)
+    for need in ("long: participant, item, system_a, score, scale", "genea: user", "pymushra: wm_id",
+                 "mturk-p808: WorkerId", "scores: system", "--columns participant=…"):
+        assert need in msg
+    assert "\n" not in msg
+    # a separator that does not split every line alike is named at the line that breaks the pattern
+    p.write_text("participant;item;system_a;score;scale\np;i;A;3;acr5\np;j;A;3\n")
+    with pytest.raises(FileFormatError, match=r"x\.csv, line 3: 4 values separated by semicolons but the first "
+                                              r"line has 5"):
+        load_input(p)

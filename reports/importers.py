@@ -387,9 +387,15 @@ def from_mturk_p808(df: pd.DataFrame, path: str | None = None, *, condition_patt
     except re.error as exc:
         raise InputError(f"--condition-pattern {condition_pattern!r}: not a regular expression ({exc})") from None
     rows, lines = [], []
-    n_checks = {"trapping": 0, "gold": 0}
+    n_checks = {"trapping": 0, "gold": 0, "math": 0, "math_unknown": 0}
     for i, r in enumerate(df.to_dict("records")):
         checks = _p808_checks(r, cols)
+        math_row = _p808_math_row(r, cols, r[worker], f"{r.get(cols.get('assignmentid', ''), i)}:MATH", scale)
+        if math_row is not None:
+            rows.append(math_row)
+            lines.append(i + 2)
+            n_checks["math"] += 1
+            n_checks["math_unknown"] += math_row["flags"] == "check"
         for q, (vote_col, url_col) in qs.items():
             vote = str(r.get(vote_col, "") or "").strip()
             url = str(r.get(url_col, "") or "").strip() if url_col else ""
@@ -427,6 +433,10 @@ def from_mturk_p808(df: pd.DataFrame, path: str | None = None, *, condition_patt
                      "is a failed check for the rater")
     else:
         notes.append("no trapping or gold questions found (no Input.TP / Input.gold_clips columns)")
+    if n_checks["math"]:
+        notes.append(f"{n_checks['math']} maths question(s) (Input.math, Answer.math) used as checks, not as "
+                     "ratings" + (f"; {n_checks['math_unknown']} without a known answer (no Input.math_ans, "
+                                  "clip not math1/2/3.wav) count as passed" if n_checks["math_unknown"] else ""))
     notes.append("the P.808 toolkit's variance and audio-played rules are not applied; evalkit's "
                  "screening rules apply")
     res.attrs["notes"] = notes
@@ -445,6 +455,44 @@ def _p808_checks(row: dict, cols: dict) -> dict[str, tuple[str, str]]:
         if clip_url and clip_url.lower() != "nan":
             out[kind] = (clip_url, str(row.get(ans_col, "") or "").strip() if ans_col else "")
     return out
+
+
+#: Answers of the P.808 toolkit's own maths clips (its result-parser config's ``[math]`` section).
+P808_MATH_ANSWERS = {"math1.wav": 3, "math2.wav": 7, "math3.wav": 6}
+
+
+def _p808_math_row(row: dict, cols: dict, worker, trial, scale) -> dict | None:
+    """The check row of an assignment's maths question (``Input.math`` clip, ``Answer.math`` typed
+    sum), or None without one. Right as the toolkit judges it: the typed number (its digit sum when
+    above 9, as when the digits heard were typed instead of their sum) equals ``Input.math_ans`` or,
+    without it, the toolkit's answer for ``math1/2/3.wav``; with neither the check is counted, not
+    failed. The row's score is the scale's lowest value: a placeholder, since check rows are never
+    analysed (``raw_answer`` keeps what was typed)."""
+    from reports.table import SCALES
+
+    clip_col, ans_col = cols.get("input.math"), cols.get("answer.math")
+    clip = str(row.get(clip_col, "") or "").strip() if clip_col else ""
+    if not clip or clip.lower() == "nan" or ans_col is None:
+        return None
+    typed = str(row.get(ans_col, "") or "").strip()
+    name = clip.rsplit("/", 1)[-1]
+    want = str(row.get(cols.get("input.math_ans", ""), "") or "").strip()
+    expected = float(want) if _num_or_none(want) is not None else P808_MATH_ANSWERS.get(name.lower())
+    got = _num_or_none(typed)
+    if got is not None and got > 9 and got == int(got):
+        got = float(sum(int(d) for d in str(int(got))))
+    ok = expected is None or (got is not None and got == expected)
+    return {"participant": worker, "trial": trial, "item": name, "system_a": "p808 math",
+            "raw_answer": typed, "score": SCALES[scale].low, "scale": scale,
+            "flags": "check" if ok else "check;check_failed"}
+
+
+def _num_or_none(text):
+    try:
+        v = float(text)
+    except (TypeError, ValueError):
+        return None
+    return v if np.isfinite(v) else None
 
 
 #: The P.808 toolkit's gold clips are rated at the top of the scale, within one category

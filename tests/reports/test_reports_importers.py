@@ -393,3 +393,27 @@ def test_refusals_name_what_was_found_and_what_each_candidate_needs(tmp_path):
     with pytest.raises(FileFormatError, match=r"x\.csv, line 3: 4 values separated by semicolons but the first "
                                               r"line has 5"):
         load_input(p)
+
+
+def test_mturk_maths_question_is_a_check_judged_as_the_toolkit_does(tmp_path):
+    # constructed batch: Input.math names the maths clip, Answer.math the typed sum; math2.wav's
+    # answer is 7 in the toolkit's parser config; a typed "34" counts as its digit sum 7
+    cols = ["HITId", "AssignmentId", "WorkerId", "Input.math", "Answer.math", "Answer.Q1", "Answer.Q1_url"]
+    m = "https://x.org/math/math2.wav"
+    rows = [["h", "a1", "W1", m, "7", "4", "https://x.org/c01_s1.wav"],
+            ["h", "a2", "W2", m, "34", "3", "https://x.org/c01_s1.wav"],
+            ["h", "a3", "W3", m, "5", "2", "https://x.org/c01_s1.wav"]]
+    p = tmp_path / "batch.csv"
+    p.write_text("\n".join(",".join(r) for r in [cols] + rows) + "\n")
+    _, df = load_input(p, condition_pattern=r"^(c\d+)_")
+    maths = df[df["system_a"] == "p808 math"]
+    assert len(maths) == 3 and maths["flags"].str.contains("check").all()
+    assert set(maths[maths["flags"].str.contains("check_failed")]["participant"]) == {"W3"}
+    assert len(df[~df["flags"].str.contains("check")]) == 3  # the ratings, and nothing else
+    assert any("3 maths question(s)" in n for n in df.attrs["notes"])
+    # Input.math_ans, when given, is the answer
+    cols.append("Input.math_ans")
+    p.write_text("\n".join(",".join(r) for r in [cols] + [r + ["5"] for r in rows]) + "\n")
+    _, df = load_input(p, condition_pattern=r"^(c\d+)_")
+    failed = df[df["flags"].str.contains("check_failed")]
+    assert set(failed["participant"]) == {"W1", "W2"}

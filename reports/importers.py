@@ -14,9 +14,14 @@ Formats (``fmt`` names):
 ``mushra-lists`` one row per stimulus with JSON lists of ratings and participant ids
                (``signal,condition,ratings,participant_ids``), as in the Stahl et al. 2024
                speech-codec MUSHRA data set
+``pymushra``   a pymushra server's export (CSV or JSON; :mod:`reports.importers_webmushra`)
+``hemvip``     HEMVIP's exported results, JSON (:mod:`reports.importers_webmushra`)
+``columns``    any other table or matrix whose columns the user names
+               (:mod:`reports.importers_generic`)
 ``scores``     not ratings: an ``evalkit score`` table (one row per clip, ``system`` column)
 
-:func:`load_input` detects the format from the header unless told.
+:func:`load_input` detects the format from the header unless told (``columns`` is chosen when a
+column spec is given); the separator is sniffed.
 """
 
 from __future__ import annotations

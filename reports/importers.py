@@ -35,7 +35,7 @@ import pandas as pd
 
 from evalkit.errors import FileFormatError, InputError
 from reports.io import is_database_url, read_csv_table, read_ratings_db, separator_name
-from reports.importers_webmushra import PYMUSHRA_SIGNATURE, from_pymushra, is_pymushra
+from reports.importers_webmushra import PYMUSHRA_SIGNATURE, from_pymushra, is_pymushra, scale_from_values
 from reports.table import RATING_KEY, check_duplicates, validate_ratings
 
 FORMATS = ("long", "genea", "webmushra", "webmushra-lss", "pymushra", "hemvip", "mturk-p808", "p808",
@@ -313,22 +313,6 @@ def from_webmushra(df: pd.DataFrame, path: str | None = None) -> pd.DataFrame:
     return res
 
 
-def scale_from_values(values: pd.Series, declared: str) -> tuple[str, str]:
-    """The scale the numbers fit: ``declared`` unless every value is an integer in 1..5 (``acr5``)
-    or 1..7 (``likert7``) and the declared scale is the 0-100 MUSHRA slider — then that category
-    scale, with a note saying why. Non-numbers are left for validation to report."""
-    v = pd.to_numeric(values, errors="coerce")
-    if declared != "mushra" or v.isna().any() or len(v) == 0 or (v != v.round()).any():
-        return declared, ""
-    lo, hi = float(v.min()), float(v.max())
-    for name, top in (("acr5", 5), ("likert7", 7)):
-        if lo >= 1 and hi <= top:
-            return name, (f"every rating is an integer between {lo:g} and {hi:g}: analysed on the "
-                          f"{name} scale (1–{top}), not as MUSHRA 0–100 (BS.1534) — check that this "
-                          "matches the test's rating scale")
-    return declared, ""
-
-
 def from_webmushra_lss(df: pd.DataFrame, path: str | None = None) -> pd.DataFrame:
     """webMUSHRA ``lss.csv`` (likert_single_stimulus pages) → long format, absolute scale.
 
@@ -431,6 +415,12 @@ def from_mturk_p808(df: pd.DataFrame, path: str | None = None, *, condition_patt
     out = pd.DataFrame(rows)
     res = validate_ratings(out, path, lines=lines, names={"participant": "WorkerId", "score": "Answer.Q<n>",
                                                           "system_a": "Answer.Q<n>_url"})
+    res.attrs["notes"] = _mturk_notes(n_checks)
+    return res
+
+
+def _mturk_notes(n_checks: dict) -> list[str]:
+    """The notes of an MTurk batch import: which checks were recognised and what was not applied."""
     notes = []
     if n_checks["trapping"] or n_checks["gold"]:
         notes.append(f"{n_checks['trapping']} trapping and {n_checks['gold']} gold question(s) recognised "
@@ -444,8 +434,7 @@ def from_mturk_p808(df: pd.DataFrame, path: str | None = None, *, condition_patt
                                   "clip not math1/2/3.wav) count as passed" if n_checks["math_unknown"] else ""))
     notes.append("the P.808 toolkit's variance and audio-played rules are not applied; evalkit's "
                  "screening rules apply")
-    res.attrs["notes"] = notes
-    return res
+    return notes
 
 
 def _p808_checks(row: dict, cols: dict) -> dict[str, tuple[str, str]]:

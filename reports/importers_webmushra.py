@@ -58,7 +58,6 @@ def from_pymushra(df: pd.DataFrame, path: str | None = None, *, lines=None) -> p
     ``unknown`` dropped). ``likert_single_stimulus`` pages: system = ``responses_stimulus``, scale
     ``acr5`` (values ≤ 5) or ``likert7``. Rows of other page types are left out with a note.
     """
-    from reports.importers import scale_from_values
     from reports.table import validate_ratings
 
     cols = {str(c).strip().lower(): c for c in df.columns}
@@ -68,8 +67,7 @@ def from_pymushra(df: pd.DataFrame, path: str | None = None, *, lines=None) -> p
                                        f"{len(df.columns)} columns; a pymushra export has wm_*, "
                                        "questionaire_* and responses_* columns)")
     lines = np.asarray(lines if lines is not None else np.arange(len(df)) + 2)
-    col = lambda name: df[cols[name]] if name in cols else pd.Series([""] * len(df), index=df.index)  # noqa: E731
-    kind = _text(col("wm_type")).str.lower()
+    kind = _text(df[cols["wm_type"]]).str.lower()
     parts, notes, part_lines = [], [], []
     for ptype, needed in PYMUSHRA_TYPES.items():
         rows = (kind == ptype).to_numpy()
@@ -80,33 +78,8 @@ def from_pymushra(df: pd.DataFrame, path: str | None = None, *, lines=None) -> p
             first = int(lines[np.flatnonzero(rows)[0]])
             raise FileFormatError(path, first, f"wm_type {ptype!r}: the export lacks column(s) "
                                                f"{', '.join(_spelt(c) for c in lack)} that its rows need")
-        sub = df[rows]
-        base = {"participant": _text(sub[cols["questionaire_uuid"]]), "trial": _text(sub[cols["wm_id"]]),
-                "item": _text(sub[cols["wm_id"]]), "side_shown": "", "flags": "",
-                "response_time_s": pd.to_numeric(col("responses_time")[rows], errors="coerce") / 1000.0}
-        sub_lines = lines[rows]
-        if ptype == "paired_comparison":
-            ans = _text(sub[cols["responses_answer"]]).str.lower()
-            keep = (ans != "unknown").to_numpy()
-            if (~keep).any():
-                notes.append(f"{int((~keep).sum())} unanswered ('unknown') paired comparison(s) dropped")
-            part = pd.DataFrame({**base, "system_a": _text(sub[cols["responses_reference"]]),
-                                 "system_b": _text(sub[cols["responses_nonreference"]]), "raw_answer": ans,
-                                 "score": ans.map({"correct": 1.0, "incorrect": -1.0, "undecided": 0.0})
-                                 .where(ans.isin(["correct", "incorrect", "undecided"]), ans),
-                                 "scale": "pref3"})[keep]
-            sub_lines = sub_lines[keep]
-        else:
-            score_col = "responses_score" if ptype == "mushra" else "responses_stimulusrating"
-            score = _text(sub[cols[score_col]])
-            if ptype == "mushra":
-                scale, note = scale_from_values(score, "mushra")
-            else:
-                v = pd.to_numeric(score, errors="coerce")
-                scale, note = ("acr5" if not v.notna().any() or v.max() <= 5 else "likert7"), ""
-            notes += [note] if note else []
-            part = pd.DataFrame({**base, "system_a": _text(sub[cols["responses_stimulus"]]), "system_b": "",
-                                 "raw_answer": score, "score": score, "scale": scale})
+        part, sub_lines, part_notes = _pymushra_part(df[rows], ptype, cols, lines[rows])
+        notes += part_notes
         parts.append(part)
         part_lines.append(sub_lines)
     other = ~kind.isin(list(PYMUSHRA_TYPES)).to_numpy()
@@ -126,6 +99,38 @@ def from_pymushra(df: pd.DataFrame, path: str | None = None, *, lines=None) -> p
                                   "score": "responses_score"})
     res.attrs["notes"] = notes
     return res
+
+
+def _pymushra_part(sub: pd.DataFrame, ptype: str, cols: dict, sub_lines: np.ndarray):
+    """(long rows, their lines, notes) of the pymushra rows of one page type."""
+    col = lambda name: sub[cols[name]] if name in cols else pd.Series([""] * len(sub), index=sub.index)  # noqa: E731
+    notes = []
+    base = {"participant": _text(sub[cols["questionaire_uuid"]]), "trial": _text(sub[cols["wm_id"]]),
+            "item": _text(sub[cols["wm_id"]]), "side_shown": "", "flags": "",
+            "response_time_s": pd.to_numeric(col("responses_time"), errors="coerce") / 1000.0}
+    if ptype == "paired_comparison":
+        ans = _text(sub[cols["responses_answer"]]).str.lower()
+        keep = (ans != "unknown").to_numpy()
+        if (~keep).any():
+            notes.append(f"{int((~keep).sum())} unanswered ('unknown') paired comparison(s) dropped")
+        part = pd.DataFrame({**base, "system_a": _text(sub[cols["responses_reference"]]),
+                             "system_b": _text(sub[cols["responses_nonreference"]]), "raw_answer": ans,
+                             "score": ans.map({"correct": 1.0, "incorrect": -1.0, "undecided": 0.0})
+                             .where(ans.isin(["correct", "incorrect", "undecided"]), ans),
+                             "scale": "pref3"})[keep]
+        sub_lines = sub_lines[keep]
+    else:
+        score_col = "responses_score" if ptype == "mushra" else "responses_stimulusrating"
+        score = _text(sub[cols[score_col]])
+        if ptype == "mushra":
+            scale, note = scale_from_values(score, "mushra")
+        else:
+            v = pd.to_numeric(score, errors="coerce")
+            scale, note = ("acr5" if not v.notna().any() or v.max() <= 5 else "likert7"), ""
+        notes += [note] if note else []
+        part = pd.DataFrame({**base, "system_a": _text(sub[cols["responses_stimulus"]]), "system_b": "",
+                             "raw_answer": score, "score": score, "scale": scale})
+    return part, sub_lines, notes
 
 
 def _spelt(lower: str) -> str:
@@ -151,6 +156,22 @@ def pymushra_json_records(data, path: str | None = None) -> pd.DataFrame | None:
     rows = [{k: ("" if v is None or (isinstance(v, float) and math.isnan(v)) else
                  json.dumps(v) if isinstance(v, (dict, list)) else str(v)) for k, v in r.items()} for r in data]
     return pd.DataFrame(rows).fillna("")
+
+
+def scale_from_values(values: pd.Series, declared: str) -> tuple[str, str]:
+    """The scale the numbers fit: ``declared`` unless every value is an integer in 1..5 (``acr5``)
+    or 1..7 (``likert7``) and the declared scale is the 0-100 MUSHRA slider — then that category
+    scale, with a note saying why. Non-numbers are left for validation to report."""
+    v = pd.to_numeric(values, errors="coerce")
+    if declared != "mushra" or v.isna().any() or len(v) == 0 or (v != v.round()).any():
+        return declared, ""
+    lo, hi = float(v.min()), float(v.max())
+    for name, top in (("acr5", 5), ("likert7", 7)):
+        if lo >= 1 and hi <= top:
+            return name, (f"every rating is an integer between {lo:g} and {hi:g}: analysed on the "
+                          f"{name} scale (1–{top}), not as MUSHRA 0–100 (BS.1534) — check that this "
+                          "matches the test's rating scale")
+    return declared, ""
 
 
 # --- HEMVIP -----------------------------------------------------------------------------------

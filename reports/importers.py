@@ -86,6 +86,7 @@ def detect_format(columns, path: str | None = None) -> str:
         return "mturk-p808"
     if "system" in lower_cols:
         return "scores"
+    _refuse_mturk_without_votes(cols, lower_cols, path)
     shown = sorted(_shown_name(c) for c in cols)
     header = (", ".join(shown[:6]) + (f", … ({len(shown)} columns)" if len(shown) > 6 else "")) or "no columns"
     for sep, label in ((";", "semicolons"), ("\t", "tabs")):
@@ -130,6 +131,21 @@ def _sig_missing(sig, lower_cols) -> list[str]:
         elif c.lower() not in lower_cols:
             out.append(c)
     return out
+
+
+def _refuse_mturk_without_votes(cols, lower_cols, path) -> None:
+    """An MTurk batch (``HITId``, ``WorkerId``, ``Answer.*``) without ``Answer.Q<n>`` votes holds no
+    ratings: refuse naming its answers (and a P.808 qualification HIT as such)."""
+    answers = sorted(c for c in cols if c.lower().startswith("answer."))
+    if not ({"hitid", "workerid"} <= lower_cols and answers):
+        return
+    shown = ", ".join(_shown_name(c) for c in answers[:5]) + (f", … ({len(answers)})" if len(answers) > 5 else "")
+    qualification = any(re.match(r"answer\.(?:\d+_gender|num\d+|\d+_birth_year)$", c.lower()) for c in answers)
+    what = ("a P.808 qualification HIT (its answers are the worker's background and hearing test)"
+            if qualification else "an MTurk HIT without rating questions")
+    raise FileFormatError(path, 1, f"MTurk batch results of {what}: answers {shown}; no Answer.Q<n> votes with "
+                                   "Answer.Q<n>_url clips, so it holds no ratings — give the batch of the rating "
+                                   "HIT (format mturk-p808) or the toolkit's per-vote output (format p808)")
 
 
 #: A P.808 HIT question column: ``Answer.Q<n>`` (any case) or, in the HIT-app export, ``Q<n>``.
@@ -366,6 +382,12 @@ def from_mturk_p808(df: pd.DataFrame, path: str | None = None, *, condition_patt
         lacking = [n for n, ok in (("WorkerId", worker is not None), ("Answer.Q<n> (or Q<n>)", bool(qs))) if not ok]
         raise FileFormatError(path, 1, f"MTurk batch file lacks column(s) {', '.join(lacking)} "
                                        f"(found {len(df.columns)} columns)")
+    pairwise = sorted(c for c in cols if re.match(r"answer\.audio_n_finish_q_(?:a|b)?\d+$", c))
+    if pairwise:
+        raise FileFormatError(path, 1, f"an MTurk batch of a P.808 CCR/DCR HIT ({cols[pairwise[0]]}, … found): "
+                                       "its raw votes need the toolkit's reference-order correction, which the "
+                                       "batch does not record; pass the toolkit's *_votes_per_worker.csv "
+                                       "(format p808) instead")
     if not condition_pattern:
         raise InputError(f"{path}: MTurk batch results of P.808 need --condition-pattern REGEX (its first "
                          "group picks the condition out of the clip name, as condition_pattern in the "

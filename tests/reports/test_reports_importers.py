@@ -417,3 +417,19 @@ def test_mturk_maths_question_is_a_check_judged_as_the_toolkit_does(tmp_path):
     _, df = load_input(p, condition_pattern=r"^(c\d+)_")
     failed = df[df["flags"].str.contains("check_failed")]
     assert set(failed["participant"]) == {"W1", "W2"}
+
+
+def test_mturk_batches_that_hold_no_ratings_or_need_order_correction_are_refused_saying_so(tmp_path):
+    # the header of a P.808 qualification batch (as in the toolkit's repository), made-up values
+    cols = ["HITId", "AssignmentId", "WorkerId", "Answer.1_gender", "Answer.2_birth_year", "Answer.4_ld",
+            "Answer.audio_n_finish_n1", "Answer.num1", "Answer.num2"]
+    p = tmp_path / "Batch_1_batch_results.csv"
+    p.write_text(",".join(cols) + "\nh,a,W1,F,1990,in-ear,1,289,246\n")
+    with pytest.raises(FileFormatError, match=r"line 1: MTurk batch results of a P\.808 qualification HIT .*"
+                                              r"holds no ratings"):
+        load_input(p)
+    # a CCR batch: the raw votes need the toolkit's order correction
+    cols = ["HITId", "AssignmentId", "WorkerId", "Answer.Q1", "Answer.Q1_url", "Answer.audio_n_finish_q_1"]
+    p.write_text(",".join(cols) + "\nh,a,W1,-2,https://x.org/c01_s1.wav,1\n")
+    with pytest.raises(FileFormatError, match=r"a P\.808 CCR/DCR HIT .*pass the toolkit's \*_votes_per_worker\.csv"):
+        load_input(p, condition_pattern=r"^(c\d+)_")

@@ -200,10 +200,27 @@ def from_table_spec(path: str | Path, spec: TableSpec | None) -> pd.DataFrame:
     notes = []
     if raw.attrs.get("separator", ",") != ",":
         notes.append(f"read as values separated by {separator_name(raw.attrs['separator'])}")
+    if spec.header:
+        _refuse_duplicate_headers(path, raw.attrs.get("separator", ","))
     cols = _resolve(raw, spec, str(path))
     reader = {"long": _long, "stimulus-by-rater": _stimulus_by_rater, "rater-by-stimulus": _rater_by_stimulus}
     cells = reader[spec.layout](raw, spec, cols, str(path))
     return _finish(cells, spec, str(path), notes)
+
+
+def _refuse_duplicate_headers(path, sep: str) -> None:
+    """Two columns with the same name are one rater (or stimulus) twice: an error naming it (pandas
+    would silently rename the second ``name.1``)."""
+    import csv
+
+    from evalkit.textfile import read_utf8_text
+
+    first = next(csv.reader(read_utf8_text(path).splitlines()[:1], delimiter=sep), [])
+    names = [c.strip() for c in first]
+    dup = next((c for k, c in enumerate(names) if c and c in names[:k]), None)
+    if dup is not None:
+        raise FileFormatError(path, 1, f"column {dup!r} appears twice in the header; expected one column per "
+                                       "rater, stimulus or role")
 
 
 def _resolve(raw: pd.DataFrame, spec: TableSpec, path: str) -> dict[str, str]:

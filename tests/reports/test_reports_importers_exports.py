@@ -133,3 +133,14 @@ def test_hemvip_broken_json_and_other_json_are_refused_naming_what_was_found(tmp
     p.write_text('[{"userId": "u1", "trials": [{"id": "p1", "type": "generic", "responses": []}]}]')
     with pytest.raises(FileFormatError, match=r"HEMVIP export with no rating pages"):
         load_input(p)
+
+
+def test_reading_every_seed_file_warns_nothing():
+    import warnings
+
+    from tests.reports.fuzz_ratings import SEEDS
+
+    for name, (_, opts) in SEEDS.items():
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            load_input(DATA / name, **opts)

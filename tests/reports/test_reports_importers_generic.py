@@ -138,3 +138,10 @@ def test_infer_scale():
     assert infer_scale(np.array([-3.0, 3.0]), True) == "cmos7"
     assert infer_scale(np.array([-1.0, 0.0]), True) == "pref3"
     assert infer_scale(np.array([1.5, 200.0]), False) is None
+
+
+def test_a_rater_column_given_twice_is_refused(tmp_path):
+    p = tmp_path / "m.csv"
+    p.write_text("video,distortion,s01,s02,s01\nv,ref,4,5,3\n")
+    with pytest.raises(FileFormatError, match=r"m\.csv, line 1: column 's01' appears twice in the header"):
+        load_input(p, spec=_spec(layout="stimulus-by-rater", columns={"item": "video", "system": "distortion"}))

@@ -11,6 +11,7 @@ Three layouts:
 ``rater-by-stimulus``  one row per rater (a ``participant`` column), one column per stimulus; a
                        column header is split into item and system by ``stimulus_pattern``.
 
+``skip_rows`` lines below the header hold no data (a survey tool's question-text rows).
 In matrices a cell equal to a ``missing`` code (e.g. ``-1``) or empty is no rating. Columns named
 in ``ignore`` (e.g. a ``MOS`` column) are not raters/stimuli. A file without a header names its
 columns by position (``1``, ``2``, …). The separator is sniffed unless given. The scale is given
@@ -40,7 +41,8 @@ from evalkit.errors import ConfigError, FileFormatError, InputError
 LAYOUTS = ("long", "stimulus-by-rater", "rater-by-stimulus")
 #: Roles a column can play, per layout (the spec's ``columns`` keys).
 ROLES = ("participant", "item", "system", "system_b", "score", "trial", "time", "stimulus")
-SPEC_KEYS = ("layout", "columns", "scale", "missing", "header", "separator", "stimulus_pattern", "ignore")
+SPEC_KEYS = ("layout", "columns", "scale", "missing", "header", "separator", "stimulus_pattern", "ignore",
+             "skip_rows")
 
 
 @dataclass(frozen=True)
@@ -58,6 +60,8 @@ class TableSpec:
         stimulus_pattern: regular expression with named groups ``item`` and ``system`` that splits
             a stimulus name (a ``stimulus`` cell, or a matrix's column header) into both.
         ignore: columns that are neither raters nor stimuli in a matrix.
+        skip_rows: lines below the header that hold no data (a survey tool's question-text and
+            import-id rows).
         source: where the spec came from, for messages (``--columns`` or a YAML path).
     """
 
@@ -69,6 +73,7 @@ class TableSpec:
     separator: str | None = None
     stimulus_pattern: str | None = None
     ignore: tuple = ()
+    skip_rows: int = 0
     source: str = "--columns"
 
 
@@ -140,10 +145,14 @@ def make_spec(data: dict, source: str) -> TableSpec:
                               f"(?P<system>…), has {', '.join(groups) or 'none'}")
     ignore = data.get("ignore") or ()
     ignore = tuple(str(c).strip() for c in (ignore if isinstance(ignore, (list, tuple)) else str(ignore).split(",")))
+    skip = data.get("skip_rows", 0)
+    if isinstance(skip, bool) or not str(skip).strip().isdigit():
+        raise ConfigError(f"{source}: key 'skip_rows': expected a whole number ≥ 0, got {skip!r}")
+    skip = int(str(skip).strip())
     spec = TableSpec(columns={str(k).lower(): str(v).strip() for k, v in cols.items()}, layout=layout,
                      scale=str(scale) if scale is not None else None, missing=missing, header=header,
                      separator=sep, stimulus_pattern=str(pattern) if pattern else None, ignore=ignore,
-                     source=source)
+                     skip_rows=skip, source=source)
     _check_roles(spec)
     return spec
 
@@ -194,9 +203,13 @@ def from_table_spec(path: str | Path, spec: TableSpec | None) -> pd.DataFrame:
                          "naming the participant, item, system and score columns")
     raw = read_csv_table(path, sep=spec.separator, header=spec.header)
     raw.columns = [str(c).strip() for c in raw.columns]
+    if spec.skip_rows:
+        first = raw.attrs.get("first_line", 2) + spec.skip_rows
+        raw = raw.iloc[spec.skip_rows:].reset_index(drop=True)
+        raw.attrs.update(first_line=first)
     if raw.empty:
-        raise FileFormatError(path, raw.attrs.get("first_line", 2), "no rows below the header; expected one row "
-                                                                    "per rating" if spec.header else "no rows")
+        raise FileFormatError(path, None, "no rows of ratings" + (" below the header" if spec.header else "")
+                              + (f" after the {spec.skip_rows} skipped line(s)" if spec.skip_rows else ""))
     notes = []
     if raw.attrs.get("separator", ",") != ",":
         notes.append(f"read as values separated by {separator_name(raw.attrs['separator'])}")

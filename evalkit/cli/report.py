@@ -141,7 +141,7 @@ def _generic_options(p) -> None:
                         "columns by name, or by position 1, 2, ... with --no-header)")
     g.add_argument("--column-spec", default=None, metavar="YAML",
                    help="a YAML file with the keys layout, columns, scale, missing, header, separator, "
-                        "stimulus_pattern, ignore (the options of this group)")
+                        "stimulus_pattern, ignore, skip_rows (the options of this group)")
     g.add_argument("--layout", default=None, choices=("long", "stimulus-by-rater", "rater-by-stimulus"),
                    help="long: one rating per row (default); stimulus-by-rater: one row per stimulus, "
                         "one column per rater; rater-by-stimulus: one row per rater, one column per stimulus")
@@ -159,6 +159,9 @@ def _generic_options(p) -> None:
                         "named groups item and system, e.g. '(?P<item>.+)_(?P<system>[^_]+)$'")
     g.add_argument("--ignore-columns", default=None, metavar="COL,...",
                    help="matrix columns that are neither raters nor stimuli (e.g. MOS,SD)")
+    g.add_argument("--skip-rows", type=int, default=None, metavar="N",
+                   help="lines below the header that hold no data, e.g. 2 for a survey tool's "
+                        "question-text and import-id rows (default: 0)")
 
 
 def _weights(text: str):
@@ -244,7 +247,7 @@ def table_spec_from_args(args: argparse.Namespace):
              "stimulus_pattern": args.stimulus_pattern,
              "missing": [m for m in (args.missing or "").split(",") if m.strip()] or None,
              "ignore": [c for c in (args.ignore_columns or "").split(",") if c.strip()] or None,
-             "header": False if args.no_header else None}
+             "header": False if args.no_header else None, "skip_rows": args.skip_rows}
     given = {k: v for k, v in given.items() if v is not None}
     if (args.column_spec or args.columns) and args.format not in ("auto", "columns"):
         raise InputError(f"--columns/--column-spec describe format columns, not --format {args.format}")

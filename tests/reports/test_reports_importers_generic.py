@@ -145,3 +145,22 @@ def test_a_rater_column_given_twice_is_refused(tmp_path):
     p.write_text("video,distortion,s01,s02,s01\nv,ref,4,5,3\n")
     with pytest.raises(FileFormatError, match=r"m\.csv, line 1: column 's01' appears twice in the header"):
         load_input(p, spec=_spec(layout="stimulus-by-rater", columns={"item": "video", "system": "distortion"}))
+
+
+def test_survey_export_with_question_text_rows_below_the_header(tmp_path):
+    # a survey tool's export: the header, then a question-text row and an import-id row, then data
+    src = WIDE.read_text().splitlines()
+    head = src[0].split(";")
+    text_row = ";".join(f"How good was {h}?" for h in head)
+    ids = ";".join('{""ImportId"":""%s""}' % h for h in head)
+    p = tmp_path / "survey.csv"
+    p.write_text("\n".join([src[0], text_row, ids] + src[1:]) + "\n")
+    spec = dict(layout="rater-by-stimulus", columns={"participant": "ResponseId"}, ignore=["Duration"],
+                stimulus_pattern=PATTERN, scale="mushra")
+    with pytest.raises(FileFormatError, match=r"survey\.csv, line 2: column 'q1_ref': expected a number"):
+        load_input(p, spec=_spec(**spec))
+    df = load_input(p, spec=_spec(**spec, skip_rows=2))[1]
+    ref = load_input(WIDE, spec=_spec(**spec))[1]
+    assert len(df) == len(ref) and list(df["score"]) == list(ref["score"])
+    with pytest.raises(ConfigError, match=r"key 'skip_rows': expected a whole number"):
+        _spec(**spec, skip_rows=-1)

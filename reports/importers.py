@@ -14,9 +14,14 @@ Formats (``fmt`` names):
 ``mushra-lists`` one row per stimulus with JSON lists of ratings and participant ids
                (``signal,condition,ratings,participant_ids``), as in the Stahl et al. 2024
                speech-codec MUSHRA data set
+``pymushra``   a pymushra server's export (CSV or JSON; :mod:`reports.importers_webmushra`)
+``hemvip``     HEMVIP's exported results, JSON (:mod:`reports.importers_webmushra`)
+``columns``    any other table or matrix whose columns the user names
+               (:mod:`reports.importers_generic`)
 ``scores``     not ratings: an ``evalkit score`` table (one row per clip, ``system`` column)
 
-:func:`load_input` detects the format from the header unless told.
+:func:`load_input` detects the format from the header unless told (``columns`` is chosen when a
+column spec is given); the separator is sniffed.
 """
 
 from __future__ import annotations
@@ -29,10 +34,12 @@ import numpy as np
 import pandas as pd
 
 from evalkit.errors import FileFormatError, InputError
-from reports.io import is_database_url, read_csv_table, read_ratings_db
+from reports.io import is_database_url, read_csv_table, read_ratings_db, separator_name
+from reports.importers_webmushra import PYMUSHRA_SIGNATURE, from_pymushra, is_pymushra, scale_from_values
 from reports.table import RATING_KEY, check_duplicates, validate_ratings
 
-FORMATS = ("long", "genea", "webmushra", "webmushra-lss", "mturk-p808", "p808", "mushra-lists", "scores")
+FORMATS = ("long", "genea", "webmushra", "webmushra-lss", "pymushra", "hemvip", "mturk-p808", "p808",
+           "mushra-lists", "columns", "scores")
 GENEA_COLUMNS = ("user", "input_code", "model_a", "model_b", "winner")
 
 
@@ -44,11 +51,12 @@ SIGNATURES = (
     ("webmushra", "webMUSHRA paired comparison",
      ("trial_id", "choice_reference", "choice_non_reference", "choice_answer")),
     ("webmushra-lss", "webMUSHRA single-stimulus rating (lss.csv)", ("trial_id", "stimuli_rating", "stimuli")),
-    ("mturk-p808", "MTurk batch results of a P.808 ACR HIT (Batch_*_batch_results.csv)",
+    ("mturk-p808", "MTurk batch results of a P.808 ACR HIT",
      ("HITId", "WorkerId", "Answer.Q1", "Answer.Q1_url")),
     ("p808", "P.808 per-vote", ("workerid", "vote", "file")),
     ("p808", "P.808 per-vote", ("workerid", "vote", "short_file_name")),
     ("mushra-lists", "MUSHRA rating lists", ("signal", "condition", "ratings", "participant_ids")),
+    ("pymushra", "pymushra export", PYMUSHRA_SIGNATURE + ("responses_<field>",)),
 )
 
 
@@ -69,6 +77,8 @@ def detect_format(columns, path: str | None = None) -> str:
     """
     cols = {str(c).strip() for c in columns}
     lower_cols = {c.lower() for c in cols}
+    if is_pymushra(cols):
+        return "pymushra"
     for name, _, needed in SIGNATURES:
         if {c.lower() for c in needed} <= lower_cols:
             return name
@@ -76,25 +86,66 @@ def detect_format(columns, path: str | None = None) -> str:
         return "mturk-p808"
     if "system" in lower_cols:
         return "scores"
+    _refuse_mturk_without_votes(cols, lower_cols, path)
     shown = sorted(_shown_name(c) for c in cols)
     header = (", ".join(shown[:6]) + (f", … ({len(shown)} columns)" if len(shown) > 6 else "")) or "no columns"
     for sep, label in ((";", "semicolons"), ("\t", "tabs")):
         if len(cols) == 1 and sep in next(iter(cols)):
-            raise FileFormatError(path, 1, f"the header is one column ({header[:80]}) with {label} in it; "
-                                           "expected comma-separated values (save the file as CSV with "
-                                           "',' as the separator)")
-    lower = {c.lower() for c in cols}
-    best = max(SIGNATURES, key=lambda sig: len(lower & {c.lower() for c in sig[2]}) / len(sig[2]))
-    missing = [c for c in best[2] if c.lower() not in lower]
-    if missing and len(missing) < len(best[2]):
+            raise FileFormatError(path, 1, f"the header is one column ({header[:80]}) with {label} in it, "
+                                           f"but the rows do not split into as many {label}-separated "
+                                           "values as the header: expected the same number of values on "
+                                           "every line (a stray separator or an unbalanced quote?)")
+    ranked = sorted(((len(_sig_missing(sig, lower_cols)) / len(sig[2]), k, sig) for k, sig in enumerate(SIGNATURES)
+                     if len(_sig_missing(sig, lower_cols)) < len(sig[2])), key=lambda t: t[:2])
+    seen, close = set(), []
+    for _, _, sig in ranked:
+        if sig[0] not in seen and len(close) < 2:
+            seen.add(sig[0])
+            close.append(f"{sig[1]} (format {sig[0]}), which lacks column(s) {', '.join(_sig_missing(sig, lower_cols))}")
+    if close:
         raise FileFormatError(path, 1, f"cannot tell the format from the header ({header}): closest is "
-                                       f"{best[1]} (format {best[0]}), which lacks column(s) "
-                                       f"{', '.join(missing)}")
-    raise FileFormatError(path, 1, "cannot tell the format from the header "
-                                   f"({header}); expected a "
-                                   "long-format ratings table, GENEA battles, webMUSHRA, P.808 "
-                                   "per-vote, MUSHRA rating lists or a scores table with a "
-                                   "'system' column (or pass the format explicitly)")
+                                       + "; next ".join(close) + f"; {GENERIC_HINT}")
+    raise FileFormatError(path, 1, f"cannot tell the format from the header ({header}): no format's columns "
+                                   f"are there; expected {FORMAT_NEEDS}; {GENERIC_HINT}")
+
+
+#: What each auto-detected format needs in its header, as refusals quote it.
+FORMAT_NEEDS = ("long: participant, item, system_a, score, scale; genea: user, input_code, model_a, model_b, "
+                "winner; webmushra: trial_id, rating_stimulus, rating_score (or choice_reference, "
+                "choice_non_reference, choice_answer); webmushra-lss: trial_id, stimuli_rating, stimuli; "
+                "pymushra: wm_id, wm_type, questionaire_uuid, responses_*; mturk-p808: WorkerId, Answer.Q<n>, "
+                "Answer.Q<n>_url; p808: workerid, vote, file; mushra-lists: signal, condition, ratings, "
+                "participant_ids; scores: system")
+GENERIC_HINT = ("any other layout: name its columns, --columns participant=…,item=…,system=…,score=… "
+                "(matrices: also --layout)")
+
+
+def _sig_missing(sig, lower_cols) -> list[str]:
+    """The signature columns of ``sig`` a header (lower-case names) lacks; ``responses_<field>``
+    stands for any ``responses_*`` column."""
+    out = []
+    for c in sig[2]:
+        if c == "responses_<field>":
+            if not any(x.startswith("responses_") for x in lower_cols):
+                out.append(c)
+        elif c.lower() not in lower_cols:
+            out.append(c)
+    return out
+
+
+def _refuse_mturk_without_votes(cols, lower_cols, path) -> None:
+    """An MTurk batch (``HITId``, ``WorkerId``, ``Answer.*``) without ``Answer.Q<n>`` votes holds no
+    ratings: refuse naming its answers (and a P.808 qualification HIT as such)."""
+    answers = sorted(c for c in cols if c.lower().startswith("answer."))
+    if not ({"hitid", "workerid"} <= lower_cols and answers):
+        return
+    shown = ", ".join(_shown_name(c) for c in answers[:5]) + (f", … ({len(answers)})" if len(answers) > 5 else "")
+    qualification = any(re.match(r"answer\.(?:\d+_gender|num\d+|\d+_birth_year)$", c.lower()) for c in answers)
+    what = ("a P.808 qualification HIT (its answers are the worker's background and hearing test)"
+            if qualification else "an MTurk HIT without rating questions")
+    raise FileFormatError(path, 1, f"MTurk batch results of {what}: answers {shown}; no Answer.Q<n> votes with "
+                                   "Answer.Q<n>_url clips, so it holds no ratings — give the batch of the rating "
+                                   "HIT (format mturk-p808) or the toolkit's per-vote output (format p808)")
 
 
 #: A P.808 HIT question column: ``Answer.Q<n>`` (any case) or, in the HIT-app export, ``Q<n>``.
@@ -224,6 +275,12 @@ def from_webmushra(df: pd.DataFrame, path: str | None = None) -> pd.DataFrame:
     audibly/visibly different), -1 when the condition was taken for the reference, 0 for
     ``undecided``; ``unknown`` (no answer) rows are dropped.
     """
+    if "rating_stimulus" not in df.columns and "choice_answer" not in df.columns:
+        mushra = [c for c in ("trial_id", "rating_stimulus", "rating_score") if c not in df.columns]
+        pc = [c for c in ("trial_id", "choice_reference", "choice_non_reference", "choice_answer")
+              if c not in df.columns]
+        raise FileFormatError(path, 1, f"not a webMUSHRA result file: a mushra.csv needs {', '.join(mushra)}, "
+                                       f"a paired_comparison.csv {', '.join(pc)} (found {len(df.columns)} columns)")
     if "rating_stimulus" in df.columns:
         _need(df, ("trial_id", "rating_stimulus", "rating_score"), path, "webMUSHRA MUSHRA")
         score = df["rating_score"].fillna("").astype(str).str.strip()
@@ -270,22 +327,6 @@ def from_webmushra(df: pd.DataFrame, path: str | None = None) -> pd.DataFrame:
     res.attrs["notes"] = [f"{int((~keep).sum())} unanswered ('unknown') paired comparison(s) dropped"] \
         if (~keep).any() else []
     return res
-
-
-def scale_from_values(values: pd.Series, declared: str) -> tuple[str, str]:
-    """The scale the numbers fit: ``declared`` unless every value is an integer in 1..5 (``acr5``)
-    or 1..7 (``likert7``) and the declared scale is the 0-100 MUSHRA slider — then that category
-    scale, with a note saying why. Non-numbers are left for validation to report."""
-    v = pd.to_numeric(values, errors="coerce")
-    if declared != "mushra" or v.isna().any() or len(v) == 0 or (v != v.round()).any():
-        return declared, ""
-    lo, hi = float(v.min()), float(v.max())
-    for name, top in (("acr5", 5), ("likert7", 7)):
-        if lo >= 1 and hi <= top:
-            return name, (f"every rating is an integer between {lo:g} and {hi:g}: analysed on the "
-                          f"{name} scale (1–{top}), not as MUSHRA 0–100 (BS.1534) — check that this "
-                          "matches the test's rating scale")
-    return declared, ""
 
 
 def from_webmushra_lss(df: pd.DataFrame, path: str | None = None) -> pd.DataFrame:
@@ -341,6 +382,12 @@ def from_mturk_p808(df: pd.DataFrame, path: str | None = None, *, condition_patt
         lacking = [n for n, ok in (("WorkerId", worker is not None), ("Answer.Q<n> (or Q<n>)", bool(qs))) if not ok]
         raise FileFormatError(path, 1, f"MTurk batch file lacks column(s) {', '.join(lacking)} "
                                        f"(found {len(df.columns)} columns)")
+    pairwise = sorted(c for c in cols if re.match(r"answer\.audio_n_finish_q_(?:a|b)?\d+$", c))
+    if pairwise:
+        raise FileFormatError(path, 1, f"an MTurk batch of a P.808 CCR/DCR HIT ({cols[pairwise[0]]}, … found): "
+                                       "its raw votes need the toolkit's reference-order correction, which the "
+                                       "batch does not record; pass the toolkit's *_votes_per_worker.csv "
+                                       "(format p808) instead")
     if not condition_pattern:
         raise InputError(f"{path}: MTurk batch results of P.808 need --condition-pattern REGEX (its first "
                          "group picks the condition out of the clip name, as condition_pattern in the "
@@ -351,9 +398,15 @@ def from_mturk_p808(df: pd.DataFrame, path: str | None = None, *, condition_patt
     except re.error as exc:
         raise InputError(f"--condition-pattern {condition_pattern!r}: not a regular expression ({exc})") from None
     rows, lines = [], []
-    n_checks = {"trapping": 0, "gold": 0}
+    n_checks = {"trapping": 0, "gold": 0, "math": 0, "math_unknown": 0}
     for i, r in enumerate(df.to_dict("records")):
         checks = _p808_checks(r, cols)
+        math_row = _p808_math_row(r, cols, r[worker], f"{r.get(cols.get('assignmentid', ''), i)}:MATH", scale)
+        if math_row is not None:
+            rows.append(math_row)
+            lines.append(i + 2)
+            n_checks["math"] += 1
+            n_checks["math_unknown"] += math_row["flags"] == "check"
         for q, (vote_col, url_col) in qs.items():
             vote = str(r.get(vote_col, "") or "").strip()
             url = str(r.get(url_col, "") or "").strip() if url_col else ""
@@ -384,6 +437,12 @@ def from_mturk_p808(df: pd.DataFrame, path: str | None = None, *, condition_patt
     out = pd.DataFrame(rows)
     res = validate_ratings(out, path, lines=lines, names={"participant": "WorkerId", "score": "Answer.Q<n>",
                                                           "system_a": "Answer.Q<n>_url"})
+    res.attrs["notes"] = _mturk_notes(n_checks)
+    return res
+
+
+def _mturk_notes(n_checks: dict) -> list[str]:
+    """The notes of an MTurk batch import: which checks were recognised and what was not applied."""
     notes = []
     if n_checks["trapping"] or n_checks["gold"]:
         notes.append(f"{n_checks['trapping']} trapping and {n_checks['gold']} gold question(s) recognised "
@@ -391,10 +450,13 @@ def from_mturk_p808(df: pd.DataFrame, path: str | None = None, *, condition_patt
                      "is a failed check for the rater")
     else:
         notes.append("no trapping or gold questions found (no Input.TP / Input.gold_clips columns)")
+    if n_checks["math"]:
+        notes.append(f"{n_checks['math']} maths question(s) (Input.math, Answer.math) used as checks, not as "
+                     "ratings" + (f"; {n_checks['math_unknown']} without a known answer (no Input.math_ans, "
+                                  "clip not math1/2/3.wav) count as passed" if n_checks["math_unknown"] else ""))
     notes.append("the P.808 toolkit's variance and audio-played rules are not applied; evalkit's "
                  "screening rules apply")
-    res.attrs["notes"] = notes
-    return res
+    return notes
 
 
 def _p808_checks(row: dict, cols: dict) -> dict[str, tuple[str, str]]:
@@ -409,6 +471,44 @@ def _p808_checks(row: dict, cols: dict) -> dict[str, tuple[str, str]]:
         if clip_url and clip_url.lower() != "nan":
             out[kind] = (clip_url, str(row.get(ans_col, "") or "").strip() if ans_col else "")
     return out
+
+
+#: Answers of the P.808 toolkit's own maths clips (its result-parser config's ``[math]`` section).
+P808_MATH_ANSWERS = {"math1.wav": 3, "math2.wav": 7, "math3.wav": 6}
+
+
+def _p808_math_row(row: dict, cols: dict, worker, trial, scale) -> dict | None:
+    """The check row of an assignment's maths question (``Input.math`` clip, ``Answer.math`` typed
+    sum), or None without one. Right as the toolkit judges it: the typed number (its digit sum when
+    above 9, as when the digits heard were typed instead of their sum) equals ``Input.math_ans`` or,
+    without it, the toolkit's answer for ``math1/2/3.wav``; with neither the check is counted, not
+    failed. The row's score is the scale's lowest value: a placeholder, since check rows are never
+    analysed (``raw_answer`` keeps what was typed)."""
+    from reports.table import SCALES
+
+    clip_col, ans_col = cols.get("input.math"), cols.get("answer.math")
+    clip = str(row.get(clip_col, "") or "").strip() if clip_col else ""
+    if not clip or clip.lower() == "nan" or ans_col is None:
+        return None
+    typed = str(row.get(ans_col, "") or "").strip()
+    name = clip.rsplit("/", 1)[-1]
+    want = str(row.get(cols.get("input.math_ans", ""), "") or "").strip()
+    expected = float(want) if _num_or_none(want) is not None else P808_MATH_ANSWERS.get(name.lower())
+    got = _num_or_none(typed)
+    if got is not None and got > 9 and got == int(got):
+        got = float(sum(int(d) for d in str(int(got))))
+    ok = expected is None or (got is not None and got == expected)
+    return {"participant": worker, "trial": trial, "item": name, "system_a": "p808 math",
+            "raw_answer": typed, "score": SCALES[scale].low, "scale": scale,
+            "flags": "check" if ok else "check;check_failed"}
+
+
+def _num_or_none(text):
+    try:
+        v = float(text)
+    except (TypeError, ValueError):
+        return None
+    return v if np.isfinite(v) else None
 
 
 #: The P.808 toolkit's gold clips are rated at the top of the scale, within one category
@@ -522,27 +622,41 @@ IMPORTERS = {
     "mturk-p808": from_mturk_p808,
     "p808": from_p808,
     "mushra-lists": from_mushra_lists,
+    "pymushra": from_pymushra,
 }
 
 
 def load_input(source: str | Path, fmt: str = "auto", *, table: str = "ratings_long",
                **options) -> tuple[str, pd.DataFrame]:
-    """Read one input: a database URL or a CSV file in any :data:`FORMATS`.
+    """Read one input: a database URL, a delimited text file (any separator, sniffed) in any of
+    :data:`FORMATS`, or a JSON export (HEMVIP, pymushra).
 
     Returns ``(kind, frame)``: kind ``"ratings"`` with a validated long-format table, or
     ``"scores"`` with the raw objective scores table. ``options`` go to the importer
-    (e.g. ``condition_column`` for P.808).
+    (e.g. ``condition_column`` for P.808, ``drop_trials`` for webMUSHRA/pymushra pages, ``spec``
+    — a :class:`reports.importers_generic.TableSpec` — for format ``columns``).
     """
     text = str(source)
     if is_database_url(text):
         df = read_ratings_db(text, table=table)
         df.attrs.update(source=_safe_url(text), format="database")
         return "ratings", df
+    if fmt not in FORMATS and fmt != "auto":
+        raise InputError(f"unknown input format {fmt!r}; expected auto or one of {', '.join(FORMATS)}")
+    if fmt == "columns" or (fmt == "auto" and options.get("spec") is not None):
+        from reports.importers_generic import from_table_spec
+
+        df = from_table_spec(source, options.get("spec"))
+        df.attrs.update(source=text, format="columns")
+        return "ratings", df
+    if fmt in ("auto", "hemvip", "pymushra") and _looks_like_json(source):
+        return "ratings", _load_json(source, fmt, options)
     raw = read_csv_table(source)
+    sep_note = (f"read as values separated by {separator_name(raw.attrs['separator'])}"
+                if raw.attrs.get("separator", ",") != "," else None)
+    forced = fmt != "auto"
     if fmt == "auto":
         fmt = detect_format(raw.columns, text)
-    if fmt not in FORMATS:
-        raise InputError(f"unknown input format {fmt!r}; expected auto or one of {', '.join(FORMATS)}")
     raw.columns = [str(c).strip() for c in raw.columns]
     if raw.empty:
         raise FileFormatError(text, 2, f"a header ({len(raw.columns)} columns) but no rows; expected "
@@ -554,6 +668,20 @@ def load_input(source: str | Path, fmt: str = "auto", *, table: str = "ratings_l
         check_score_cells(raw, text)
         raw.attrs.update(source=text, format="scores")
         return "scores", raw
+    try:
+        df = _import_table(raw, fmt, text, options)
+    except FileFormatError as exc:
+        if forced and exc.line == 1:
+            raise FileFormatError(text, 1, exc.reason + _other_format_hint(raw.columns, fmt)) from None
+        raise
+    if sep_note:
+        df.attrs["notes"] = [sep_note] + list(df.attrs.get("notes") or [])
+    df.attrs.update(source=text, format=fmt)
+    return "ratings", df
+
+
+def _import_table(raw: pd.DataFrame, fmt: str, text: str, options: dict) -> pd.DataFrame:
+    """The long table of a delimited file already read, in format ``fmt`` (not ``scores``)."""
     if fmt == "long":
         df = validate_ratings(raw, text)
         if "data" in raw.columns and raw["data"].astype(str).str.strip().str.lower().eq("simulated").any():
@@ -561,35 +689,121 @@ def load_input(source: str | Path, fmt: str = "auto", *, table: str = "ratings_l
 
             # a ratings_analysed.csv of a report on simulated ratings stays marked when re-read
             df.attrs.update(simulated=True, notes=[SIMULATED_NOTE])
+        return df
+    if fmt == "hemvip":
+        raise FileFormatError(text, 1, "a HEMVIP export is a JSON file (a list of sessions with 'trials'); "
+                                       "this file is delimited text")
+    drop_note = None
+    if fmt in ("webmushra", "webmushra-lss", "pymushra"):
+        page_col = "trial_id" if fmt != "pymushra" else next(
+            (c for c in raw.columns if c.lower() == "wm_id"), "wm_id")
+        raw, drop_note = drop_trials(raw, options.get("drop_trials") or (), text, column=page_col)
+    fn = IMPORTERS[fmt]
+    if fmt == "p808":
+        df = fn(raw, text, **{k: v for k, v in options.items() if k in ("condition_column", "scale")})
+    elif fmt == "mturk-p808":
+        df = fn(raw, text, condition_pattern=options.get("condition_pattern"))
+    elif fmt == "pymushra":
+        df = fn(raw, text, lines=np.asarray(raw.attrs.get("lines", np.arange(len(raw)) + 2)))
     else:
-        drop_note = None
-        if fmt in ("webmushra", "webmushra-lss"):
-            raw, drop_note = drop_trials(raw, options.get("drop_trials") or (), text)
-        fn = IMPORTERS[fmt]
-        if fmt == "p808":
-            df = fn(raw, text, **{k: v for k, v in options.items() if k in ("condition_column", "scale")})
-        elif fmt == "mturk-p808":
-            df = fn(raw, text, condition_pattern=options.get("condition_pattern"))
-        else:
-            df = fn(raw, text)
-        if drop_note:
-            df.attrs["notes"] = [drop_note] + list(df.attrs.get("notes") or [])
-    df.attrs.update(source=text, format=fmt)
-    return "ratings", df
+        df = fn(raw, text)
+    if drop_note:
+        df.attrs["notes"] = [drop_note] + list(df.attrs.get("notes") or [])
+    return df
+
+
+def _other_format_hint(columns, fmt: str) -> str:
+    """``"; the header is that of format X (…): use --format X or auto"`` when a header refused as
+    ``fmt`` matches another format, else ``""``."""
+    try:
+        other = detect_format(columns)
+    except FileFormatError:
+        return ""
+    if other == fmt:
+        return ""
+    label = next((sig[1] for sig in SIGNATURES if sig[0] == other), "an objective scores table")
+    return f"; the header is that of {label}: use --format {other} (or auto)"
+
+
+def _looks_like_json(source) -> bool:
+    """Whether a file's first non-blank character opens a JSON array or object."""
+    try:
+        with open(source, "rb") as fh:
+            head = fh.read(4096).lstrip(b"\xef\xbb\xbf \t\r\n")
+    except OSError:
+        return False
+    return head[:1] in (b"[", b"{")
+
+
+def _load_json(source, fmt: str, options: dict) -> pd.DataFrame:
+    """A HEMVIP or pymushra JSON export as a validated long table."""
+    from evalkit.textfile import read_utf8_text
+    from reports.importers_webmushra import from_hemvip, is_hemvip, pymushra_json_records
+
+    path = str(source)
+    body = read_utf8_text(source)
+    try:
+        data = json.loads(body)
+    except json.JSONDecodeError as exc:
+        raise FileFormatError(path, exc.lineno, f"not valid JSON ({exc.msg}, column {exc.colno}); expected "
+                                                "a HEMVIP export (a list of sessions) or a pymushra JSON "
+                                                "export (a list of records)") from None
+    except RecursionError:
+        raise FileFormatError(path, None, "JSON nested too deeply to be a ratings export") from None
+    records = pymushra_json_records(data, path) if fmt in ("auto", "pymushra") else None
+    if records is not None:
+        records.attrs["lines"] = [_record_line(body, i) for i in range(len(records))]
+        df = _import_table(records, "pymushra", path, options)
+        df.attrs.update(source=path, format="pymushra")
+        return df
+    if fmt in ("auto", "hemvip") and is_hemvip(data):
+        df = from_hemvip(data, path, body)
+        df.attrs.update(source=path, format="hemvip")
+        return df
+    shape = (f"a list of {len(data)} {type(data[0]).__name__ if data else 'item'}(s)"
+             if isinstance(data, list) else f"an object with keys {', '.join(list(map(str, data))[:6]) or '(none)'}"
+             if isinstance(data, dict) else f"a {type(data).__name__}")
+    raise FileFormatError(path, 1, f"JSON file holding {shape}: expected a HEMVIP export (a list of sessions, "
+                                   "each with a 'trials' list) or a pymushra JSON export (a list of records "
+                                   "with wm_id, wm_type, questionaire_uuid and responses_* keys)")
+
+
+def _record_line(body: str, i: int) -> int:
+    """Line of the ``i``-th top-level object of a JSON array (approximate: counts ``{`` at depth 1)."""
+    depth, count, line, in_str, esc = 0, -1, 1, False, False
+    for ch in body:
+        if ch == "\n":
+            line += 1
+        if in_str:
+            esc, in_str = (False, in_str) if esc else (ch == "\\", ch != '"')
+            continue
+        if ch == '"':
+            in_str = True
+        elif ch in "[{":
+            depth += 1
+            if ch == "{" and depth == 2:
+                count += 1
+                if count == i:
+                    return line
+        elif ch in "]}":
+            depth -= 1
+    return line
 
 
 #: A webMUSHRA page id that names a training/introduction page.
 _TRAINING = re.compile(r"(?i)(?:^|[^a-z])(?:train|practi[cs]e|intro|familiari[sz])")
 
 
-def drop_trials(raw: pd.DataFrame, trials, path: str | None = None) -> tuple[pd.DataFrame, str | None]:
-    """A webMUSHRA table without the rows of the pages (``trial_id``) in ``trials``, and a note
+def drop_trials(raw: pd.DataFrame, trials, path: str | None = None, *,
+                column: str = "trial_id") -> tuple[pd.DataFrame, str | None]:
+    """A webMUSHRA table without the rows of the pages (``column``, webMUSHRA's ``trial_id`` or
+    pymushra's ``wm_id``) in ``trials``, and a note
     saying how many rows were left out. A listed page that is not in the file is an error naming the
     pages it has; with nothing listed, pages whose id reads as training get a note saying how to
     leave them out (they are kept: only the user knows what a page was)."""
-    if "trial_id" not in raw.columns:
+    if column not in raw.columns:
         return raw, None
-    ids = raw["trial_id"].fillna("").astype(str).str.strip()
+    ids = raw[column].fillna("").astype(str).str.strip()
     present = list(dict.fromkeys(ids))
     wanted = [str(t).strip() for t in trials if str(t).strip()]
     if not wanted:
@@ -601,13 +815,16 @@ def drop_trials(raw: pd.DataFrame, trials, path: str | None = None) -> tuple[pd.
     missing = [t for t in wanted if t not in present]
     if missing:
         raise FileFormatError(path, None, f"--drop-trials: no page {', '.join(map(repr, missing))} in "
-                                          f"column 'trial_id' (its pages: {', '.join(present[:12])}"
+                                          f"column {column!r} (its pages: {', '.join(present[:12])}"
                                           f"{', …' if len(present) > 12 else ''})")
     drop = ids.isin(wanted)
     if drop.all():
         raise FileFormatError(path, None, "--drop-trials leaves no rows: every page of the file is listed")
     note = (f"{int(drop.sum())} row(s) of page(s) {', '.join(wanted)} left out (--drop-trials)")
-    return raw[~drop.to_numpy()].reset_index(drop=True), note
+    lines = np.asarray(raw.attrs.get("lines", np.arange(len(raw)) + raw.attrs.get("first_line", 2)))
+    kept = raw[~drop.to_numpy()].reset_index(drop=True)
+    kept.attrs["lines"] = list(lines[~drop.to_numpy()])
+    return kept, note
 
 
 def _canonical_case(raw: pd.DataFrame, fmt: str) -> pd.DataFrame:

@@ -30,27 +30,95 @@ def is_database_url(text: str) -> bool:
     return bool(_URL.match(str(text)))
 
 
-def read_csv_table(path: str | Path) -> pd.DataFrame:
-    """A CSV file as strings (no type guessing), with a clear error for unreadable files."""
+#: Separators a ratings file may use, in the order a tie is resolved.
+SEPARATORS = (",", ";", "\t", "|")
+_SEP_NAMES = {",": "commas", ";": "semicolons", "\t": "tabs", "|": "vertical bars"}
+
+
+def separator_name(sep: str) -> str:
+    """How a message names a separator (``"semicolons"``)."""
+    return _SEP_NAMES.get(sep, repr(sep))
+
+
+def sniff_separator(text: str, max_lines: int = 20) -> str:
+    """The separator of a delimited text: the one of :data:`SEPARATORS` that splits the first
+    ``max_lines`` non-empty lines (quotes respected) into the same number (> 1) of fields, the most
+    fields winning and ``,`` winning ties; ``,`` when none does."""
+    import csv
+
+    lines = [ln for ln in text.splitlines() if ln.strip()][:max_lines]
+    if not lines:
+        return ","
+    best, best_n = ",", 1
+    for sep in SEPARATORS:
+        if sep not in lines[0]:
+            continue
+        try:
+            counts = {len(r) for r in csv.reader(lines, delimiter=sep)}
+        except csv.Error:
+            continue
+        n = max(counts) if counts else 1
+        if len(counts) == 1 and n > best_n:
+            best, best_n = sep, n
+    return best
+
+
+def read_csv_table(path: str | Path, *, sep: str | None = None, header: bool = True) -> pd.DataFrame:
+    """A delimited text file as strings (no type guessing), with a clear error for unreadable files.
+
+    ``sep`` None sniffs the separator (:func:`sniff_separator`); the one used is in
+    ``attrs["separator"]``. ``header=False`` reads every line as data and names the columns by
+    position (``"1"``, ``"2"``, …); ``attrs["first_line"]`` is the line of the first data row.
+    """
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(2, "No such file or directory", str(path))
     text = read_utf8_text(path)
+    sep = sep or sniff_separator(text)
     try:
-        return pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False, na_values=[""],
-                           skipinitialspace=True)
+        df = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False, na_values=[""],
+                         skipinitialspace=True, sep=sep, header=0 if header else None)
     except pd.errors.EmptyDataError:
-        raise FileFormatError(path, 1, "the file is empty (expected a CSV header line)") from None
+        raise FileFormatError(path, 1, "the file is empty (expected a header line)" if header
+                              else "the file is empty (expected rows of values)") from None
     except pd.errors.ParserError as exc:
         detail = " ".join(str(exc).split())
         m = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", detail)
         if m:
-            raise FileFormatError(path, int(m.group(2)), f"{m.group(3)} values but the header has "
+            what = "the header has" if header else "the first line has"
+            raise FileFormatError(path, int(m.group(2)), f"{m.group(3)} values but {what} "
                                   f"{m.group(1)} columns; expected one value per column (a stray "
                                   "separator or an unbalanced quote?)") from None
         m = re.search(r"line (\d+)", detail)
         raise FileFormatError(path, int(m.group(1)) if m else None,
-                              f"not a valid CSV file ({detail[:200]})") from None
+                              f"not a valid delimited text file ({detail[:200]})") from None
+    if df.shape[1] == 1:
+        _ragged_separator(text, path)
+    if not header:
+        df.columns = [str(i + 1) for i in range(df.shape[1])]
+    df.attrs.update(separator=sep, first_line=2 if header else 1)
+    return df
+
+
+def _ragged_separator(text: str, path) -> None:
+    """A file read as one column whose first line splits at another separator: raise naming the
+    first line that splits into a different number of values (the reason sniffing failed)."""
+    import csv
+
+    lines = text.splitlines()
+    for sep in SEPARATORS[1:]:
+        if not lines or sep not in lines[0]:
+            continue
+        try:  # line by line, so a count belongs to its line
+            counts = [len(next(csv.reader([ln], delimiter=sep), [])) for ln in lines]
+        except csv.Error:
+            continue
+        n = counts[0]
+        bad = next((k for k, (c, ln) in enumerate(zip(counts, lines)) if k and ln.strip() and c != n), None)
+        if n > 1 and bad is not None:
+            raise FileFormatError(path, bad + 1, f"{counts[bad]} values separated by {separator_name(sep)} but the "
+                                                 f"first line has {n}; expected one value per column on every "
+                                                 "line (a stray separator or an unbalanced quote?)")
 
 
 def read_ratings_csv(path: str | Path) -> pd.DataFrame:

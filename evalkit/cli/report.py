@@ -10,10 +10,12 @@ from evalkit.cli.common import add_command
 FORMAT_HELP = (
     "input format: auto (detect from the header), long (evalkit's long-format ratings), genea "
     "(GENEA leaderboard battles), webmushra (mushra.csv or paired_comparison.csv), webmushra-lss "
-    "(webMUSHRA single-stimulus lss.csv), mturk-p808 (raw MTurk Batch_*_batch_results.csv of a P.808 "
+    "(webMUSHRA single-stimulus lss.csv), pymushra (a pymushra server's CSV or JSON export), hemvip "
+    "(HEMVIP's exported results, JSON), mturk-p808 (raw MTurk Batch_*_batch_results.csv of a P.808 "
     "ACR HIT; needs --condition-pattern), p808 (P.808 per-vote CSV), mushra-lists (JSON lists of "
-    "ratings per stimulus), scores "
-    "(an 'evalkit score' table) (default: auto)")
+    "ratings per stimulus), columns (any other file: name its columns with --columns or "
+    "--column-spec), scores (an 'evalkit score' table) (default: auto; columns when --columns or "
+    "--column-spec is given). Any separator (comma, semicolon, tab, |) is recognised")
 
 
 # long: one declaration per option, in the order --help shows them; nothing to compute
@@ -113,10 +115,11 @@ def _screening_options(p) -> None:
 
 
 def _input_options(p) -> None:
-    w = p.add_argument_group("webMUSHRA input")
+    w = p.add_argument_group("webMUSHRA and pymushra input")
     w.add_argument("--drop-trials", default=None, metavar="ID,...",
-                   help="webMUSHRA pages (trial_id) left out of the analysis, e.g. training pages "
-                        "(default: none; pages whose id reads as training are named in a note)")
+                   help="webMUSHRA pages (trial_id; pymushra: wm_id) left out of the analysis, e.g. "
+                        "training pages (default: none; pages whose id reads as training are named "
+                        "in a note)")
     q = p.add_argument_group("P.808 input")
     q.add_argument("--condition-column", default=None,
                    help="column holding the condition in P.808 per-vote files "
@@ -127,6 +130,38 @@ def _input_options(p) -> None:
                         "result-parser config")
     q.add_argument("--p808-scale", default="ccr7", choices=("ccr7", "acr5"),
                    help="P.808 votes are CCR (-3..3, vs reference) or ACR (1..5) (default: ccr7)")
+    _generic_options(p)
+
+
+def _generic_options(p) -> None:
+    g = p.add_argument_group("any other ratings file (format columns)")
+    g.add_argument("--columns", default=None, metavar="ROLE=COLUMN,...",
+                   help="the columns to read, e.g. participant=rater,item=clip,system=cond,score=rating "
+                        "(roles: participant, item, system, system_b, score, trial, time, stimulus; "
+                        "columns by name, or by position 1, 2, ... with --no-header)")
+    g.add_argument("--column-spec", default=None, metavar="YAML",
+                   help="a YAML file with the keys layout, columns, scale, missing, header, separator, "
+                        "stimulus_pattern, ignore, skip_rows (the options of this group)")
+    g.add_argument("--layout", default=None, choices=("long", "stimulus-by-rater", "rater-by-stimulus"),
+                   help="long: one rating per row (default); stimulus-by-rater: one row per stimulus, "
+                        "one column per rater; rater-by-stimulus: one row per rater, one column per stimulus")
+    g.add_argument("--scale", default=None,
+                   help="scale of the scores, e.g. acr5, likert7, mushra, cmos7 (default: read off the "
+                        "values, with a note)")
+    g.add_argument("--missing", default=None, metavar="CODE,...",
+                   help="cell values meaning no rating, e.g. -1 (empty cells always are)")
+    g.add_argument("--no-header", action="store_true",
+                   help="the file has no header line: name columns by position in --columns")
+    g.add_argument("--separator", default=None,
+                   help="field separator (default: sniffed from the file; 'tab' for tabs)")
+    g.add_argument("--stimulus-pattern", default=None, metavar="REGEX",
+                   help="splits a stimulus name into item and system: a regular expression with the "
+                        "named groups item and system, e.g. '(?P<item>.+)_(?P<system>[^_]+)$'")
+    g.add_argument("--ignore-columns", default=None, metavar="COL,...",
+                   help="matrix columns that are neither raters nor stimuli (e.g. MOS,SD)")
+    g.add_argument("--skip-rows", type=int, default=None, metavar="N",
+                   help="lines below the header that hold no data, e.g. 2 for a survey tool's "
+                        "question-text and import-id rows (default: 0)")
 
 
 def _weights(text: str):
@@ -202,6 +237,35 @@ def _study_reports(args, studies, config) -> int:
     return 0
 
 
+def table_spec_from_args(args: argparse.Namespace):
+    """The generic importer's :class:`~reports.importers_generic.TableSpec` from ``--columns`` and
+    its sibling options, or from ``--column-spec``; None when none of them is given."""
+    from evalkit.errors import InputError
+    from reports.importers_generic import make_spec, parse_columns, spec_from_yaml
+
+    given = {"layout": args.layout, "scale": args.scale, "separator": args.separator,
+             "stimulus_pattern": args.stimulus_pattern,
+             "missing": [m for m in (args.missing or "").split(",") if m.strip()] or None,
+             "ignore": [c for c in (args.ignore_columns or "").split(",") if c.strip()] or None,
+             "header": False if args.no_header else None, "skip_rows": args.skip_rows}
+    given = {k: v for k, v in given.items() if v is not None}
+    if (args.column_spec or args.columns) and args.format not in ("auto", "columns"):
+        raise InputError(f"--columns/--column-spec describe format columns, not --format {args.format}")
+    if args.column_spec:
+        if args.columns or given:
+            raise InputError("--column-spec holds the column options: give either it or --columns and "
+                             "its options (--layout, --scale, --missing, ...), not both")
+        return spec_from_yaml(args.column_spec)
+    if args.columns is None:
+        if given:
+            shown = ", ".join("--" + k.replace("_", "-").replace("header", "no-header").replace("ignore", "ignore-columns")
+                              for k in given)
+            raise InputError(f"{shown}: options of format columns; name the file's columns with "
+                             "--columns ROLE=COLUMN,... (or use --column-spec FILE.yaml)")
+        return None
+    return make_spec({"columns": parse_columns(args.columns), **given}, "--columns")
+
+
 def run(args: argparse.Namespace) -> int:
     import pandas as pd
 
@@ -215,7 +279,8 @@ def run(args: argparse.Namespace) -> int:
     config = config_from_args(args)
     opts = {"condition_column": args.condition_column, "scale": args.p808_scale,
             "condition_pattern": args.condition_pattern,
-            "drop_trials": tuple(t for t in (args.drop_trials or "").split(",") if t.strip())}
+            "drop_trials": tuple(t for t in (args.drop_trials or "").split(",") if t.strip()),
+            "spec": table_spec_from_args(args)}
     study_dirs = [s for s in args.inputs if Path(s).is_dir() and (Path(s) / "study.yaml").exists()]
     others = [s for s in args.inputs if s not in study_dirs]
     for src in others + list(args.scores):
@@ -238,8 +303,9 @@ def run(args: argparse.Namespace) -> int:
     ratings, scores = [], []
     for src in others:
         fmt = args.format
-        kind, df = load_input(src, fmt, table=args.table, **(opts if fmt in ("p808", "mturk-p808", "webmushra", "webmushra-lss", "auto")
-                                                             else {}))
+        kind, df = load_input(src, fmt, table=args.table,
+                              **(opts if fmt in ("p808", "mturk-p808", "webmushra", "webmushra-lss", "pymushra",
+                                                 "columns", "auto") else {}))
         (ratings if kind == "ratings" else scores).append(df)
     for src in args.scores:
         kind, df = load_input(src, "scores")

@@ -1,7 +1,8 @@
 """A seeded mutation fuzzer for the rating-file importers, shared by the tests and
 ``bench/bench_fuzz_ratings.py``.
 
-Each case takes one seed file (the files of ``tests/reports/data``, one per importable format),
+Each case takes one seed file (the files of ``tests/reports/data``, one per importable format and
+per layout of the generic importer),
 applies one to three CSV-aware mutations (a cell made hostile: NaN, inf, huge, negative, empty,
 quotes, NUL, very long text; rows dropped, duplicated or cut; columns dropped, duplicated, renamed
 or reordered; the header removed; the separator changed; quotes unbalanced; bytes flipped; the file
@@ -23,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from evalkit.errors import EvalkitError
+from reports.importers_generic import make_spec
 
 DATA = Path(__file__).resolve().parent / "data"
 #: Seed file -> the format its importer is named by, and the options it needs.
@@ -35,6 +37,18 @@ SEEDS = {
     "webmushra_mushra_1to5_constructed.csv": ("webmushra", {}),
     "webmushra_mushra_constructed.csv": ("webmushra", {}),
     "webmushra_pc_constructed.csv": ("webmushra", {}),
+    "pymushra_export_constructed.csv": ("pymushra", {}),
+    "hemvip_export_constructed.json": ("hemvip", {}),
+    # the generic importer, with the specs these layouts need
+    "generic_matrix_stimulus_by_rater_constructed.csv": ("columns", {"spec": make_spec(
+        {"layout": "stimulus-by-rater", "columns": {"item": "video", "system": "distortion"}, "missing": [-1],
+         "ignore": ["MOS"]}, "fuzz")}),
+    "generic_matrix_rater_by_stimulus_constructed.csv": ("columns", {"spec": make_spec(
+        {"layout": "rater-by-stimulus", "columns": {"participant": "ResponseId"}, "ignore": ["Duration"],
+         "stimulus_pattern": r"(?P<item>[^_]+)_(?P<system>.+)", "scale": "mushra"}, "fuzz")}),
+    "generic_log_noheader_constructed.tsv": ("columns", {"spec": make_spec(
+        {"columns": {"participant": "1", "trial": "2", "item": "3", "system": "4", "score": "5", "time": "6"},
+         "header": False}, "fuzz")}),
 }
 HOSTILE_CELLS = ("", "nan", "NaN", "inf", "-inf", "1e309", "-1e309", "99999999999999999999", "-5", "0",
                  "101", "2.5", "abc", '"', '""', "\x00", "\ufeff", "é字🙂", "x" * 10000, "[1,2", "{}",

@@ -190,19 +190,26 @@ def test_detect_format_names_what_the_closest_format_lacks(tmp_path):
     p = tmp_path / "noscore.csv"
     p.write_text("participant,trial,item,system_a,system_b,scale\np,1,i,A,B,cmos5\n")
     with pytest.raises(FileFormatError, match=r"noscore\.csv, line 1: .*closest is long-format ratings "
-                                              r"\(format long\), which lacks column\(s\) score$"):
+                                              r"\(format long\), which lacks column\(s\) score; any other layout: name its "
+                                              r"columns, --columns participant=…"):
         load_input(p)
     p.write_text("session_uuid,trial_id,rating_stimulus,score\ns,t,A,50\n")
     with pytest.raises(FileFormatError, match=r"closest is webMUSHRA MUSHRA .*lacks column\(s\) rating_score"):
         load_input(p)
 
 
-def test_semicolon_csv_gets_a_separator_hint(tmp_path):
+def test_semicolon_and_tab_separated_files_are_read_with_a_note(tmp_path):
     p = tmp_path / "semi.csv"
-    p.write_text("participant;trial;item;system_a;system_b;score;scale\np;1;i;A;B;1;cmos5\n")
-    with pytest.raises(FileFormatError, match=r"semi\.csv, line 1: the header is one column .* with "
-                                              r"semicolons in it; expected comma-separated values"):
-        load_input(p)
+    p.write_text("participant;trial;item;system_a;system_b;score;scale\np;1;i;A;B;1;cmos5\np;2;j;A;B;-2;cmos5\n")
+    kind, df = load_input(p)
+    assert kind == "ratings" and list(df["score"]) == [1, -2]
+    assert "read as values separated by semicolons" in df.attrs["notes"]
+    p.write_text("participant\ttrial\titem\tsystem_a\tsystem_b\tscore\tscale\np\t1\ti\tA\tB\t1\tcmos5\n")
+    assert "read as values separated by tabs" in load_input(p)[1].attrs["notes"]
+    # a quoted ';' inside a comma-separated file does not make it ';'-separated
+    p.write_text('participant,trial,item,system_a,system_b,score,scale\np,1,"a;b;c;d;e;f;g;h",A,B,1,cmos5\n')
+    df = load_input(p)[1]
+    assert list(df["item"]) == ["a;b;c;d;e;f;g;h"] and not df.attrs.get("notes")
 
 
 def test_scores_cell_that_is_not_a_number_names_line_and_column(tmp_path):
@@ -223,7 +230,8 @@ def test_unrecognised_wide_header_names_the_closest_format_in_one_line(tmp_path)
         load_input(p)
     msg = str(err.value)
     assert "closest is MTurk batch results of a P.808 ACR HIT" in msg and "lacks column(s) Answer.Q1" in msg
-    assert "(152 columns)" in msg and len(msg) < 400 and "\n" not in msg
+    assert "next P.808 per-vote (format p808), which lacks column(s) vote, file" in msg
+    assert "(152 columns)" in msg and len(msg) < 600 and "\n" not in msg
 
 
 def test_webmushra_single_stimulus_lss_file():
@@ -358,3 +366,70 @@ def test_cli_drop_trials_leaves_the_training_page_out_of_the_report(tmp_path):
                  "--no-robustness", "--drop-trials", "training1"]) == 0
     analysed = pd.read_csv(out / "ratings_analysed.csv")
     assert "training1" not in set(analysed["item"].astype(str))
+
+
+def test_refusals_name_what_was_found_and_what_each_candidate_needs(tmp_path):
+    # a forced format that does not fit names the format the header does fit
+    with pytest.raises(FileFormatError, match=r"line 1: GENEA battles file lacks column\(s\) user, .*; the header "
+                                              r"is that of webMUSHRA MUSHRA: use --format webmushra"):
+        load_input(DATA / "webmushra_mushra_constructed.csv", "genea")
+    # a file that is neither webMUSHRA result names what both result files need
+    p = tmp_path / "x.csv"
+    p.write_text("trial_id,stimulus,score\nt1,A,50\n")
+    with pytest.raises(FileFormatError, match=r"not a webMUSHRA result file: a mushra\.csv needs rating_stimulus, "
+                                              r"rating_score, a paired_comparison\.csv choice_reference, "):
+        load_input(p, "webmushra")
+    # no format's columns at all: every format's needs, and the generic importer
+    p.write_text("rater,clip,cond,rating\nr,c,A,3\n")
+    with pytest.raises(FileFormatError) as err:
+        load_input(p)
+    msg = str(err.value)
+    for need in ("long: participant, item, system_a, score, scale", "genea: user", "pymushra: wm_id",
+                 "mturk-p808: WorkerId", "scores: system", "--columns participant=…"):
+        assert need in msg
+    assert "\n" not in msg
+    # a separator that does not split every line alike is named at the line that breaks the pattern
+    p.write_text("participant;item;system_a;score;scale\np;i;A;3;acr5\np;j;A;3\n")
+    with pytest.raises(FileFormatError, match=r"x\.csv, line 3: 4 values separated by semicolons but the first "
+                                              r"line has 5"):
+        load_input(p)
+
+
+def test_mturk_maths_question_is_a_check_judged_as_the_toolkit_does(tmp_path):
+    # constructed batch: Input.math names the maths clip, Answer.math the typed sum; math2.wav's
+    # answer is 7 in the toolkit's parser config; a typed "34" counts as its digit sum 7
+    cols = ["HITId", "AssignmentId", "WorkerId", "Input.math", "Answer.math", "Answer.Q1", "Answer.Q1_url"]
+    m = "https://x.org/math/math2.wav"
+    rows = [["h", "a1", "W1", m, "7", "4", "https://x.org/c01_s1.wav"],
+            ["h", "a2", "W2", m, "34", "3", "https://x.org/c01_s1.wav"],
+            ["h", "a3", "W3", m, "5", "2", "https://x.org/c01_s1.wav"]]
+    p = tmp_path / "batch.csv"
+    p.write_text("\n".join(",".join(r) for r in [cols] + rows) + "\n")
+    _, df = load_input(p, condition_pattern=r"^(c\d+)_")
+    maths = df[df["system_a"] == "p808 math"]
+    assert len(maths) == 3 and maths["flags"].str.contains("check").all()
+    assert set(maths[maths["flags"].str.contains("check_failed")]["participant"]) == {"W3"}
+    assert len(df[~df["flags"].str.contains("check")]) == 3  # the ratings, and nothing else
+    assert any("3 maths question(s)" in n for n in df.attrs["notes"])
+    # Input.math_ans, when given, is the answer
+    cols.append("Input.math_ans")
+    p.write_text("\n".join(",".join(r) for r in [cols] + [r + ["5"] for r in rows]) + "\n")
+    _, df = load_input(p, condition_pattern=r"^(c\d+)_")
+    failed = df[df["flags"].str.contains("check_failed")]
+    assert set(failed["participant"]) == {"W1", "W2"}
+
+
+def test_mturk_batches_that_hold_no_ratings_or_need_order_correction_are_refused_saying_so(tmp_path):
+    # the header of a P.808 qualification batch (as in the toolkit's repository), made-up values
+    cols = ["HITId", "AssignmentId", "WorkerId", "Answer.1_gender", "Answer.2_birth_year", "Answer.4_ld",
+            "Answer.audio_n_finish_n1", "Answer.num1", "Answer.num2"]
+    p = tmp_path / "Batch_1_batch_results.csv"
+    p.write_text(",".join(cols) + "\nh,a,W1,F,1990,in-ear,1,289,246\n")
+    with pytest.raises(FileFormatError, match=r"line 1: MTurk batch results of a P\.808 qualification HIT .*"
+                                              r"holds no ratings"):
+        load_input(p)
+    # a CCR batch: the raw votes need the toolkit's order correction
+    cols = ["HITId", "AssignmentId", "WorkerId", "Answer.Q1", "Answer.Q1_url", "Answer.audio_n_finish_q_1"]
+    p.write_text(",".join(cols) + "\nh,a,W1,-2,https://x.org/c01_s1.wav,1\n")
+    with pytest.raises(FileFormatError, match=r"a P\.808 CCR/DCR HIT .*pass the toolkit's \*_votes_per_worker\.csv"):
+        load_input(p, condition_pattern=r"^(c\d+)_")

@@ -22,7 +22,7 @@ def demo(tmp_path_factory):
     from evalkit.demo import run_demo
 
     out = tmp_path_factory.mktemp("demo")
-    report = run_demo(out, simulate_ratings=True, seed=3, progress=None)
+    report = run_demo(out, seed=3, progress=None)  # simulated raters take part by default
     return out, report
 
 
@@ -51,7 +51,9 @@ def test_demo_builds_both_studies_and_one_report_per_study(demo):
     # each GMG system is a whole text of the page (a table cell) and a row of the per-system
     # metric table, not a prefix of another name ("GMG sync" of "GMG sync+intensity")
     gest_texts = {t.strip() for t in re.findall(r">([^<>]+)<", gest_html)}
-    by_system = set(pd.read_csv(reports[gest].parent / "tables" / "metrics_by_system.csv")["system"])
+    family_tables = sorted((reports[gest].parent / "tables").glob("metrics_*.csv"))  # one per metric family
+    assert family_tables
+    by_system = set().union(*(pd.read_csv(f)["system"] for f in family_tables))
     for system in ("GMG random", "GMG sync", "GMG sync+intensity"):
         assert system in gest_texts and system in by_system and system not in loco_html, system
     assert "<h1>Which gait change looks more natural?</h1>" in loco_html  # title from study.yaml
@@ -65,7 +67,45 @@ def test_demo_builds_both_studies_and_one_report_per_study(demo):
         for name in ("pairwise_cmos5", "bradley_terry_cmos5", "metric_agreement"):
             assert set(pd.read_csv(tables / f"{name}.csv")["data"]) == {"simulated"}, name
             assert "\\caption{SIMULATED ratings" in (tables / f"{name}.tex").read_text(), name
-        assert "data" not in pd.read_csv(tables / "metrics_by_system.csv").columns
+        assert "data" not in pd.read_csv(tables / "metrics_kinematics.csv").columns
+
+
+def test_demo_ratings_come_from_simulated_raters_through_the_web_test(demo):
+    """Every study's ratings were answered in its web test (its design, checks and answer path)
+    by simulated raters, and are labelled simulated in the data, the index and the report."""
+    import yaml
+
+    from reports.ranking import bradley_terry
+
+    out, index = demo
+    index_html = index.read_text()
+    assert "SIMULATED RATINGS" in index_html and "simulated raters" in index_html
+    for name in ("locomotion-transitions", "gesture-speech"):
+        study = out / name
+        spec = yaml.safe_load((study / "study.yaml").read_text())
+        ratings = pd.read_csv(study / "results" / "ratings.simulated.csv")
+        assert set(ratings["data"]) == {"simulated"}
+        assert f"{name}/results/ratings.simulated.csv" in index_html
+        # the study's design: one participant per design cell, every item of the study
+        assert ratings["participant"].nunique() == spec["design"]["participants"]
+        assert set(ratings["item"]) == {s["item"] for s in spec["stimuli"]}
+        # the web test's checks ran: a gold, an attention and a repeat trial for every rater,
+        # and the raters answered the attention checks as the page asked
+        for kind in ("gold", "attention", "repeat"):
+            got = ratings[ratings["flags"].fillna("").str.contains(f"check:{kind}")]
+            assert got["participant"].nunique() == spec["design"]["participants"], kind
+        assert not ratings["flags"].fillna("").str.contains("attention_fail|gold_fail").any()
+        # the stored scores are the web test's sign correction of the on-screen answers
+        main = ratings[ratings["flags"].fillna("") == ""]
+        sign = main["side_shown"].map({"right": 1, "left": -1})
+        assert (main["score"] == sign * main["raw_answer"]).all()
+        # the study's own database is untouched: real participants start from nothing
+        assert not (study / "ratings.sqlite").exists()
+        # the assumed order is what the raters' answers show (original first)
+        bt = bradley_terry(main.drop(columns="data"), n_boot=50, seed=0)
+        assert bt.table["system"].iloc[0] == "original"
+        html = (study / "results" / "report" / "report.html").read_text()
+        assert "simulated raters who took this study" in html
 
 
 def test_demo_numbers_are_computed_in_the_run_and_show_the_expected_order(demo):
@@ -273,3 +313,12 @@ def test_report_refuses_a_broken_or_wrong_ratings_database(tmp_path, capsys, mon
     monkeypatch.setenv("EVALKIT_DATABASE_URL", "nosuchdriver://x/y")
     assert main(["report", str(study), "--out", str(tmp_path / "r4")]) == 2
     assert "cannot use database URL" in capsys.readouterr().err
+
+
+def test_demo_options_switch_the_simulated_raters_off():
+    from evalkit.cli import build_parser
+
+    parse = build_parser().parse_args
+    assert parse(["demo"]).ratings is True
+    assert parse(["demo", "--no-ratings"]).ratings is False
+    assert parse(["demo", "--simulate-ratings"]).ratings is True  # the old option, now the default

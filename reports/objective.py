@@ -42,7 +42,8 @@ ID_COLUMNS = {"system", "clip", "file", "path", "item", "source", "participant",
 BOOKKEEPING_COLUMNS = {"frames", "fps", "duration_s", "height_m", "ground_y", "dropped_frames",
                        "worst_window", "worst_window_start_s", "worst_window_end_s", "worst_start_s",
                        "worst_end_s", "start_s", "end_s", "seed", "n_frames", "sample_rate",
-                       "cuts", "copies"}  # cuts / copies: how the file is put together (takes, loops)
+                       "cuts", "copies",  # cuts / copies: how the file is put together (takes, loops)
+                       "naturalness_reliability"}  # how far the verdict can be trusted, not motion quality
 
 
 def is_bookkeeping(column: str) -> bool:

@@ -196,7 +196,7 @@ def run(args: argparse.Namespace) -> int:
     looped = int((table["copies"] > 1).sum()) if "copies" in table else 0
     if looped:
         print(f"evalkit: note: {looped} clip(s) are copies of one stretch played over (a loop): each was judged "
-              "on its first copy, once, and the joins between copies were not; see the copies column", file=sys.stderr)
+              "on its first two copies and the join between them (later copies add nothing new); see the copies column", file=sys.stderr)
     noted = int((table["notes"] != "").sum()) if "notes" in table else 0
     if noted:
         print(f"evalkit: note: {noted} clip(s) have notes (implausible input, or metrics left empty for "

@@ -58,22 +58,7 @@ def plot_timeline(motion: Motion, out: str | os.PathLike, config: ScoreConfig | 
     if an.notes:
         title += "\n" + "; ".join(an.notes)
     if verdict is not None:
-        title += (f"\nnaturalness {verdict.naturalness:.2f}; least natural window "
-                  f"{verdict.worst_start_s:.2f}–{verdict.worst_end_s:.2f} s ({verdict.worst_naturalness:.2f}); "
-                  f"worst stretch {getattr(verdict, 'worst_stretch_naturalness', nan):.2f}")
-        if getattr(verdict, "reasons", ""):
-            title += f"
-reasons: {verdict.reasons}"
-        reliability = getattr(verdict, "reliability", nan)
-        if reliability == reliability and reliability < 1.0:  # not NaN
-            title += f"; reliability {reliability:.2f} (windows within what the model knows)"
-        cuts = getattr(verdict, "cuts_s", ())
-        if cuts:
-            title += f"; {len(cuts)} cut(s) to a new take (dotted lines), each take judged on its own"
-        copies = getattr(verdict, "copies", 1.0)
-        if copies > 1:
-            title += (f"; {copies:.3g} copies of a {verdict.period_s:.2f}-s stretch: judged on the first, "
-                      "the joins (solid lines) not judged")
+        title += _verdict_title(verdict)
     fig.suptitle(title, fontsize=9)
 
     _contacts_panel(axes[0], t, tr)
@@ -164,3 +149,24 @@ def _unnatural_spans(verdict) -> list[tuple[float, float, float]]:
     col = "local_naturalness" if "local_naturalness" in w else "naturalness"
     return [(float(a), float(b), float(0.5 - v)) for a, b, v in zip(w["start_s"], w["end_s"], w[col])
             if v < 0.5]
+
+
+def _verdict_title(verdict) -> str:
+    """The title lines of a naturalness verdict (:func:`plot_timeline`'s ``verdict``)."""
+    nan = float("nan")
+    title = (f"\nnaturalness {verdict.naturalness:.2f}; least natural window "
+              f"{verdict.worst_start_s:.2f}–{verdict.worst_end_s:.2f} s ({verdict.worst_naturalness:.2f}); "
+              f"worst stretch {getattr(verdict, 'worst_stretch_naturalness', nan):.2f}")
+    reliability = getattr(verdict, "reliability", nan)
+    if reliability == reliability and reliability < 1.0:  # not NaN
+        title += f"; reliability {reliability:.2f} (windows within what the model knows)"
+    cuts = getattr(verdict, "cuts_s", ())
+    if cuts:
+        title += f"; {len(cuts)} cut(s) to a new take (dotted lines), each take judged on its own"
+    copies = getattr(verdict, "copies", 1.0)
+    if copies > 1:
+        title += (f"; {copies:.3g} copies of a {verdict.period_s:.2f}-s stretch: judged on the first "
+                  "two and the join between them (solid lines mark the joins)")
+    if getattr(verdict, "reasons", ""):
+        title += f"\nreasons: {verdict.reasons}"
+    return title

@@ -93,6 +93,8 @@ METRICS: dict[str, MetricInfo] = {m.column: m for m in (
     _m("naturalness", "Naturalness (discriminator)", "probability", _NAT, "higher", decimals=2),
     _m("worst_window_naturalness", "Naturalness of the worst window", "probability", _NAT, "higher", decimals=2),
     _m("worst_stretch_naturalness", "Naturalness of the worst stretch", "probability", _NAT, "higher", decimals=2),
+    _m("naturalness_reliability", "Naturalness reliability, share of windows the model knows", "share", _NAT, "",
+       **_PCT),
     _m("skate_fraction", "Foot skate, share of planted time", "share", _FOOT, **_PCT),
     _m("skate_speed_mean", "Foot slide speed while planted, mean", "m/s", _FOOT, **_MMS),
     _m("skate_distance_mean", "Foot slide per contact, mean", "m", _FOOT, **_MM),

@@ -798,10 +798,8 @@ def score_naturalness(model: NaturalnessDiscriminator, motion: Motion, roles: di
     head = 0
     if drop_pops:
         motion, head, _ = drop_end_pops(motion, scale)
-    calib_head, calib_tail = calibration_frames(motion, roles)
-    if calib_head or calib_tail:
-        motion = motion.slice(calib_head, motion.n_frames - calib_tail)
-        head += calib_head
+    motion, calib_head, calib_tail = _drop_calibration(motion, roles)
+    head += calib_head
     cuts = find_cuts(motion.positions, motion.fps, scale) if split_cuts else np.zeros(0, dtype=np.int64)
     bounds = [0, *cuts.tolist(), motion.n_frames]
     tables, takes = _take_windows(model, motion, list(zip(bounds[:-1], bounds[1:])), roles, len(cuts) > 0,
@@ -824,15 +822,7 @@ def score_naturalness(model: NaturalnessDiscriminator, motion: Motion, roles: di
     windows = pd.DataFrame({"start_s": table["start_s"] + shift, "end_s": table["end_s"] + shift, "naturalness": p,
                             "local_naturalness": local, "known": known, "reason": window_reason})
     reliability = float(known.mean()) if model._has_domain() else float("nan")
-    notes = []
-    if reliability < 1.0:
-        notes.append(f"{1 - reliability:.0%} of the windows lie outside what the model was trained on: "
-                     "read the verdict there as unknown, not as unnatural")
-    notes.extend(speed_notes(motion))
-    if calib_head or calib_tail:
-        where = " and ".join(w for w, n in (("starts", calib_head), ("ends", calib_tail)) if n)
-        notes.insert(0, f"the take {where} in a calibration pose (arms raised and held still): "
-                        f"{(calib_head + calib_tail) / motion.fps:.2f} s left out of the verdict")
+    notes = _verdict_notes(motion, reliability, calib_head, calib_tail)
     return MotionScore(
         naturalness=naturalness,
         worst_start_s=float(windows["start_s"].iloc[w]),
@@ -847,6 +837,30 @@ def score_naturalness(model: NaturalnessDiscriminator, motion: Motion, roles: di
         reasons=reasons,
         notes=tuple(notes),
     )
+
+
+def _drop_calibration(motion: Motion, roles) -> tuple[Motion, int, int]:
+    """``motion`` without the calibration pose it starts or ends in (:func:`calibration_frames`),
+    and the frames dropped at its start and at its end."""
+    calib_head, calib_tail = calibration_frames(motion, roles)
+    if calib_head or calib_tail:
+        motion = motion.slice(calib_head, motion.n_frames - calib_tail)
+    return motion, calib_head, calib_tail
+
+
+def _verdict_notes(motion: Motion, reliability: float, calib_head: int, calib_tail: int) -> list[str]:
+    """The notes of a verdict: calibration frames left out (``calib_head`` / ``calib_tail``
+    frames), windows the model does not know (``reliability`` below 1) and implausible speeds."""
+    notes = []
+    if calib_head or calib_tail:
+        where = " and ".join(w for w, n in (("starts", calib_head), ("ends", calib_tail)) if n)
+        notes.append(f"the take {where} in a calibration pose (arms raised and held still): "
+                     f"{(calib_head + calib_tail) / motion.fps:.2f} s left out of the verdict")
+    if reliability < 1.0:
+        notes.append(f"{1 - reliability:.0%} of the windows lie outside what the model was trained on: "
+                     "read the verdict there as unknown, not as unnatural")
+    notes.extend(speed_notes(motion))
+    return notes
 
 
 #: A calibration pose (T- or A-pose): both upper arms raised at least this far from the trunk

@@ -100,8 +100,8 @@ def add_model_columns(table: pd.DataFrame, model_path: str | None = None, load_k
         load_kwargs: keyword arguments of :func:`evalkit.motion.load_motion` (units, up axis).
         roles: ``{role: joint name}`` overrides for unusual rigs (as ``evalkit score --roles``).
         drop_pops: judge the frames the other metrics judge (see :func:`~evalkit.models.discriminator.score_naturalness`).
-        fold_repeats: judge a clip of copies on its first copy (``False``: every frame, joins
-            included; ``evalkit score --judge-joins``).
+        fold_repeats: judge a clip of copies on its first two copies and the join between them
+            (``False``: every frame of every copy; ``evalkit score --judge-joins``).
         progress: show a progress bar.
         frames_dir, system: the ``--frames`` folder and ``--system`` of the run that wrote
             per-frame traces (:func:`evalkit.features.batch.trace_path`): each clip's trace

@@ -14,8 +14,9 @@ naturalness verdict judges the takes on either side separately and reports the c
 
 A *repeat* (:func:`find_repeat`) is a clip that is copies of one stretch played one after
 another (a clip naively looped, frame for frame or with the body carried on): after the first
-copy it holds no motion that was not in it, and the joins between copies are edits, so the
-verdict judges the first copy once and reports how many copies there were.
+copy it holds no motion that was not in it but the joins between copies, which are all alike, so
+the verdict judges the first two copies and the join between them once and reports how many copies
+there were.
 """
 
 from __future__ import annotations

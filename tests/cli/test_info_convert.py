@@ -51,8 +51,8 @@ def test_convert_npz(tmp_path, cmu_dir):
 
 def test_convert_loop_repeats_a_clip_seamlessly_and_the_verdict_keeps(tmp_path, cmu_dir, capsys):
     """``--loop N``: the clip's loop played N times, the body carried on (no jump back), and the
-    shipped discriminator scores ten repeats as one (judged on the first copy; judged frame by
-    frame, within 0.05: issue 23); ``--loop 0`` is refused."""
+    shipped discriminator scores ten repeats as one (judged on the first two copies and their
+    seamless join; judged frame by frame, within 0.05); ``--loop 0`` is refused."""
     import pandas as pd
 
     one, ten = tmp_path / "x1.bvh", tmp_path / "x10.bvh"
@@ -73,7 +73,7 @@ def test_convert_loop_repeats_a_clip_seamlessly_and_the_verdict_keeps(tmp_path, 
     # read back from BVH text, the ten copies (each turned and moved on) are found to be copies of
     # the loop, and the loop is judged once
     assert t.loc["x10", "copies"] == 10 and t.loc["x1", "copies"] == 1
-    assert t.loc["x1", "naturalness"] > 0.8 and t.loc["x10", "naturalness"] == t.loc["x1", "naturalness"]
+    assert t.loc["x1", "naturalness"] > 0.8 and abs(t.loc["x10", "naturalness"] - t.loc["x1", "naturalness"]) <= 0.02
     # the model itself on every frame of the ten copies, joins included
     assert main(["score", str(one), str(ten), "--model", "default", "--judge-joins", "--out", str(out), "-q"]) == 0
     s = pd.read_csv(out).set_index("clip")["naturalness"]

@@ -233,8 +233,9 @@ def test_plot_timeline_draws_the_cuts(cmu_dir, tmp_path, monkeypatch):
 
 
 def test_plot_timeline_draws_the_joins_of_a_loop(cmu_dir, tmp_path, monkeypatch):
-    """The same three copies as a user scores them: a loop judged on its first copy, the joins
-    drawn as solid lines at every copy's start and named in the title."""
+    """The same three copies as a user scores them: a loop judged on its first two copies, the
+    joins drawn as solid lines at every copy's start and named in the title (the walk jumps back
+    at every join, so each join is also a cut to a new take)."""
     from evalkit.models.discriminator import score_naturalness
     from evalkit.models.training import load_model
     from evalkit.motion import load_motion
@@ -242,7 +243,7 @@ def test_plot_timeline_draws_the_joins_of_a_loop(cmu_dir, tmp_path, monkeypatch)
     m = load_motion(cmu_dir / "16_15.amc")
     motion = m.with_(rotations=np.concatenate([m.rotations] * 3), translations=np.concatenate([m.translations] * 3))
     verdict = score_naturalness(load_model("default")[0], motion)
-    assert verdict.copies == 3 and verdict.cuts_s == ()
+    assert verdict.copies == 3 and np.allclose(verdict.cuts_s, [m.duration, 2 * m.duration], atol=1.5 / m.fps)
     axes = _timeline_axes(motion, verdict, tmp_path, monkeypatch)
     for ax in axes:
         xs = [ln.get_xdata()[0] for ln in ax.lines if ln.get_linestyle() == "-" and ln.get_color() == "k" and ln.get_alpha() == 0.5]

@@ -45,8 +45,12 @@ def test_keyframed_limbs_are_exactly_linear_even_after_a_file_round_trip(long30,
     table = window_features(bad.motion)
     inside = _inside(table, a, b)
     assert len(inside) >= 1
-    # windows where the keyed arm rests (the take ends standing) show no velocity to judge
-    assert (inside["f_rot_linearity_min"] < -4.0).mean() > 0.8
+    # windows where the keyed arm rests (the take ends standing) show no velocity to judge;
+    # exactly linear keys sit at the floor below which rounding noise is not read
+    from evalkit.models.windows import LINEARITY_FLOOR
+
+    floor = np.log10(LINEARITY_FLOOR)
+    assert (inside["f_rot_linearity_min"] <= floor + 1e-9).mean() > 0.8
     # written with 4 decimals of a degree and read back: still far below natural capture
     path = write_bvh(bad.motion, tmp_path / "keyed.bvh", precision=4)
     again = window_features(load_motion(path))

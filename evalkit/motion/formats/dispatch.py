@@ -83,15 +83,19 @@ def load_motion(
         raise FileFormatError(p, None, f"is a folder, expected a motion file ({', '.join(MOTION_EXTENSIONS)})")
     from evalkit.motion.formats.npz import check_not_lfs_pointer
 
-    check_not_lfs_pointer(p)
     if ext in (".npz", ".npy", ".csv"):
+        check_not_lfs_pointer(p)
         return _load_array_file(p, ext, units, up, roles, skeleton, array_fps, body_model, allow_pickle, clip)
-    if ext == ".bvh":
-        return read_bvh(p, units=units, up=up, roles=roles, fps=bvh_fps)
-    if ext == ".amc":
-        asf_path = Path(asf) if asf else find_asf(p)
-        return read_asf_amc(asf_path, p, fps=120.0 if fps is None else fps, units=units, up=up,
-                            roles=roles)
+    try:  # text formats: a file that does not parse is looked at again only then (one open per good file)
+        if ext == ".bvh":
+            return read_bvh(p, units=units, up=up, roles=roles, fps=bvh_fps)
+        if ext == ".amc":
+            asf_path = Path(asf) if asf else find_asf(p)
+            return read_asf_amc(asf_path, p, fps=120.0 if fps is None else fps, units=units, up=up,
+                                roles=roles)
+    except FileFormatError:
+        check_not_lfs_pointer(p)
+        raise
     raise InputError(f"{p}: unsupported motion format {ext!r}; expected one of {', '.join(MOTION_EXTENSIONS)}")
 
 

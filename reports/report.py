@@ -1036,6 +1036,23 @@ def _objective(ctx: _Ctx, scores: pd.DataFrame) -> None:
         _rater_agreement_section(ctx, scores, metrics)
 
 
+def _agreement_display(judged: pd.DataFrame, pct: str, with_tau: bool) -> pd.DataFrame:
+    """The metric-agreement table as shown: metric in words, direction, pairs, share [CI], τ."""
+    disp = pd.DataFrame({
+        "Metric": [_metric_heading(m) for m in judged["metric"]],
+        "Better": judged["better"].to_numpy(),
+        "Pairs": judged["pairs"].map(lambda v: f"{int(v)}").to_numpy(),
+        f"Agreement [{pct}]": [f"{a:.2f} [{lo:.2f}, {hi:.2f}]" for a, lo, hi in
+                               zip(judged["agreement"], judged["ci_low"], judged["ci_high"])]})
+    if with_tau:
+        disp["τ (systems)"] = [f"{v:+.2f} (p {fmt_value(p, 'p')})" if np.isfinite(v) else "–"
+                               for v, p in zip(judged["tau"], judged["tau_p"])]
+    notes = [n if n and "τ needs" not in n else "" for n in judged["note"]]
+    if any(notes):
+        disp["Note"] = notes
+    return disp.reset_index(drop=True)
+
+
 def _rater_agreement_section(ctx: _Ctx, scores: pd.DataFrame, metrics: list[str]) -> None:
     """Which metric agrees with the raters: one table, one figure (see reports.metric_agreement)."""
     from reports.metric_agreement import MAX_FIGURE_METRICS, MIN_TAU_SYSTEMS, agreement_figure, metric_agreement
@@ -1083,24 +1100,13 @@ def _rater_agreement_section(ctx: _Ctx, scores: pd.DataFrame, metrics: list[str]
             groups.setdefault(note, []).append(_metric_heading(m))
         sec.paragraphs.append("Not judged — " + "; ".join(f"{note}: {', '.join(ms)}" for note, ms in groups.items()) + ".")
     if len(judged):
-        disp = pd.DataFrame({
-            "Metric": [_metric_heading(m) for m in judged["metric"]],
-            "Better": judged["better"].to_numpy(),
-            "Pairs": judged["pairs"].map(lambda v: f"{int(v)}").to_numpy(),
-            f"Agreement [{pct}]": [f"{a:.2f} [{lo:.2f}, {hi:.2f}]" for a, lo, hi in
-                                   zip(judged["agreement"], judged["ci_low"], judged["ci_high"])]})
-        if n_sys >= MIN_TAU_SYSTEMS:
-            disp["τ (systems)"] = [f"{v:+.2f} (p {fmt_value(p, 'p')})" if np.isfinite(v) else "–"
-                                   for v, p in zip(judged["tau"], judged["tau_p"])]
-        notes = [n for n in judged["note"] if n and "τ needs" not in n]
-        if notes:
-            disp["Note"] = [n if n and "τ needs" not in n else "" for n in judged["note"]]
+        disp = _agreement_display(judged, pct, n_sys >= MIN_TAU_SYSTEMS)
         ctx.table(sec, "metric_agreement", "Agreement of each metric with the raters on rated clip "
                   f"pairs, {pct} bootstrap interval over raters"
                   + (", and system-level Kendall τ" if n_sys >= MIN_TAU_SYSTEMS else "")
                   + f"; raters' own agreement {rat['agreement']:.2f}."
                   + (" The metrics are real; the ratings are SIMULATED, so this says nothing about "
-                     "people." if ctx.simulated else ""), t, disp.reset_index(drop=True))
+                     "people." if ctx.simulated else ""), t, disp)
         shown_n = min(len(judged), MAX_FIGURE_METRICS)
         ctx.figure(sec, "metric_agreement", "Agreement with the raters per metric (dot: share of "
                    f"the {len(res.pairs)} rated clip pairs of {res.pairs['participant'].nunique()} raters "

@@ -75,9 +75,10 @@ def test_demo_builds_both_studies_and_one_report_per_study(demo):
 def test_demo_ratings_come_from_simulated_raters_through_the_web_test(demo):
     """Every study's ratings were answered in its web test (its design, checks and answer path)
     by simulated raters, and are labelled simulated in the data, the index and the report."""
+    import numpy as np
     import yaml
 
-    from reports.ranking import bradley_terry
+    from evalkit.demo import SIMULATED_ORDER
 
     out, index = demo
     index_html = index.read_text()
@@ -103,9 +104,11 @@ def test_demo_ratings_come_from_simulated_raters_through_the_web_test(demo):
         assert (main["score"] == sign * main["raw_answer"]).all()
         # the study's own database is untouched: real participants start from nothing
         assert not (study / "ratings.sqlite").exists()
-        # the assumed order is what the raters' answers show (original first)
-        bt = bradley_terry(main.drop(columns="data"), n_boot=50, seed=0)
-        assert bt.table["system"].iloc[0] == "original"
+        # the answers lean the assumed way: the system earlier in the assumed order preferred
+        # (expected mean about +0.3 to +0.5 on the -2..2 scale, standard error about 0.1)
+        rank = {sys: i for i, sys in enumerate(SIMULATED_ORDER[name])}
+        towards = np.where(main["system_a"].map(rank) < main["system_b"].map(rank), 1, -1) * main["score"]
+        assert towards.mean() > 0, name
         html = (study / "results" / "report" / "report.html").read_text()
         assert "simulated raters who took this study" in html
 

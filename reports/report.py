@@ -1084,7 +1084,7 @@ def _rater_agreement_section(ctx: _Ctx, scores: pd.DataFrame, metrics: list[str]
         f"{len(res.pairs)} rated clip pairs (an answer preferring one clip of an item; {res.ties} "
         f"answers of no preference left out) from {res.pairs['participant'].nunique()} raters. "
         "Agreement = share of those pairs where the metric prefers the clip the rater preferred "
-        "(better = lower or higher as the metric registry says; a metric tie counts one half, "
+        "(better = lower or higher as the metric registry says, or --better for other columns; a metric tie counts one half, "
         f"chance = 0.5), with a {pct} percentile bootstrap over raters. The raters' own agreement "
         "(two raters, one clip pair: the same clip preferred) is "
         + (f"{rat['agreement']:.2f} [{rat['ci_low']:.2f}, {rat['ci_high']:.2f}] over {rat['pairs']} "

@@ -216,3 +216,35 @@ def test_report_section_fits_1400px_in_chromium(agreement_report):
             assert shown and all(natural > 0 and 0 < width <= 1400 for natural, width in shown)
         finally:
             browser.close()
+
+
+def test_real_mushra_ratings_against_each_codec_bitrate(tmp_path, capsys):
+    """REAL ratings (neural-codec MUSHRA, 16 signals) judged against a real, declared property of
+    each condition: its bitrate in kbit/s (from the condition's name; none for the reference, the
+    anchor and AudioDec, whose names give none). 6 conditions with a bitrate: τ is computed."""
+    import re
+
+    from evalkit.cli import main
+    from tests.conftest import shared_data
+
+    src = shared_data("ratings", "mushra-speech-codec", "ratings_formated.csv")
+    from reports.importers import load_input
+
+    ratings = load_input(src)[1]
+    rows = []
+    for (item, system), _ in ratings.groupby(["item", "system_a"]):
+        m = re.fullmatch(r"(?:Proposed|Lyra) ([0-9.]+)(?: 16kHz)?", system)
+        rows.append({"item": item, "system": system, "clip": f"{item}/{system}",
+                     "bitrate_kbps": float(m.group(1)) if m else np.nan})
+    scores = tmp_path / "bitrates.csv"
+    pd.DataFrame(rows).to_csv(scores, index=False)
+    out = tmp_path / "rep"
+    assert main(["report", str(src), "--scores", str(scores), "--out", str(out), "--n-boot", "300",
+                 "--bt-boot", "100", "--no-robustness", "--better", "bitrate_kbps=higher", "-q"]) == 0, \
+        capsys.readouterr().err
+    t = pd.read_csv(out / "tables" / "metric_agreement.csv").set_index("metric")
+    row = t.loc["bitrate_kbps"]
+    assert row["systems"] == 6 and np.isfinite(row["tau"]) and -1 <= row["tau"] <= 1
+    assert 0 <= row["ci_low"] <= row["agreement"] <= row["ci_high"] <= 1 and row["pairs"] > 100
+    html = (out / "report.html").read_text()
+    assert "Which metric agrees with the raters" in html and "τ (systems)" in html and "SIMULATED" not in html

@@ -199,6 +199,25 @@ def _ci(lo, hi) -> str:
 # ---------------------------------------------------------------- screening
 
 
+#: Short headings of the per-rater table.
+_RATER_HEADERS = {"participant": "Rater", "answers": "Answers", "checks": "Checks", "failed_checks": "Failed",
+                  "straightline_share": "Same answer", "consensus_r": "Consensus r",
+                  "median_rt_s": "Median time (s)", "reference_items": "Ref. items",
+                  "reference_below": "Ref. below", "excluded_by": "Excluded by"}
+
+
+def _raters_display(raters: pd.DataFrame) -> pd.DataFrame:
+    """The per-rater table as shown: short headings, columns with no value left out, long rater
+    ids (e.g. a web test's 32-character ids) shortened to 8 characters."""
+    keep = [c for c in raters.columns if c == "participant" or raters[c].notna().any()
+            and not raters[c].astype(str).isin(["", "nan"]).all()]
+    disp = format_frame(raters[keep])
+    ids = raters["participant"].astype(str)
+    if ids.str.len().max() > 12 and ids.str[:8].nunique() == ids.nunique():
+        disp["participant"] = [i[:8] + "…" if len(i) > 12 else i for i in ids]
+    return disp.rename(columns={c: _RATER_HEADERS.get(c, c) for c in disp.columns})
+
+
 def _screening_section(ctx: _Ctx, res) -> None:
     sec = Section("Participants and screening")
     rules = res.rules.describe()
@@ -211,7 +230,10 @@ def _screening_section(ctx: _Ctx, res) -> None:
     ctx.table(sec, "raters", "Per-rater indicators: answers, attention/catch checks, share of the most "
                              "frequent on-screen answer (straight-lining), Spearman r with the "
                              "leave-one-out consensus, median response time, hidden-reference "
-                             "ratings below threshold, and the rule that excluded the rater.", raters)
+                             "ratings below threshold, and the rule that excluded the rater"
+                             + (" (long rater ids shortened to their first 8 characters; in full in the CSV)"
+                                if raters["participant"].astype(str).str.len().max() > 12 else "") + ".",
+              raters, _raters_display(raters))
     ctx.sections.append(sec)
     n_ex = int(res.flow["participants"].iloc[1:-1].sum()) if len(res.flow) > 2 else 0
     how = ("were declared in advance (before data collection) and applied in order" if ctx.cfg.rules_declared

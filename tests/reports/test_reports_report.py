@@ -344,3 +344,24 @@ def test_unconnected_groups_of_systems_are_called_separate_studies(tmp_path):
     html = build_report(long_table(rows), None, tmp_path,
                         config=ReportConfig(n_boot=20, bt_boot=20, robustness=False)).read_text()
     assert "form 2 unconnected groups of systems (A, B; C, D)" in html
+
+
+def test_per_rater_table_shortens_long_ids_and_leaves_out_empty_columns(tmp_path):
+    """A web test's 32-character rater ids would widen the per-rater table past the page: the
+    page shows their first 8 characters (the CSV keeps them whole); columns without a value (no
+    hidden reference here) are not shown."""
+    import hashlib
+    import re
+
+    ratings, _ = simulate_pairwise(120, 3, 6, scale="cmos5", seed=5)
+    long = {p: hashlib.sha256(p.encode()).hexdigest()[:32] for p in ratings["participant"].unique()}
+    ratings["participant"] = ratings["participant"].map(long)
+    out = build_report(ratings, None, tmp_path, config=ReportConfig(n_boot=50, bt_boot=50, robustness=False),
+                       progress=False)
+    html = out.read_text()
+    table = html.split("Per-rater indicators", 1)[1].split("</table>", 1)[0]
+    headers = re.findall(r"<th>(.*?)</th>", table)
+    assert headers[0] == "Rater" and "Ref. items" not in headers and "reference_items" not in headers
+    for full in long.values():
+        assert f"<td>{full[:8]}…</td>" in table and full not in table
+    assert set(pd.read_csv(tmp_path / "tables" / "raters.csv")["participant"]) == set(long.values())

@@ -8,6 +8,7 @@ a Jinja2 template with autoescaping; tables are written as CSV (full precision) 
 from __future__ import annotations
 
 import base64
+import re
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -138,9 +139,40 @@ def display_frame(item: "TableItem") -> pd.DataFrame:
     human headers."""
     if item.display is not None:
         return item.display
-    disp = format_frame(item.data)
+    disp = format_frame(_readable_cells(item.data))
     disp.columns = [human_header(c) for c in item.data.columns]
     return disp
+
+
+#: A text cell spelled like a column name (``offset_mad_rule_s``): shown in words.
+_IDENTIFIER = re.compile(r"[a-z]+(_[a-z0-9]+)+")
+#: Numbers within this share of their column's largest magnitude (at least 1) of zero are
+#: rounding noise of a computation (e.g. 2.2e-16 for a difference of equal values): shown as 0.
+NOISE_SHARE = 1e-12
+
+
+def _readable_cells(df: pd.DataFrame) -> pd.DataFrame:
+    """Cells as a reader should see them: identifiers in words (the metric registry's label when
+    it knows the name), floating-point noise as 0. The table's data (CSV) keep the raw values."""
+    from evalkit.features.registry import metric_info
+
+    out = df.copy()
+    for c in out.columns:
+        col = out[c]
+        if pd.api.types.is_float_dtype(col):
+            x = col.to_numpy(float)
+            big = np.nanmax(np.abs(x)) if np.isfinite(x).any() else 0.0
+            noise = np.isfinite(x) & (x != 0) & (np.abs(x) <= NOISE_SHARE * max(1.0, big))
+            if noise.any():
+                out[c] = np.where(noise, 0.0, x)
+        elif col.dtype == object or pd.api.types.is_string_dtype(col):
+            def words(v):
+                if isinstance(v, str) and _IDENTIFIER.fullmatch(v):
+                    info = metric_info(v)
+                    return info.heading if info else human_header(v)
+                return v
+            out[c] = [words(v) for v in col.tolist()]
+    return out
 
 
 #: Characters that need a command in LaTeX (pdfLaTeX's default inputenc knows none of the Greek).

@@ -74,6 +74,8 @@ class ReportConfig:
     ``systems``: optional system order (first = reference of the regression models);
     ``rules_declared``: the screening rules were declared before the data were collected (e.g. in
     a study file); otherwise methods.md says they are this report's settings, applied afterwards.
+    ``better``: ``(column, "lower" | "higher")`` pairs saying which way a score column is better,
+    for columns the metric registry does not know (used by the metric-agreement section).
     """
 
     confidence: float = 0.95
@@ -87,8 +89,12 @@ class ReportConfig:
     robustness: bool = True
     systems: tuple[str, ...] | None = None
     rules_declared: bool = False
+    better: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self):
+        for item in self.better:
+            if len(item) != 2 or item[1] not in ("lower", "higher"):
+                raise InputError(f"better: expected (column, 'lower' or 'higher') pairs, got {item!r}")
         if not 0.5 <= self.confidence < 1:
             raise InputError(f"confidence must be in [0.5, 1), got {self.confidence}")
         if self.zero_method not in ZERO_METHODS:
@@ -142,6 +148,7 @@ class _Ctx:
     style: fg.SystemStyle | None = None
     primary: list = field(default_factory=list)
     genea_reasons: pd.DataFrame | None = None
+    kept: pd.DataFrame | None = None
 
     def step(self, message: str) -> None:
         """Progress of a long step (printed when the report was asked for progress)."""
@@ -192,6 +199,25 @@ def _ci(lo, hi) -> str:
 # ---------------------------------------------------------------- screening
 
 
+#: Short headings of the per-rater table.
+_RATER_HEADERS = {"participant": "Rater", "answers": "Answers", "checks": "Checks", "failed_checks": "Failed",
+                  "straightline_share": "Same answer", "consensus_r": "Consensus r",
+                  "median_rt_s": "Median time (s)", "reference_items": "Ref. items",
+                  "reference_below": "Ref. below", "excluded_by": "Excluded by"}
+
+
+def _raters_display(raters: pd.DataFrame) -> pd.DataFrame:
+    """The per-rater table as shown: short headings, columns with no value left out, long rater
+    ids (e.g. a web test's 32-character ids) shortened to 8 characters."""
+    keep = [c for c in raters.columns if c == "participant" or raters[c].notna().any()
+            and not raters[c].astype(str).isin(["", "nan"]).all()]
+    disp = format_frame(raters[keep])
+    ids = raters["participant"].astype(str)
+    if ids.str.len().max() > 12 and ids.str[:8].nunique() == ids.nunique():
+        disp["participant"] = [i[:8] + "…" if len(i) > 12 else i for i in ids]
+    return disp.rename(columns={c: _RATER_HEADERS.get(c, c) for c in disp.columns})
+
+
 def _screening_section(ctx: _Ctx, res) -> None:
     sec = Section("Participants and screening")
     rules = res.rules.describe()
@@ -204,7 +230,10 @@ def _screening_section(ctx: _Ctx, res) -> None:
     ctx.table(sec, "raters", "Per-rater indicators: answers, attention/catch checks, share of the most "
                              "frequent on-screen answer (straight-lining), Spearman r with the "
                              "leave-one-out consensus, median response time, hidden-reference "
-                             "ratings below threshold, and the rule that excluded the rater.", raters)
+                             "ratings below threshold, and the rule that excluded the rater"
+                             + (" (long rater ids shortened to their first 8 characters; in full in the CSV)"
+                                if raters["participant"].astype(str).str.len().max() > 12 else "") + ".",
+              raters, _raters_display(raters))
     ctx.sections.append(sec)
     n_ex = int(res.flow["participants"].iloc[1:-1].sum()) if len(res.flow) > 2 else 0
     how = ("were declared in advance (before data collection) and applied in order" if ctx.cfg.rules_declared
@@ -1016,15 +1045,6 @@ def _objective(ctx: _Ctx, scores: pd.DataFrame) -> None:
                       "SD": [_metric_text(m, v) for m, v in zip(bk["metric"], bk["sd"])],
                       "Median": [_metric_text(m, v) for m, v in zip(bk["metric"], bk["median"])]}),
                   subjective=False)
-    if ctx.subjective is not None:
-        agree = ob.metric_agreement(scores, ctx.subjective, confidence=cfg.confidence, metrics=metrics)
-        ctx.table(sec, "metric_agreement", f"Does the metric agree with people? Kendall tau-b between "
-                  f"each metric's per-system mean and the {ctx.subjective_label}; {cfg.confidence:.0%} "
-                  "Fisher-z CI (SE = sqrt(0.437/(n-4)); needs > 4 systems). A lower-is-better metric "
-                  "agrees when tau < 0."
-                  + (" The metrics are real; the subjective side is SIMULATED, so this agreement says "
-                     "nothing about people." if ctx.simulated else ""), agree,
-                  _named_metrics(format_frame(agree).replace(ob.NO_VARIANCE_NOTE, "no variance"), "metric"))
     ctx.sections.append(sec)
     ctx.methods.append(
         "Objective metrics: per system n, mean, SD, median and quartiles; a Kruskal–Wallis test across "
@@ -1033,10 +1053,100 @@ def _objective(ctx: _Ctx, scores: pd.DataFrame) -> None:
         "of each other, numerical noise)"
         + (f" and bookkeeping columns ({', '.join(bookkeeping)}), which are only described"
            if bookkeeping else "")
-        + ("; agreement with the subjective results as Kendall's tau-b between per-system "
-           f"metric means and the {ctx.subjective_label} (scipy.stats.kendalltau), with a "
-           "Fisher-z CI using SE = sqrt(0.437/(n-4))" if ctx.subjective is not None else "")
         + ".")
+    if ctx.kept is not None:
+        _rater_agreement_section(ctx, scores, metrics)
+
+
+def _agreement_display(judged: pd.DataFrame, pct: str, with_tau: bool) -> pd.DataFrame:
+    """The metric-agreement table as shown: metric in words, direction, pairs, share [CI], τ."""
+    disp = pd.DataFrame({
+        "Metric": [_metric_heading(m) for m in judged["metric"]],
+        "Better": judged["better"].to_numpy(),
+        "Pairs": judged["pairs"].map(lambda v: f"{int(v)}").to_numpy(),
+        f"Agreement [{pct}]": [f"{a:.2f} [{lo:.2f}, {hi:.2f}]" for a, lo, hi in
+                               zip(judged["agreement"], judged["ci_low"], judged["ci_high"])]})
+    if with_tau:
+        disp["τ (systems)"] = [f"{v:+.2f} (p {fmt_value(p, 'p')})" if np.isfinite(v) else "–"
+                               for v, p in zip(judged["tau"], judged["tau_p"])]
+    notes = [n if n and "τ needs" not in n else "" for n in judged["note"]]
+    if any(notes):
+        disp["Note"] = notes
+    return disp.reset_index(drop=True)
+
+
+def _rater_agreement_section(ctx: _Ctx, scores: pd.DataFrame, metrics: list[str]) -> None:
+    """Which metric agrees with the raters: one table, one figure (see reports.metric_agreement)."""
+    from reports.metric_agreement import MAX_FIGURE_METRICS, MIN_TAU_SYSTEMS, agreement_figure, metric_agreement
+
+    cfg = ctx.cfg
+    sec = Section("Which metric agrees with the raters")
+    if "item" not in scores.columns:
+        sec.paragraphs.append("The scores have no item column, so no clip can be matched to a rated "
+                              "pair; add the item each clip shows to compare metrics with the raters.")
+        ctx.sections.append(sec)
+        return
+    ctx.step("metric agreement with the raters")
+    constant = [m for m in metrics if _constant_at_precision(scores[m], m)]
+    res = metric_agreement(ctx.kept, scores, [m for m in metrics if m not in constant], strength=ctx.subjective, directions=dict(cfg.better),
+                           n_boot=cfg.n_boot,
+                           confidence=cfg.confidence, seed=_sub_seed(ctx.seed, "metric_agreement"))
+    t = res.table
+    judged = t[np.isfinite(t["agreement"].to_numpy(float))].sort_values("agreement", ascending=False)
+    skipped = t[~np.isfinite(t["agreement"].to_numpy(float))]
+    rat = res.raters
+    pct = f"{cfg.confidence:.0%}"
+    n_sys = len(res.systems)
+    tau_text = (f"System-level Kendall τ (per-system metric mean vs the {ctx.subjective_label}, signed "
+                "so that τ > 0 = agrees) is given beside it."
+                if n_sys >= MIN_TAU_SYSTEMS else
+                f"No system-level Kendall τ: it needs at least {MIN_TAU_SYSTEMS} systems and there are "
+                f"{n_sys} (with 4, even a perfect order has p = 0.083).")
+    sec.paragraphs.append(
+        f"{len(res.pairs)} rated clip pairs (an answer preferring one clip of an item; {res.ties} "
+        f"answers of no preference left out) from {res.pairs['participant'].nunique()} raters. "
+        "Agreement = share of those pairs where the metric prefers the clip the rater preferred "
+        "(better = lower or higher as the metric registry says, or --better for other columns; a metric tie counts one half, "
+        f"chance = 0.5), with a {pct} percentile bootstrap over raters. The raters' own agreement "
+        "(two raters, one clip pair: the same clip preferred) is "
+        + (f"{rat['agreement']:.2f} [{rat['ci_low']:.2f}, {rat['ci_high']:.2f}] over {rat['pairs']} "
+           "pairs of answers: the level of a metric that judges like one more rater (not a hard "
+           "bound: a metric that always picks the majority can exceed it). "
+           if np.isfinite(rat["agreement"]) else "not available (no clip pair rated by two raters). ")
+        + tau_text)
+    why = [(m, note.split("; τ needs")[0]) for m, note in zip(skipped["metric"], skipped["note"])]
+    why += [(m, "the same value in every clip") for m in constant]
+    if why:
+        groups: dict[str, list[str]] = {}
+        for m, note in why:
+            groups.setdefault(note, []).append(_metric_heading(m))
+        sec.paragraphs.append("Not judged — " + "; ".join(f"{note}: {', '.join(ms)}" for note, ms in groups.items()) + ".")
+    if len(judged):
+        disp = _agreement_display(judged, pct, n_sys >= MIN_TAU_SYSTEMS)
+        ctx.table(sec, "metric_agreement", "Agreement of each metric with the raters on rated clip "
+                  f"pairs, {pct} bootstrap interval over raters"
+                  + (", and system-level Kendall τ" if n_sys >= MIN_TAU_SYSTEMS else "")
+                  + f"; raters' own agreement {rat['agreement']:.2f}."
+                  + (" The metrics are real; the ratings are SIMULATED, so this says nothing about "
+                     "people." if ctx.simulated else ""), t, disp)
+        shown_n = min(len(judged), MAX_FIGURE_METRICS)
+        ctx.figure(sec, "metric_agreement", "Agreement with the raters per metric (dot: share of "
+                   f"the {len(res.pairs)} rated clip pairs of {res.pairs['participant'].nunique()} raters "
+                   f"where the metric prefers the raters' clip; bar: {pct} bootstrap over raters; n = pairs "
+                   "with both clips scored), chance (dotted) and the raters' own agreement (dashed, grey "
+                   "band = its interval)"
+                   + (f"; the {shown_n} metrics that agree most of {len(judged)}, all in the table."
+                      if shown_n < len(judged) else "."),
+                   agreement_figure(res, {m: _metric_heading(m) for m in judged["metric"]}))
+    ctx.sections.append(sec)
+    ctx.methods.append(
+        "Metric agreement with the raters: every answer preferring one clip of an item is a rated "
+        "pair (absolute ratings: two clips of an item one rater rated differently); a metric agrees "
+        "when its better value (direction from the metric registry) is on the preferred clip, a tie "
+        f"counts one half; {pct} percentile intervals from {cfg.n_boot} bootstrap resamples of raters; "
+        "the raters' own agreement is the share of pairs of answers by two raters on one clip pair "
+        f"that agree; system-level Kendall tau-b (scipy.stats.kendalltau) only with at least "
+        f"{MIN_TAU_SYSTEMS} systems.")
 
 
 # ---------------------------------------------------------------- entry point
@@ -1064,6 +1174,7 @@ def _ratings_part(ctx: _Ctx, ratings: pd.DataFrame, simulated: bool) -> None:
     res = screen(ratings, cfg.screening)
     _screening_section(ctx, res)
     analysed = res.kept.copy()
+    ctx.kept = res.kept
     if simulated:
         analysed.insert(0, "data", "simulated")
     atomic_write_text(out / "ratings_analysed.csv", neutralise_frame(analysed).to_csv(index=False))

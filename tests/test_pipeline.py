@@ -22,7 +22,7 @@ def demo(tmp_path_factory):
     from evalkit.demo import run_demo
 
     out = tmp_path_factory.mktemp("demo")
-    report = run_demo(out, simulate_ratings=True, seed=3, progress=None)
+    report = run_demo(out, seed=3, progress=None)  # simulated raters take part by default
     return out, report
 
 
@@ -70,6 +70,47 @@ def test_demo_builds_both_studies_and_one_report_per_study(demo):
             assert "\\caption{SIMULATED ratings" in (tables / f"{name}.tex").read_text(), name
         for f in tables.glob("metrics_*.csv"):
             assert "data" not in pd.read_csv(f).columns, f.name
+
+
+def test_demo_ratings_come_from_simulated_raters_through_the_web_test(demo):
+    """Every study's ratings were answered in its web test (its design, checks and answer path)
+    by simulated raters, and are labelled simulated in the data, the index and the report."""
+    import numpy as np
+    import yaml
+
+    from evalkit.demo import SIMULATED_ORDER
+
+    out, index = demo
+    index_html = index.read_text()
+    assert "SIMULATED RATINGS" in index_html and "simulated raters" in index_html
+    for name in ("locomotion-transitions", "gesture-speech"):
+        study = out / name
+        spec = yaml.safe_load((study / "study.yaml").read_text())
+        ratings = pd.read_csv(study / "results" / "ratings.simulated.csv")
+        assert set(ratings["data"]) == {"simulated"}
+        assert f"{name}/results/ratings.simulated.csv" in index_html
+        # the study's design: one participant per design cell, every item of the study
+        assert ratings["participant"].nunique() == spec["design"]["participants"]
+        assert set(ratings["item"]) == {s["item"] for s in spec["stimuli"]}
+        # the web test's checks ran: a gold, an attention and a repeat trial for every rater,
+        # and the raters answered the attention checks as the page asked
+        for kind in ("gold", "attention", "repeat"):
+            got = ratings[ratings["flags"].fillna("").str.contains(f"check:{kind}")]
+            assert got["participant"].nunique() == spec["design"]["participants"], kind
+        assert not ratings["flags"].fillna("").str.contains("attention_fail|gold_fail").any()
+        # the stored scores are the web test's sign correction of the on-screen answers
+        main = ratings[ratings["flags"].fillna("") == ""]
+        sign = main["side_shown"].map({"right": 1, "left": -1})
+        assert (main["score"] == sign * main["raw_answer"]).all()
+        # the study's own database is untouched: real participants start from nothing
+        assert not (study / "ratings.sqlite").exists()
+        # the answers lean the assumed way: the system earlier in the assumed order preferred
+        # (expected mean about +0.3 to +0.5 on the -2..2 scale, standard error about 0.1)
+        rank = {sys: i for i, sys in enumerate(SIMULATED_ORDER[name])}
+        towards = np.where(main["system_a"].map(rank) < main["system_b"].map(rank), 1, -1) * main["score"]
+        assert towards.mean() > 0, name
+        html = (study / "results" / "report" / "report.html").read_text()
+        assert "simulated raters who took this study" in html
 
 
 def test_demo_numbers_are_computed_in_the_run_and_show_the_expected_order(demo):
@@ -277,3 +318,12 @@ def test_report_refuses_a_broken_or_wrong_ratings_database(tmp_path, capsys, mon
     monkeypatch.setenv("EVALKIT_DATABASE_URL", "nosuchdriver://x/y")
     assert main(["report", str(study), "--out", str(tmp_path / "r4")]) == 2
     assert "cannot use database URL" in capsys.readouterr().err
+
+
+def test_demo_options_switch_the_simulated_raters_off():
+    from evalkit.cli import build_parser
+
+    parse = build_parser().parse_args
+    assert parse(["demo"]).ratings is True
+    assert parse(["demo", "--no-ratings"]).ratings is False
+    assert parse(["demo", "--simulate-ratings"]).ratings is True  # the old option, now the default

@@ -122,6 +122,11 @@ def run(args: argparse.Namespace) -> int:
     t = result.table
     cols = [c for c in ("system", "n_clips", "fgd", "fgd_ci_low", "fgd_ci_high", "fid_k", "fid_g") if c in t]
     print(t[cols].to_string(index=False, float_format=lambda v: f"{v:.3g}"))
-    print(f"-> {args.out}/distribution.csv, distribution.tex, distribution.png, clips.csv, protocol.json",
+    out = Path(args.out)
+    print(f"-> {out / 'distribution.csv'}, distribution.tex, distribution.png, clips.csv, protocol.json",
           file=sys.stderr)
+    floor = t.loc[t["system"] == "real vs real", "floor_warning"] if "floor_warning" in t else []
+    if len(floor) and floor.iloc[0]:
+        print(f"   (the real-vs-real row's floor_warning column says which floors the reference halves cannot "
+              f"support)", file=sys.stderr)
     return 0

@@ -83,6 +83,9 @@ def _statistics_options(p) -> None:
                    help="system order (first = reference of the regression models)")
     g.add_argument("--no-robustness", action="store_true",
                    help="skip the ordinal and mixed-model robustness fits")
+    g.add_argument("--better", action="append", default=[], metavar="COLUMN=lower|higher",
+                   help="which way a score column is better, for columns the metric registry does not "
+                        "know (repeatable); used when judging which metric agrees with the raters")
 
 
 def _screening_options(p) -> None:
@@ -175,6 +178,19 @@ def _weights(text: str):
     return BattleWeights(strong, weak, tie)
 
 
+def _better(items: list[str]) -> tuple[tuple[str, str], ...]:
+    """``--better COLUMN=lower|higher`` options as (column, direction) pairs."""
+    from evalkit.errors import InputError
+
+    out = []
+    for item in items:
+        col, sep, way = item.partition("=")
+        if not sep or not col.strip() or way.strip() not in ("lower", "higher"):
+            raise InputError(f"--better {item}: expected COLUMN=lower or COLUMN=higher")
+        out.append((col.strip(), way.strip()))
+    return tuple(out)
+
+
 def config_from_args(args: argparse.Namespace):
     """The :class:`reports.ReportConfig` described by the command-line options."""
     from reports.report import ReportConfig
@@ -195,7 +211,7 @@ def config_from_args(args: argparse.Namespace):
     return ReportConfig(confidence=args.confidence, n_boot=args.n_boot, bt_boot=args.bt_boot,
                         zero_method=args.zero_method, alpha=args.alpha, weights=_weights(args.weights),
                         screening=rules, robustness=not args.no_robustness, systems=systems,
-                        rules_declared=args.rules_declared)
+                        rules_declared=args.rules_declared, better=_better(args.better))
 
 
 def study_title(study) -> tuple[str, str]:

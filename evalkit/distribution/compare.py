@@ -166,7 +166,14 @@ def _summarise(feats, system_names, ext, n_boot, seed, audio, score) -> Comparis
     rvr.update(set_metrics(ref.subset(a), ref.subset(b), n_boot, seed, score_cols))
     rvr["n_failed"] = float(len(failed.get(REFERENCE, [])))
     rows.append(rvr)
+    support = floor_support(ref.subset(a), ref.subset(b), wp.window)
+    unsupported = floor_warnings(support)
+    if unsupported:
+        warnings.warn(f"real-vs-real floor not meaningful for {'; '.join(unsupported)}: {FLOOR_REASON}")
     table = pd.DataFrame(rows)
+    table["floor_warning"] = ""
+    table.loc[table["system"] == REAL_VS_REAL, "floor_warning"] = (
+        f"floor not meaningful for {'; '.join(unsupported)} ({FLOOR_REASON})" if unsupported else "")
     if audio is not None and "mean_beat_consistency" in table:
         for suf in ("", "_ci_low", "_ci_high"):
             table[f"beat_consistency{suf}"] = table[f"mean_beat_consistency{suf}"]
@@ -189,7 +196,54 @@ def _summarise(feats, system_names, ext, n_boot, seed, audio, score) -> Comparis
     table["bootstrap"] = n_boot
     clips = _clip_table(feats, score_cols)
     protocol = _protocol(ext, ref, groups, failed, system_names, n_boot, seed, a, b, audio, score)
+    protocol["real_vs_real"]["support"] = {m: {"samples_per_half": n, "dims": d, "unit": unit}
+                                           for m, (n, d, unit) in support.items()}
+    protocol["real_vs_real"]["unsupported"] = unsupported
     return Comparison(table=table, clips=clips, protocol=protocol)
+
+
+#: What each Fréchet metric estimates a mean and covariance from (the sample unit).
+FLOOR_UNITS = {"fgd": "windows", "fgd_raw": "raw windows", "fgd_pose": "poses", "fid_k": "clips", "fid_g": "clips"}
+METRIC_NAMES = {"fgd": "FGD", "fgd_raw": "FGD raw", "fgd_pose": "FGD pose", "fid_k": "FID_k", "fid_g": "FID_g"}
+
+
+def floor_support(half_a: ClipSet, half_b: ClipSet, window: int) -> dict[str, tuple[int, int, str]]:
+    """Per Fréchet metric of the real-vs-real row: (samples in the smaller half, feature
+    dimensions, sample unit).
+
+    Each metric fits a Gaussian (mean and ``d x d`` covariance) to each half; from ``n <= d``
+    samples the covariance is singular (rank at most ``n - 1``), so the distance between the
+    halves reflects the estimate, not the data (:func:`floor_warnings`).
+    """
+    def rows(x: np.ndarray) -> int:
+        return int(np.isfinite(x).all(axis=1).sum()) if x.ndim == 2 and x.shape[1] else 0
+
+    def dims(x: np.ndarray) -> int:
+        return int(x.shape[1]) if x.ndim == 2 else 0
+
+    raw_dims = window * half_a.pose.sum.shape[1] if half_a.pose.sum.ndim == 2 else 0
+    raw_dims = raw_dims - window * 3 if raw_dims else 0  # the hips are dropped
+    return {
+        "fgd": (int(min(half_a.emb.count.sum(), half_b.emb.count.sum())), dims(half_a.emb.sum), FLOOR_UNITS["fgd"]),
+        "fgd_raw": (min(_n_raw_total(half_a), _n_raw_total(half_b)), raw_dims, FLOOR_UNITS["fgd_raw"]),
+        "fgd_pose": (int(min(half_a.pose.count.sum(), half_b.pose.count.sum())), dims(half_a.pose.sum),
+                     FLOOR_UNITS["fgd_pose"]),
+        "fid_k": (min(rows(half_a.kinetic), rows(half_b.kinetic)), dims(half_a.kinetic), FLOOR_UNITS["fid_k"]),
+        "fid_g": (min(rows(half_a.geometric), rows(half_b.geometric)), dims(half_a.geometric), FLOOR_UNITS["fid_g"]),
+    }
+
+
+#: Why a real-vs-real floor from too few samples means nothing (stated with every warning).
+FLOOR_REASON = ("each half's mean and d x d covariance are estimated from its n samples, and from n <= d "
+                "samples the covariance is singular (rank at most n - 1), so the distance reflects the "
+                "estimate, not the motion; a floor needs a reference of more than 2d samples (both halves > d)")
+
+
+def floor_warnings(support: dict[str, tuple[int, int, str]]) -> list[str]:
+    """One short text per metric whose real-vs-real floor the reference halves cannot support:
+    no more samples in the smaller half than the features have dimensions (see :data:`FLOOR_REASON`)."""
+    return [f"{METRIC_NAMES[m]}: {n} {unit} per half <= {d} dimensions"
+            for m, (n, d, unit) in support.items() if d and n <= d]
 
 
 def _clip_table(feats: Sequence[ClipFeatures], score_cols: Sequence[str]):
@@ -306,38 +360,103 @@ def latex_table(cmp: Comparison) -> str:
               + str(p["fgd_raw"]["window_frames"]) + " frames, stride " + str(p["fgd_raw"]["stride_frames"])
               + ", standardised poses (GENEA); FGD$_\\text{pose}$: single poses. FID$_k$/FID$_g$/Div: AIST++ kinetic and "
               "geometric features. Real vs real: the reference split in halves. Lower is better for FGD, FID and "
-              "PFC.}", "\\label{tab:distribution}", "\\end{table}"]
+              "PFC."
+              + (" Real-vs-real floor not meaningful for "
+                 + _latex_escape(", ".join(w.split(":")[0] for w in p["real_vs_real"].get("unsupported", [])))
+                 + ": the reference halves have no more samples than the features have dimensions "
+                 "(a singular covariance)."
+                 if p.get("real_vs_real", {}).get("unsupported") else "")
+              + "}", "\\label{tab:distribution}", "\\end{table}"]
     return "\n".join(lines) + "\n"
 
 
 def figure(cmp: Comparison):
-    """A matplotlib Figure: FGD, raw-pose FGD, FID_k and FID_g per system with intervals."""
+    """A matplotlib Figure: FGD, raw-pose FGD, FID_k and FID_g, each metric on its own axis.
+
+    Dots with 95 % intervals, one row per system and the real-vs-real floor (grey). Each axis is
+    scaled to the systems' values and intervals, so every system shows whatever the floor; a
+    floor beyond the axis is drawn at its edge with an arrow and its value, and one the
+    reference halves cannot support (:func:`floor_warnings`) is labelled so. Axes whose values
+    span more than :data:`LOG_SPAN` are logarithmic.
+    """
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
     t = cmp.table
     metrics = ["fgd", "fgd_raw", "fid_k", "fid_g"]
     titles = {"fgd": "FGD (autoencoder)", "fgd_raw": "FGD, raw windows (GENEA)", "fid_k": "FID$_k$ (kinetic)",
               "fid_g": "FID$_g$ (geometric)"}
-    fig = Figure(figsize=(3.2 * len(metrics), 3.4 + 0.12 * len(t)), layout="constrained")
+    unsupported = {m for m in metrics
+                   if f"{METRIC_NAMES[m]}:" in _floor_text(t)}
+    fig = Figure(figsize=(3.2 * len(metrics), 3.4 + 0.22 * len(t)), layout="constrained")
+    FigureCanvasAgg(fig)
     axes = fig.subplots(1, len(metrics))
     names = list(t["system"])
     y = np.arange(len(names))
+    is_floor = np.array([n == REAL_VS_REAL for n in names])
     for ax, m in zip(axes, metrics):
-        v = t[m].to_numpy(float)
-        lo = t[f"{m}_ci_low"].to_numpy(float)
-        hi = t[f"{m}_ci_high"].to_numpy(float)
-        err = np.vstack([np.nan_to_num(v - lo), np.nan_to_num(hi - v)])
-        colors = ["0.6" if n == REAL_VS_REAL else "C0" for n in names]
-        ax.barh(y, np.nan_to_num(v), xerr=err, color=colors, capsize=3)
+        _metric_axis(ax, t, m, y, is_floor, m in unsupported)
         ax.set_yticks(y, names if ax is axes[0] else [""] * len(names))
-        ax.invert_yaxis()
+        ax.set_ylim(len(names) - 0.5, -0.5)
         ax.set_title(titles[m], fontsize=10)
-        ax.set_xlim(left=0)
+        ax.set_xlabel("distance to the reference (lower is better)", fontsize=8)
+        ax.grid(axis="x", alpha=0.3)
     p = cmp.protocol
     fig.suptitle(f"vs {p['reference']['n_clips']} reference clips · window {p['window_frames']} / stride "
                  f"{p['stride_frames']} frames at {p['fps']:g} fps · extractor {p['extractor']['extractor_hash']} · "
-                 f"95 % bootstrap intervals", fontsize=8)
+                 f"95 % bootstrap intervals · grey: real vs real (reference halves)", fontsize=8)
     return fig
+
+
+def _floor_text(t) -> str:
+    """The real-vs-real row's floor warning ('' when none)."""
+    if "floor_warning" not in t or not (t["system"] == REAL_VS_REAL).any():
+        return ""
+    v = t.loc[t["system"] == REAL_VS_REAL, "floor_warning"].iloc[0]
+    return v if isinstance(v, str) else ""
+
+
+#: An axis whose positive values span more than this factor is drawn logarithmic.
+LOG_SPAN = 30.0
+
+
+def _metric_axis(ax, t, m: str, y: np.ndarray, is_floor: np.ndarray, unsupported: bool) -> None:
+    """One metric's panel of :func:`figure`: the systems set the scale, the floor is marked."""
+    v = t[m].to_numpy(float)
+    lo = t[f"{m}_ci_low"].to_numpy(float)
+    hi = t[f"{m}_ci_high"].to_numpy(float)
+    lo, hi = np.where(np.isfinite(lo), lo, v), np.where(np.isfinite(hi), hi, v)
+    sys_hi = hi[~is_floor & np.isfinite(hi)]
+    top = float(sys_hi.max()) if sys_hi.size else float(np.nanmax(np.append(hi, 1.0)))
+    top = top if top > 0 else 1.0
+    positive = v[np.isfinite(v) & (v > 0) & ~is_floor]
+    log = positive.size >= 2 and positive.max() / positive.min() > LOG_SPAN
+    if log:
+        bottom = float(np.nanmin(np.where(lo > 0, lo, np.nan)[~is_floor])) if np.any((lo > 0) & ~is_floor) else positive.min()
+        ax.set_xscale("log")
+        ax.set_xlim(bottom / 1.5, top * 1.5)
+        right = top * 1.5
+    else:
+        ax.set_xlim(0, top * 1.15)
+        right = top * 1.15
+    for yi, val, l, h, floor in zip(y, v, lo, hi, is_floor):
+        if not np.isfinite(val):
+            ax.text(0.02, yi, "–", transform=ax.get_yaxis_transform(), va="center", fontsize=8)
+            continue
+        color = "0.55" if floor else "C0"
+        shown = min(val, right) if not (log and val <= 0) else ax.get_xlim()[0]
+        if floor and val > right:  # off the systems' scale: at the edge, with its value
+            ax.annotate(f"{_fmt(val)} →", (right, yi), xytext=(-4, 0), textcoords="offset points", ha="right",
+                        va="center", fontsize=7, color="0.35")
+        else:
+            ax.errorbar(shown, yi, xerr=[[max(shown - max(l, ax.get_xlim()[0]), 0)], [max(min(h, right) - shown, 0)]],
+                        fmt="o", color=color, ecolor=color, ms=4, capsize=2)
+            ax.annotate(_fmt(val) if abs(val) >= 1e-9 else "0", (shown, yi), xytext=(0, 5), textcoords="offset points", ha="center",
+                        fontsize=6, color="0.3")
+        if floor and unsupported:
+            ax.annotate("halves too small: floor not meaningful", (0.98, yi), xycoords=ax.get_yaxis_transform(),
+                        xytext=(0, -9), textcoords="offset points", ha="right", va="center", fontsize=6,
+                        color="#b00000")
 
 
 def check_outputs(out: str | os.PathLike) -> Path:
@@ -366,7 +485,7 @@ def write_outputs(cmp: Comparison, out: str | os.PathLike) -> list[Path]:
     write_text(o / "clips.csv", neutralise_frame(cmp.clips).to_csv(index=False))
     write_text(o / "distribution.tex", latex_table(cmp))
     fig = figure(cmp)
-    for ext in ("png", "pdf"):
+    for ext in ("png", "pdf"):  # the figure's own canvas (Agg): no pyplot state
         with atomic_path(o / f"distribution.{ext}", suffix=f".{ext}") as tmp:
             fig.savefig(tmp, dpi=150, format=ext)
     write_text(o / "protocol.json", json.dumps(cmp.protocol, indent=1, default=_json_default) + "\n")

@@ -116,3 +116,61 @@ def test_jobs_and_dask_give_identical_numbers(cmu_dir, systems):
         remote = compare(*args, scheduler=cluster.scheduler_address, chunk_size=1, **kw).table
     pd.testing.assert_frame_equal(local, remote)
     assert np.isfinite(local["fgd"]).all()
+
+
+def test_compare_warns_when_the_reference_halves_cannot_support_a_floor(cmu_dir, systems, tmp_path, capsys):
+    """8 bundled reference clips: halves of 4 clips, fewer than FID_k's and FID_g's feature
+    dimensions, so their floors are flagged in the table, the LaTeX caption and on stderr; the
+    output path is printed as given, without a doubled slash."""
+    out = str(tmp_path / "report") + "/"
+    code = main(["compare", "--reference", str(cmu_dir), f"capture={systems / 'capture'}", "--bootstrap", "20",
+                 "--no-score", "--out", out, "-q"])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert "//" not in err and f"-> {tmp_path / 'report' / 'distribution.csv'}" in err
+    t = pd.read_csv(tmp_path / "report" / "distribution.csv").set_index("system")
+    warning = t.loc["real vs real", "floor_warning"]
+    proto = json.loads((tmp_path / "report" / "protocol.json").read_text())
+    kin = proto["real_vs_real"]["support"]["fid_k"]
+    assert kin == {"samples_per_half": 4, "dims": 54, "unit": "clips"}  # 18 joints x 3 kinetic features
+    assert proto["real_vs_real"]["support"]["fid_g"]["dims"] == 32
+    assert "FID_k: 4 clips per half <= 54 dimensions" in warning and "FID_g: 4 clips per half <= 32" in warning
+    assert "covariance is singular" in warning  # where the limit comes from
+    assert "evalkit: warning: real-vs-real floor not meaningful for " in err and "FID_k: 4 clips per half" in err
+    assert pd.isna(t.loc["capture", "floor_warning"]) or t.loc["capture", "floor_warning"] == ""
+    tex = (tmp_path / "report" / "distribution.tex").read_text()
+    assert "floor not meaningful for" in tex and "FID\\_k" in tex.split("floor not meaningful for")[1]
+    # FGD's windows outnumber its embedding's dimensions: no warning for it
+    fgd = proto["real_vs_real"]["support"]["fgd"]
+    assert fgd["samples_per_half"] > fgd["dims"] and "FGD:" not in warning
+
+
+def test_compare_figure_shows_every_system_whatever_the_floor():
+    """A floor of 7,657 beside systems of 37 and 47 (as with 4-clip halves): each metric has its
+    own scale set by the systems, the floor sits at the axis edge with its value."""
+    from matplotlib.figure import Figure
+
+    from evalkit.distribution.compare import REAL_VS_REAL, Comparison, figure
+
+    rows = []
+    for name, fid_k, fgd in (("A", 37.0, 0.8), ("B", 47.0, 1.1), (REAL_VS_REAL, 7657.0, 0.5)):
+        r = {"system": name, "n_clips": 4.0}
+        for m, v in (("fgd", fgd), ("fgd_raw", fgd * 100), ("fid_k", fid_k), ("fid_g", fid_k / 10)):
+            r.update({m: v, f"{m}_ci_low": v * 0.8, f"{m}_ci_high": v * 1.2})
+        r["floor_warning"] = "floor not meaningful for FID_k: 4 clips per half <= 54 dimensions" if name == REAL_VS_REAL else ""
+        rows.append(r)
+    proto = {"reference": {"n_clips": 8}, "window_frames": 30, "stride_frames": 10, "fps": 30.0,
+             "extractor": {"extractor_hash": "x"}}
+    fig = figure(Comparison(table=pd.DataFrame(rows), clips=None, protocol=proto))
+    assert isinstance(fig, Figure)
+    fid_k_ax = fig.axes[2]
+    lo, hi = fid_k_ax.get_xlim()
+    assert 47 * 1.2 <= hi < 200  # scaled to the systems, not to the floor
+    assert 37 > lo
+    texts = [t.get_text() for t in fid_k_ax.texts]
+    assert "7.66e+03 →" in texts or "7,657 →" in texts
+    assert any("floor not meaningful" in t for t in texts)
+    assert not any("floor not meaningful" in t.get_text() for t in fig.axes[0].texts)  # FGD's floor is fine
+    fgd_ax = fig.axes[0]
+    assert fgd_ax.get_xlim()[1] >= 1.1 * 1.2  # the floor (0.5) inside the systems' scale: drawn as a dot
+    fig.canvas.draw()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import numpy as np
 import pandas as pd
 
 from evalkit.cli import main
@@ -17,19 +18,32 @@ def test_cli_report_pairwise_with_scores(tmp_path, capsys):
     rpath = tmp_path / "ratings.csv"
     ratings.to_csv(rpath, index=False)
     spath = tmp_path / "scores.csv"
-    pd.DataFrame({"system": ["S1", "S2", "S3"] * 3, "clip": range(9),
+    items = sorted(set(ratings["item"]))[:3]
+    pd.DataFrame({"system": ["S1", "S2", "S3"] * 3, "item": np.repeat(items, 3), "clip": range(9),
                   "jerk": [1, 2, 3, 1.1, 2.1, 3.1, 0.9, 2.2, 2.9]}).to_csv(spath, index=False)
     out = tmp_path / "rep"
     code = main(["report", str(rpath), "--scores", str(spath), "--out", str(out), "--seed", "2",
                  "--n-boot", "100", "--bt-boot", "100", "--no-robustness", "--weights", "3,1,1",
-                 "--title", "CLI test", "--rules-declared"])
+                 "--title", "CLI test", "--rules-declared", "--better", "jerk=lower"])
     assert code == 0
     assert "report written" in capsys.readouterr().out
     html = (out / "report.html").read_text()
     assert "<h1>CLI test</h1>" in html and "strong answer 3, weak 1, tie 1" in html
     assert (out / "tables" / "bradley_terry_cmos7.csv").exists()
-    assert (out / "tables" / "metric_agreement.csv").exists()
+    agree = pd.read_csv(out / "tables" / "metric_agreement.csv").set_index("metric")
+    assert agree.loc["jerk", "better"] == "lower" and agree.loc["jerk", "agreement"] > 0.5
+    assert agree.loc["jerk", "pairs"] > 0
     assert "Screening rules were declared in advance" in (out / "methods.md").read_text()  # --rules-declared
+
+
+def test_cli_report_better_option_is_checked(tmp_path, capsys):
+    ratings, _ = simulate_pairwise(60, 3, 6, scale="cmos7", seed=4)
+    rpath = tmp_path / "ratings.csv"
+    ratings.to_csv(rpath, index=False)
+    code = main(["report", str(rpath), "--out", str(tmp_path / "rep"), "--better", "jerk=smaller"])
+    err = capsys.readouterr().err
+    assert code != 0 and "--better jerk=smaller: expected COLUMN=lower or COLUMN=higher" in err
+    assert "Traceback" not in err
 
 
 def test_cli_mixed_inputs_and_genea(tmp_path):

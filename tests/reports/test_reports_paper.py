@@ -61,3 +61,19 @@ def test_no_overflow_in_chromium_at_1400px(objective_report):
             assert images and all(w > 100 for w in images)
         finally:
             browser.close()
+
+
+def test_extra_tables_show_identifiers_in_words_and_noise_as_zero(tmp_path):
+    """A study's own table (as a pipeline writes it) naming columns in its cells and carrying a
+    difference of equal numbers (2.2e-16): the page shows words and 0, the CSV the raw values."""
+    scores = pd.DataFrame({"system": ["a", "a", "b", "b"], "clip": list("wxyz"), "skate_fraction": [.1, .2, .3, .4]})
+    extra = pd.DataFrame({"figure": ["skate_fraction", "offset_mad_rule_s"], "difference": [2.2e-16, 0.25],
+                          "big": [1e5, 2.0e5]})
+    out = build_report(None, scores, tmp_path, extra_tables={"Per variant": extra}, progress=False)
+    html = out.read_text()
+    table = html.split("Per variant", 2)[-1].split("</table>", 1)[0]
+    cells = re.findall(r"<td>(.*?)</td>", table)
+    assert "Foot skate, share of planted time (%)" in cells and "Offset mad rule s" in cells
+    assert not [c for c in cells if re.search(r"\de-\d", c)] and cells[1] in ("0", "0.000")
+    csv = pd.read_csv(tmp_path / "tables" / "extra_per_variant.csv")
+    assert csv["difference"].iloc[0] == pytest.approx(2.2e-16) and csv["figure"].iloc[1] == "offset_mad_rule_s"

@@ -33,13 +33,14 @@ def mushra_report(tmp_path_factory):
 def pairwise_report(tmp_path_factory):
     ratings, _ = simulate_pairwise(400, 4, 16, scale="cmos5", seed=2)
     rng = np.random.default_rng(0)
-    systems = np.repeat(["S1", "S2", "S3", "S4"], 6)
-    scores = pd.DataFrame({"system": systems, "clip": range(24),
+    items = sorted(set(ratings["item"]))
+    systems = np.tile(["S1", "S2", "S3", "S4"], len(items))
+    scores = pd.DataFrame({"system": systems, "item": np.repeat(items, 4), "clip": range(len(systems)),
                            "foot_skate_ratio": [{"S1": .05, "S2": .1, "S3": .2, "S4": .3}[s]
                                                 + rng.normal(0, .01) for s in systems]})
     out = tmp_path_factory.mktemp("pairwise")
     return build_report(ratings, scores, out, seed=3, banner="Ratings in this report are SIMULATED",
-                        config=FAST)
+                        config=ReportConfig(n_boot=200, bt_boot=200, better=(("foot_skate_ratio", "lower"),)))
 
 
 def test_mushra_report_is_sensible(mushra_report):
@@ -80,8 +81,14 @@ def test_pairwise_report_contents(pairwise_report):
     assert "Significance matrix of the primary analysis: Bradley–Terry differences" in html
     bt = pd.read_csv(out / "tables" / "bradley_terry_cmos5.csv")
     assert list(bt["system"]) == ["S1", "S2", "S3", "S4"]
-    agree = pd.read_csv(out / "tables" / "metric_agreement.csv")
-    assert agree["tau"].iloc[0] < 0  # more skating = less preferred
+    agree = pd.read_csv(out / "tables" / "metric_agreement.csv").set_index("metric")
+    # S1 skates least and is preferred most (simulated strengths 1 > ... > -1): the metric
+    # (lower = better, as configured) agrees with the raters on well over half the rated pairs
+    assert agree.loc["foot_skate_ratio", "agreement"] > 0.6
+    assert agree.loc["foot_skate_ratio", "ci_low"] > 0.5
+    assert np.isnan(agree.loc["foot_skate_ratio", "tau"])  # 4 systems: no τ, and the page says why
+    assert "No system-level Kendall τ: it needs at least 5 systems and there are 4" in html
+    assert (out / "figures" / "metric_agreement.png").exists()
 
 
 def test_deterministic_with_seed(tmp_path):
@@ -337,3 +344,24 @@ def test_unconnected_groups_of_systems_are_called_separate_studies(tmp_path):
     html = build_report(long_table(rows), None, tmp_path,
                         config=ReportConfig(n_boot=20, bt_boot=20, robustness=False)).read_text()
     assert "form 2 unconnected groups of systems (A, B; C, D)" in html
+
+
+def test_per_rater_table_shortens_long_ids_and_leaves_out_empty_columns(tmp_path):
+    """A web test's 32-character rater ids would widen the per-rater table past the page: the
+    page shows their first 8 characters (the CSV keeps them whole); columns without a value (no
+    hidden reference here) are not shown."""
+    import hashlib
+    import re
+
+    ratings, _ = simulate_pairwise(120, 3, 6, scale="cmos5", seed=5)
+    long = {p: hashlib.sha256(p.encode()).hexdigest()[:32] for p in ratings["participant"].unique()}
+    ratings["participant"] = ratings["participant"].map(long)
+    out = build_report(ratings, None, tmp_path, config=ReportConfig(n_boot=50, bt_boot=50, robustness=False),
+                       progress=False)
+    html = out.read_text()
+    table = html.split("Per-rater indicators", 1)[1].split("</table>", 1)[0]
+    headers = re.findall(r"<th>(.*?)</th>", table)
+    assert headers[0] == "Rater" and "Ref. items" not in headers and "reference_items" not in headers
+    for full in long.values():
+        assert f"<td>{full[:8]}…</td>" in table and full not in table
+    assert set(pd.read_csv(tmp_path / "tables" / "raters.csv")["participant"]) == set(long.values())

@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from evalkit.motion import Motion, load_motion, mirror, resample, write_bvh
-from evalkit.motion.io import iter_motion_files
+from evalkit.motion.formats import iter_motion_files
 
 
 def nudged_bvh(src: Path, dst: Path, delta: float, seed: int = 0) -> Path:
@@ -69,7 +69,7 @@ def at_rate(m: Motion, fps: float) -> Motion:
 
 def variants(path: Path, tmp: Path) -> dict[str, tuple[str, Motion]]:
     """``{variant: (reference variant, motion)}`` of one clip, every one read back from a file."""
-    from evalkit.motion.smpl import retarget_positions, smpl_arrays, to_smpl
+    from evalkit.motion.formats.smpl import retarget_positions, smpl_arrays, to_smpl
 
     m = load_motion(path)
     stem = path.stem

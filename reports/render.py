@@ -73,14 +73,25 @@ def fmt_value(v, col: str = "") -> str:
             return f"{v:.2f}"
         if math.isinf(v):
             return "∞" if v > 0 else "−∞"
-        if v != 0 and (abs(v) >= 1e5 or abs(v) < 1e-3):
-            return f"{v:.3g}"
+        if v != 0 and abs(v) >= 1e5:  # large counts and sums: whole numbers, grouped by thousands
+            return f"{v:,.0f}" if abs(v) < 1e12 else _times_ten(v)
+        if v != 0 and abs(v) < 1e-3:
+            return _times_ten(v)
         if abs(v) >= 100:
             return f"{v:.1f}"
         if abs(v) >= 10:
             return f"{v:.2f}"
         return f"{v:.3f}"
     return str(v)
+
+
+_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def _times_ten(v: float) -> str:
+    """3 significant digits in scientific notation as a paper prints it: ``1.23×10⁻⁵``."""
+    mantissa, exponent = f"{v:.2e}".split("e")
+    return f"{mantissa}×10{str(int(exponent)).translate(_SUPERSCRIPT)}"
 
 
 def p_text(p) -> str:
@@ -186,9 +197,67 @@ _LATEX_CHARS = {
 }
 
 
+_POWER_OF_TEN = re.compile("×10([⁻⁰¹²³⁴⁵⁶⁷⁸⁹]+)")
+_FROM_SUPERSCRIPT = str.maketrans("⁻⁰¹²³⁴⁵⁶⁷⁸⁹", "-0123456789")
+
+
 def _latex_escape(text: str) -> str:
-    """Text for a LaTeX table cell or caption: specials escaped, symbols as math."""
-    return "".join(_LATEX_CHARS.get(ch, ch) for ch in str(text))
+    """Text for a LaTeX table cell or caption: specials escaped, symbols as math (``×10⁻⁵`` as
+    ``$\\times 10^{-5}$``)."""
+    parts = _POWER_OF_TEN.split(str(text))
+    out = []
+    for i, part in enumerate(parts):
+        if i % 2:
+            out.append(f"$\\times 10^{{{part.translate(_FROM_SUPERSCRIPT)}}}$")
+        else:
+            out.append("".join(_LATEX_CHARS.get(ch, ch) for ch in part))
+    return "".join(out)
+
+
+#: Width (CSS px at the report's table font) a shown table may take: the page's 1,100 px column
+#: less room for padding; about the width of an A4 page at the print font.
+HTML_TABLE_WIDTH = 960
+_NUMBER_LIKE = re.compile(r"[−\-–<>≥≤+]?[\d∞.]")
+
+
+def key_columns(display: pd.DataFrame, most: int = 4) -> int:
+    """How many leading columns of a shown table name its rows (text, not numbers): repeated in
+    every part when the table is split. At least 1, at most ``most``."""
+    n = 0
+    for c in display.columns[:most]:
+        cells = [str(v) for v in display[c].tolist() if str(v) not in ("", "–")]
+        if cells and sum(bool(_NUMBER_LIKE.match(v)) for v in cells) > len(cells) / 2:
+            break
+        n += 1
+    return max(1, min(n, display.shape[1] - 1)) if display.shape[1] > 1 else 1
+
+
+def _column_width(display: pd.DataFrame, c) -> float:
+    """Estimated width (px) of one column: its longest cell, or its header's longest word (headers
+    wrap), at about 6.8 px per character of a cell and 8 of a (bold) header word, as measured in
+    chromium at the table font, plus padding."""
+    longest_cell = max((len(str(v)) for v in display[c].tolist()), default=0)
+    longest_word = max((len(w) for w in str(c).split()), default=0)
+    return max(6.8 * longest_cell, 8.0 * longest_word) + 16
+
+
+def split_columns(display: pd.DataFrame, width: float = HTML_TABLE_WIDTH) -> list[pd.DataFrame]:
+    """A shown table as parts no wider than ``width`` px (estimated), each repeating the key
+    columns (:func:`key_columns`); one part when it fits."""
+    widths = {c: _column_width(display, c) for c in display.columns}
+    if sum(widths.values()) <= width or display.shape[1] <= 2:
+        return [display]
+    keys = list(display.columns[:key_columns(display)])
+    budget = max(width - sum(widths[k] for k in keys), 0.0)
+    parts, current, used = [], [], 0.0
+    for c in display.columns[len(keys):]:
+        if current and used + widths[c] > budget:
+            parts.append(current)
+            current, used = [], 0.0
+        current.append(c)
+        used += widths[c]
+    parts.append(current)
+    return [display[keys + p] for p in parts]
 
 
 def to_latex(display: pd.DataFrame, caption: str, label: str) -> str:
@@ -200,10 +269,11 @@ def to_latex(display: pd.DataFrame, caption: str, label: str) -> str:
     """
     ncol = display.shape[1]
     if ncol > LATEX_SPLIT_OVER:
-        key, rest = display.columns[0], list(display.columns[1:])
-        per = LATEX_SPLIT_OVER - 1
+        keys = list(display.columns[:min(key_columns(display), LATEX_SPLIT_OVER - 2)])
+        rest = list(display.columns[len(keys):])
+        per = LATEX_SPLIT_OVER - len(keys)
         chunks = [rest[i:i + per] for i in range(0, len(rest), per)]
-        return "".join(to_latex(display[[key] + c], f"{caption} (part {i + 1} of {len(chunks)})",
+        return "".join(to_latex(display[keys + c], f"{caption} (part {i + 1} of {len(chunks)})",
                                 f"{label}-{i + 1}") for i, c in enumerate(chunks))
     env = "table" if ncol <= LATEX_COLUMN_MAX else "table*"
     head = " & ".join(_latex_escape(c) for c in display.columns) + " \\\\"
@@ -235,7 +305,14 @@ def render_html(*, title: str, banner: str | None, sections: list[Section], meth
     )
 
     def table_html(item: TableItem) -> str:
-        return display_frame(item).to_html(index=False, escape=True, border=0, classes="data")
+        parts = split_columns(display_frame(item))
+        html = []
+        for i, part in enumerate(parts):
+            if len(parts) > 1:
+                html.append(f'<div class="part">Part {i + 1} of {len(parts)}'
+                            + (" (more columns; the row names repeated)" if i else "") + "</div>")
+            html.append(part.to_html(index=False, escape=True, border=0, classes="data"))
+        return "\n".join(html)
 
     def png_uri(item: FigureItem) -> str:
         return "data:image/png;base64," + base64.b64encode(item.png).decode("ascii")

@@ -40,6 +40,11 @@ class NaturalClip:
         take: a take identifier (the same take in two formats shares it).
         sha256: hash of the file's bytes.
         rig: a short signature of the skeleton (joint count and root name).
+        decimated: the clip brought to the working rate without a low-pass (every k-th frame
+            of a take whose rate k times the working rate, as datasets such as HumanML3D make
+            theirs), ``None`` when the file is at the working rate already. Its mirror image is
+            the mirrored training copy, so that natural capture decimated without a filter is
+            learnt as natural as the band-limited clip.
     """
 
     motion: Motion
@@ -48,6 +53,7 @@ class NaturalClip:
     take: str
     sha256: str
     rig: str
+    decimated: Motion | None = None
 
 
 def file_sha256(path: str | Path) -> str:
@@ -144,11 +150,16 @@ def load_natural(paths: Iterable[str | Path], fps: float = 30.0, group_by: str =
             m = trim_glitches(m)
         except RolesNotFoundError as exc:  # say which file needs the role map
             raise RolesNotFoundError(f"{f}: {exc}") from None
+        plain = None
         if abs(m.fps - fps) > 1e-6:
+            plain = replace(resample(m, fps), name=f.stem)
             m = resample(m, fps, band_limited=True)
+            if plain.n_frames != m.n_frames:
+                plain = None
         m = replace(m, name=f.stem)
         rig = f"{m.n_joints}j:{m.skeleton.names[0]}"
-        out.append(NaturalClip(motion=m, path=str(f), group=group, take=take, sha256=digest, rig=rig))
+        out.append(NaturalClip(motion=m, path=str(f), group=group, take=take, sha256=digest, rig=rig,
+                               decimated=plain))
     return out
 
 
@@ -252,8 +263,9 @@ def iter_examples(clips: Sequence[NaturalClip], spec: ExampleSpec = ExampleSpec(
         it = tqdm(it, desc=f"making {spec.tag} examples", unit="clip")
     for clip in it:
         segs = segments(clip, segment_s)
-        if spec.mirror:
-            mirrored = [replace(mirror(s), name=s.name + "~mirror") for s in segs]
+        if spec.mirror:  # the mirror image of the clip as datasets decimate it, where it was resampled
+            source = segs if clip.decimated is None else segments(replace(clip, motion=clip.decimated), segment_s)
+            mirrored = [replace(mirror(s), name=s.name + "~mirror") for s in source]
             if spec.augment:
                 mirrored = [augment_natural(s, np.random.default_rng(_seed_for(spec.seed, "augment", s.name)))
                             for s in mirrored]

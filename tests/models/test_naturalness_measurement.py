@@ -180,4 +180,8 @@ def test_a_take_starting_in_its_calibration_pose_is_found_and_left_out(model, wa
     s = score_naturalness(model, take)
     assert any("calibration pose" in n for n in s.notes)
     assert s.windows["start_s"].min() >= head / take.fps - 1e-9
-    assert abs(s.naturalness - score_naturalness(model, walk120).naturalness) < 0.1
+    # left out: the verdict is the verdict of the take without those frames, and it reads natural
+    # (the constructed start, arms lowered over a still root and then walking at speed, is a join
+    # and costs its window a little: about 0.1 below the walk alone)
+    assert s.naturalness == pytest.approx(score_naturalness(model, take.slice(head, None)).naturalness, abs=1e-9)
+    assert s.naturalness > 0.8 and s.naturalness > score_naturalness(model, walk120).naturalness - 0.15

@@ -7,8 +7,8 @@ import pytest
 
 from evalkit.errors import InputError
 from evalkit.features.body import limb_joints
-from evalkit.models.dataset import ExampleSpec, load_natural, make_examples
-from evalkit.motion import find_roles
+from evalkit.models.dataset import ExampleSpec, load_natural, make_examples, trim_glitches
+from evalkit.motion import find_roles, load_motion
 
 
 @pytest.fixture(scope="module")
@@ -130,3 +130,17 @@ def test_training_iterates_segments_then_long_examples_per_clip(clips):
     first_long = next(i for i, n in enumerate(names) if "@" in n)
     assert all(n.startswith(clips[0].motion.name) for n in names[:first_long + 2])
     assert not any("@" in e.segment for e in iter_examples(clips[:2], ExampleSpec(types=("jitter",))))
+
+
+def test_clips_above_the_working_rate_keep_a_decimated_copy_for_the_mirrored_examples(clips):
+    """120-fps takes are learnt band-limited and, for their mirrored copies, as datasets decimate
+    them (every 4th frame): same frames in time, no low-pass; 30-fps files keep none."""
+    high = [c for c in clips if c.decimated is not None]
+    assert high, "the bundled CMU clips include 120-fps takes"
+    for c in high:
+        assert c.decimated.n_frames == c.motion.n_frames and c.decimated.fps == c.motion.fps
+        raw = trim_glitches(load_motion(c.path))  # the captured frames, as load_natural reads them
+        k = int(round(raw.fps / c.motion.fps))
+        kept = raw.rotations[::k][:c.decimated.n_frames]
+        assert np.abs(np.abs((kept * c.decimated.rotations).sum(-1)) - 1).max() < 1e-9  # every k-th frame
+        assert not np.allclose(c.decimated.rotations, c.motion.rotations)  # the learnt clip is filtered

@@ -29,8 +29,9 @@ __all__ = ["create_app", "prepare_study", "PreparedStudy", "StudyState", "render
 
 
 def prepare_study(study_dir: str | Path, progress: bool = False) -> PreparedStudy:
-    """Validate ``study.yaml``, precompute motion-stimulus JSON into ``<study>/.webtest/`` and
-    build the design cells (nothing is written to a database).
+    """Validate ``study.yaml``, precompute motion-stimulus JSON into ``<study>/.webtest/`` (and,
+    with ``playback.video_fallback``, render each motion stimulus's fallback MP4 there), write
+    the setup stages' sounds and build the design cells (nothing is written to a database).
 
     Args:
         progress: show a progress bar on stderr while stimuli are prepared.
@@ -38,9 +39,15 @@ def prepare_study(study_dir: str | Path, progress: bool = False) -> PreparedStud
     Raises:
         evalkit.errors.ConfigError: the study file is invalid (message names key path and fix).
         evalkit.errors.FileFormatError: a stimulus file cannot be read.
+        webtest.render.RendererUnavailable: fallback videos must be rendered and chromium
+            cannot be started.
     """
     study = load_study(study_dir)
     stimuli = prepare_stimuli(study, cache_dir(study.root) / "stimuli", progress=progress)
+    if study.playback.video_fallback:  # renders with headless chromium: loaded only when asked for
+        from webtest.fallback import prepare_fallback_videos
+
+        stimuli = prepare_fallback_videos(study, stimuli, cache_dir(study.root) / "stimuli", progress=progress)
     cells = build_cells(study)
     return PreparedStudy(study, stimuli, cells_to_json(cells), design_hash(cells), balance_report(study, cells))
 

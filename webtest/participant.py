@@ -17,6 +17,7 @@ longer than ``assignment.timeout_minutes`` may lose their place) -- never an ack
 from __future__ import annotations
 
 import json
+import logging
 import math
 import time
 import uuid
@@ -26,6 +27,7 @@ from flask import (Blueprint, abort, jsonify, redirect, render_template, request
                    url_for)
 from flask_wtf.csrf import generate_csrf
 from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from evalkit.errors import InputError
@@ -35,11 +37,12 @@ from webtest.crowd import completion_url, mturk_submit_url, parse_params, screen
 from webtest.fastpath import STIMULUS_MAX_AGE
 from webtest.state import state
 from webtest.study import DemographicField
-from webtest.tables import Participant
+from webtest.tables import Event, Participant
 from webtest.trials import (at_trials, begin_trials, current_position, is_answered, participant_state, stim_left,
                             stim_right, stop_participant, trials_with_state)
 
 bp = Blueprint("participant", __name__)
+log = logging.getLogger("webtest")
 
 STOPPED = ("declined", "screened_out", "expired", "full")
 MAX_TEXT = 200
@@ -360,11 +363,14 @@ def _served_at(n: int) -> float | None:
     return None
 
 
-def _side(st, stimulus_id: str) -> dict:
+def _side(st, stimulus_id: str, side: str) -> dict:
+    """What the trial page needs of the stimulus shown on ``side``: kind, URLs, duration and,
+    for motion with ``playback.video_fallback``, the URL of its video in that side's colour."""
     stim, names = st.stimuli[stimulus_id], st.stimulus_urls[stimulus_id]
-    audio = names.get("audio")
+    audio, video = names.get("audio"), names.get(f"video_{side}")
     return {"kind": stim.kind, "src": url_for(".stimulus", name=names["file"]),
-            "audio": url_for(".stimulus", name=audio) if audio else "", "duration": stim.duration_s}
+            "audio": url_for(".stimulus", name=audio) if audio else "", "duration": stim.duration_s,
+            "video": url_for(".stimulus", name=video) if video else ""}
 
 
 @bp.get("/trial/<int:n>")
@@ -436,7 +442,7 @@ def _render_trial(st, trial, n: int, total: int, training: tuple[int, ...], left
         number=training.index(n) + 1 if is_training else n - len(training),
         n_shown=len(training) if is_training else total - len(training),
         points=points, attention=attention,
-        sides={"left": _side(st, left), "right": _side(st, right)},
+        sides={"left": _side(st, left, "left"), "right": _side(st, right, "right")},
         question=st.study.question or st.t(f"scale.question.{st.study.scale.name}"),
         playback=st.study.playback, required_s=trial.required_s, csrf_token=_slot,
     )
@@ -526,6 +532,40 @@ def answer(n: int):
         outcome = store_answer(conn, person, n, sub, st.study.scale, st.study.exclusion, time.time(),
                                served_at=_served_at(n), trials={r.position: r for r in rows})
     return _acknowledge(outcome, fail, as_json)
+
+
+#: Problems a trial page reports (see static/player.js) and the sides they may name.
+EVENT_TYPES = ("load_failed", "no_webgl")
+EVENT_SIDES = ("left", "right", "")
+
+
+@bp.post("/trial/<int:n>/event")
+def trial_event(n: int):
+    """A problem the trial page of position ``n`` cannot get past: a stimulus that did not load
+    after a retry (``load_failed``, with its side and the browser's reason) or no WebGL without
+    fallback videos (``no_webgl``). Logged on the ``webtest`` logger and kept once per
+    participant, position, type and side in ``wt_events`` (shown on the admin page)."""
+    st = state()
+    data = request.get_json(silent=True) if request.is_json else None
+    if not isinstance(data, dict) or data.get("type") not in EVENT_TYPES or data.get("side", "") not in EVENT_SIDES:
+        return jsonify(ok=False, error=f"send {{\"type\": one of {', '.join(EVENT_TYPES)}, \"side\": left|right}}"), 400
+    pid = _pid()
+    with st.db.engine.connect() as conn:
+        person, rows = trials_with_state(conn, pid, st.study.id, n) if pid else (None, [])
+        if person is None or not any(r.position == n for r in rows):  # only the participant's own trials
+            conn.rollback()
+            return jsonify(ok=False, error=st.t("app.not_found")), 404
+        detail = str(data.get("detail") or "")[:MAX_TEXT]
+        log.warning("study %s participant %s trial %d: %s %s %s", st.study.id, pid, n, data["type"],
+                    data.get("side", ""), detail)
+        try:
+            conn.execute(Event.__table__.insert().values(
+                study_id=st.study.id, participant_id=pid, position=n, type=data["type"], side=data.get("side", ""),
+                detail=detail, at=time.time()))
+            conn.commit()
+        except IntegrityError:  # already reported from an earlier load of the page
+            conn.rollback()
+    return jsonify(ok=True)
 
 
 def _acknowledge(outcome: AnswerOutcome, fail, as_json: bool):

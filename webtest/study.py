@@ -163,7 +163,10 @@ class Playback:
     (the whole body) or ``upper`` (GENEA's upper-body view for gesture studies); ``color_left``,
     ``color_right`` and ``background`` the figures' and the background's colours (``#rrggbb``;
     None: the renderer's defaults, the same figure colour on both sides); see
-    ``static/stage.js``. ``play_both`` adds a button that plays both sides together, in step."""
+    ``static/stage.js``. ``play_both`` adds a button that plays both sides together, in step.
+    ``video_fallback``: each motion stimulus is also rendered to an MP4 by the same renderer
+    when the study is prepared (:mod:`webtest.fallback`), and a browser without WebGL plays
+    those videos instead of refusing the trial."""
 
     must_end: bool = True
     min_time_s: float = 0.0
@@ -175,6 +178,7 @@ class Playback:
     color_right: str | None = None
     background: str | None = None
     play_both: bool = False
+    video_fallback: bool = False
 
 
 @dataclass(frozen=True)
@@ -655,7 +659,8 @@ def _exclusion(c: "_Checker", raw, quality: Quality, invalid_checks: frozenset[s
 
 def _playback(c: "_Checker", raw) -> Playback:
     m = c.mapping(raw, ("playback",), allowed=("must_end", "min_time_s", "exclusive", "slack", "camera",
-                                               "framing", "colors", "background", "play_both"))
+                                               "framing", "colors", "background", "play_both",
+                                               "video_fallback"))
     if m is None:
         return Playback()
     colors = {}
@@ -676,6 +681,7 @@ def _playback(c: "_Checker", raw) -> Playback:
         framing=c.choice(m, ("playback", "framing"), FRAMINGS, default="full") or "full",
         color_left=colors.get("left"), color_right=colors.get("right"), background=colors.get("background"),
         play_both=bool(c.boolean(m, ("playback", "play_both"), default=False)),
+        video_fallback=bool(c.boolean(m, ("playback", "video_fallback"), default=False)),
     )
 
 

@@ -1,0 +1,157 @@
+"""Stimuli that always play or say why, in chromium: a stimulus that cannot be loaded is tried
+again once, then said so on the page and reported to the server (not waited on), the scale stays
+disabled until both stimuli are loaded, and without WebGL the clips play from the study's
+fallback videos (the same renderer's MP4s, ``playback.video_fallback``)."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.webtest.test_browser import ARGS, CHROMIUM, _enter_study, _serve, browser, expect, live, short_example  # noqa: F401
+
+CLIP_S = 0.3
+
+
+@pytest.fixture(scope="module")
+def fallback_study(tmp_path_factory) -> Path:
+    """Two real CMU clips (one with jitter) with ``playback.video_fallback: true``, prepared:
+    the fallback MP4s rendered headless once for the module."""
+    from webtest import prepare_study
+
+    d = tmp_path_factory.mktemp("fallback-study")
+    study = {
+        "id": "fallback", "title": "Fallback", "consent": "ok", "instructions": "ok", "scale": "ab3",
+        "stimuli": [
+            {"id": "w.a", "item": "walk", "system": "a", "file": "sample:cmu/16_15.amc", "trim": [0, CLIP_S]},
+            {"id": "w.b", "item": "walk", "system": "b", "file": "sample:cmu/16_15.amc", "trim": [0, CLIP_S],
+             "transform": [{"jitter": {"deg": 3, "seed": 1}}]},
+        ],
+        "pairs": [["a", "b"]],
+        "design": {"method": "full", "participants": 2},
+        "playback": {"video_fallback": True},
+    }
+    (d / "study.yaml").write_text(yaml.safe_dump(study, sort_keys=False))
+    prepare_study(d)
+    return d
+
+
+def _events(app) -> list[tuple]:
+    from sqlalchemy import select
+
+    from webtest.tables import Event
+
+    with app.extensions["webtest"].db.session() as s:
+        return [(e.position, e.type, e.side, e.detail) for e in s.execute(select(Event)).scalars()]
+
+
+def test_a_stimulus_that_cannot_be_loaded_is_retried_then_reported(browser, live):
+    url, app = live
+    ctx = browser.new_context()
+    page = ctx.new_page()
+    _enter_study(page, url)
+    left = page.locator("#stim-left").get_attribute("data-src")
+    asked = []
+
+    def refuse(route):
+        asked.append(route.request.url)
+        route.fulfill(status=404, body="gone")
+
+    page.route(re.compile(re.escape(left) + "$"), refuse)  # the left clip's route fails, the right one works
+    started = time.monotonic()
+    page.reload()
+    expect(page.locator("#status")).to_contain_text("The clips could not be loaded (HTTP 404)", timeout=5000)
+    assert time.monotonic() - started < 5  # reported after one retry, not after the 15 s media wait
+    assert len(asked) == 2  # the first load and one retry
+    # nothing can be answered: the scale and Next stay disabled, the keys choose nothing
+    assert page.locator("input[name=answer]").first.is_disabled()  # inside the disabled fieldset
+    page.keyboard.press("4")
+    page.keyboard.press("ArrowRight")
+    assert page.locator("input[name=answer]:checked").count() == 0
+    assert page.locator("#next").is_disabled()
+    assert "ready" not in (page.locator("#trial").get_attribute("class") or "")
+    # the server's event log has it, once, with the side and the browser's reason
+    for _ in range(50):
+        if _events(app):
+            break
+        page.wait_for_timeout(100)
+    assert _events(app) == [(1, "load_failed", "left", "HTTP 404")]
+    page.reload()  # the same failure again is not stored twice
+    expect(page.locator("#status")).to_contain_text("could not be loaded", timeout=5000)
+    page.wait_for_timeout(300)
+    assert len(_events(app)) == 1
+    ctx.close()
+
+
+def test_a_stimulus_that_fails_once_loads_on_the_retry(browser, live):
+    url, app = live
+    ctx = browser.new_context()
+    page = ctx.new_page()
+    _enter_study(page, url)
+    right = page.locator("#stim-right").get_attribute("data-src")
+    failures = {"n": 0}
+
+    def once(route):
+        if failures["n"] == 0:
+            failures["n"] += 1
+            route.fulfill(status=503, body="busy")
+        else:
+            route.continue_()
+
+    page.route(re.compile(re.escape(right) + "$"), once)
+    page.reload()
+    page.wait_for_selector("#trial.ready", timeout=5000)
+    assert failures["n"] == 1 and page.locator("input[name=answer]").first.is_enabled()
+    assert _events(app) == []  # a retry that worked is no problem to report
+    ctx.close()
+
+
+def test_without_webgl_the_clips_play_from_the_fallback_videos(browser, fallback_study, tmp_path):
+    from sqlalchemy import select
+
+    from webtest.tables import Answer
+
+    d = tmp_path / "fallback"
+    shutil.copytree(fallback_study, d)
+    videos = sorted((d / ".webtest" / "stimuli").glob("*.mp4"))
+    assert len(videos) == 2  # one per motion stimulus (both sides share the default colour)
+    server, app = _serve(d)
+    url = f"http://127.0.0.1:{server.server_port}"
+    b = browser.browser_type.launch(executable_path=str(CHROMIUM), args=ARGS + ["--disable-3d-apis", "--disable-webgl"])
+    try:
+        page = b.new_page()
+        errors = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        _enter_study(page, url, demographics=False)
+        assert page.evaluate("!!document.createElement('canvas').getContext('webgl')") is False
+        page.wait_for_selector("#trial.ready", timeout=15000)
+        for side in ("left", "right"):
+            fig = page.locator(f"#stim-{side}")
+            assert fig.get_attribute("data-fallback") == "video"
+            assert fig.locator("canvas").count() == 0 and fig.locator("video").count() == 1
+        assert "cannot show the 3-D figures" not in page.locator("#status").inner_text()
+        page.keyboard.press("a")
+        expect(page.locator("#stim-left button.play")).to_contain_text("again")
+        page.keyboard.press("l")
+        expect(page.locator("#stim-right button.play")).to_contain_text("again")
+        played = page.evaluate("[...document.querySelectorAll('video')].map(v => v.currentTime)")
+        assert all(t >= 0.9 * CLIP_S for t in played), played
+        page.keyboard.press("3")
+        page.keyboard.press("Enter")
+        page.wait_for_url(re.compile(r"/done$"))
+        assert not errors, errors
+    finally:
+        b.close()
+        server.shutdown()
+        app.extensions["webtest"].db.dispose()
+    with app.extensions["webtest"].db.session() as s:
+        (answer,) = s.execute(select(Answer)).scalars().all()
+    types = {(e["side"], e["type"]) for e in json.loads(answer.events_json)}
+    assert {("left", "fallback_video"), ("right", "fallback_video"), ("left", "ended"), ("right", "ended")} <= types
+    assert _events(app) == []

@@ -335,3 +335,21 @@ def stimulus_names(stimuli: Mapping[str, PreparedStimulus], digests: Mapping[str
                 files[entry[f"video_{side}"]] = (str(video), MIME[".mp4"])
         urls[sid] = entry
     return urls, files
+
+
+def served_names(paths: Mapping[str, Path], secret: str | bytes) -> tuple[dict[str, str], dict[str, tuple[str, str]]]:
+    """Content-addressed names (as :func:`stimulus_names`: HMAC of the bytes' SHA-256, 32 hex
+    characters plus the extension) of other files the pages play, e.g. the setup stages' sounds.
+
+    Returns ``(urls, files)``: key -> name, and name -> ``(path, mimetype)``.
+    """
+    import hmac
+
+    key = secret.encode() if isinstance(secret, str) else secret
+    urls: dict[str, str] = {}
+    files: dict[str, tuple[str, str]] = {}
+    for k, path in paths.items():
+        token = hmac.new(key, b"evalkit-file\0" + _file_hash(Path(path)).encode(), hashlib.sha256).hexdigest()[:32]
+        urls[k] = token + Path(path).suffix.lower()
+        files[urls[k]] = (str(path), MIME.get(Path(path).suffix.lower(), "application/octet-stream"))
+    return urls, files

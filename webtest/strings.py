@@ -75,7 +75,7 @@ EN: dict[str, str] = {
     "setup.headphones.stop": "This study needs headphones, and the headphone check was not passed, so it cannot continue. Thank you for your time.",
     # instructions
     "instructions.title": "Instructions",
-    "instructions.keys": "Keyboard: A plays the left clip, L plays the right clip, 1–{n} choose an answer, Enter goes on.",
+    "instructions.keys": "Keyboard: A plays the left clip, L plays the right clip, 1–{n} or the arrow keys choose an answer, Enter goes on.",
     "instructions.begin": "Begin",
     # trials
     "trial.title": "Comparison {n} of {total}",

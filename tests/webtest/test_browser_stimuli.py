@@ -155,3 +155,44 @@ def test_without_webgl_the_clips_play_from_the_fallback_videos(browser, fallback
     types = {(e["side"], e["type"]) for e in json.loads(answer.events_json)}
     assert {("left", "fallback_video"), ("right", "fallback_video"), ("left", "ended"), ("right", "ended")} <= types
     assert _events(app) == []
+
+
+def test_the_scale_is_answered_by_keyboard_with_labels_and_visible_focus(browser, live):
+    """Arrow keys move along the scale (from outside it too), number keys choose a point, Enter
+    sends; each point is a radio named by its label, and the focused point shows an outline."""
+    url, app = live
+    ctx = browser.new_context(viewport={"width": 1100, "height": 900})
+    page = ctx.new_page()
+    _enter_study(page, url)
+    page.wait_for_selector("#trial.ready")
+    page.keyboard.press("a")
+    expect(page.locator("#stim-left button.play")).to_contain_text("again")
+    page.keyboard.press("l")
+    expect(page.locator("#stim-right button.play")).to_contain_text("again")
+    radios = page.get_by_role("radio")
+    assert radios.count() == 7
+    assert page.get_by_role("radio", name="About the same").count() == 1  # the label names the radio
+    assert page.get_by_role("group", name=re.compile("Compared with the left clip")).count() == 1
+    page.keyboard.press("ArrowRight")  # from outside the scale: its first point
+    assert page.locator("input[name=answer]:checked").get_attribute("value") == "-3"
+    for _ in range(4):
+        page.keyboard.press("ArrowRight")
+    assert page.locator("input[name=answer]:checked").get_attribute("value") == "1"
+    page.keyboard.press("ArrowLeft")
+    checked = page.locator("input[name=answer]:checked")
+    assert checked.get_attribute("value") == "0"
+    assert page.evaluate("document.activeElement.value") == "0"  # focus follows the choice
+    outline = page.evaluate("getComputedStyle(document.activeElement.nextElementSibling).outlineStyle")
+    assert outline == "solid"  # :focus-visible on the point the keyboard reached
+    page.keyboard.press("6")
+    assert page.locator("input[name=answer]:checked").get_attribute("value") == "2"
+    expect(page.locator("#next")).to_be_enabled()
+    page.keyboard.press("Enter")
+    page.wait_for_url(re.compile(r"/trial/2$"))
+    from webtest.tables import Answer
+    from sqlalchemy import select
+
+    with app.extensions["webtest"].db.session() as s:
+        (answer,) = s.execute(select(Answer)).scalars().all()
+    assert answer.raw_answer == "2"
+    ctx.close()

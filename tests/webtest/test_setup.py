@@ -195,3 +195,27 @@ def test_admin_page_shows_the_setup_results(make_study, app_factory, participant
     assert "headphones check" in html and "passed (6/6 correct, 5 needed)" in html
     csv = admin.get("/admin/export/participants.csv").get_data(as_text=True)
     assert "setup_headphones" in csv.splitlines()[0] and "passed (6/6 correct" in csv
+
+
+def test_study_strings_translate_the_setup_pages(make_study, app_factory, participant):
+    from webtest.strings import EN
+
+    german = {"setup.device.title": "Bildschirmprüfung", "setup.device.check": "Bildschirm prüfen",
+              "setup.volume.comfortable": "Die Lautstärke ist angenehm",
+              "setup.headphones.question": "Welcher Ton war der leiseste?", "setup.headphones.tone_1": "Erster",
+              "setup.headphones.stop": "Der Kopfhörertest wurde nicht bestanden.",
+              "trial.load_failed": "Die Clips konnten nicht geladen werden ({reason})."}
+    assert set(german) <= set(EN)
+    app = app_factory(make_study(setup=SETUP, strings=german, exclusion={"action": "screen_out"}))
+    p = participant(app.test_client())
+    p.start()
+    p.consent()
+    device = p.c.get("/setup/device").get_data(as_text=True)
+    assert "Bildschirmprüfung" in device and "Bildschirm prüfen" in device and EN["setup.device.check"] not in device
+    p.c.post("/setup/device", data={"csrf_token": p.token, "width": "1200", "height": "800", "touch_only": "0"})
+    assert "Die Lautstärke ist angenehm" in p.c.get("/setup/volume").get_data(as_text=True)
+    p.c.post("/setup/volume", data={"csrf_token": p.token, "choice": "comfortable"})
+    page = p.c.get("/setup/headphones").get_data(as_text=True)
+    assert page.count("Welcher Ton war der leiseste?") == 6 and "Erster" in page and "First" not in page
+    p.c.post("/setup/headphones", data={"csrf_token": p.token})  # no answers: 0 of 6
+    assert "Der Kopfhörertest wurde nicht bestanden." in p.c.get("/stop").get_data(as_text=True)

@@ -818,3 +818,12 @@ def test_trial_event_is_kept_once_for_the_participants_own_trials(make_study, ap
     with app.extensions["webtest"].db.session() as s:
         rows = [(e.position, e.type, e.side, e.detail) for e in s.execute(select(Event)).scalars()]
     assert rows == [(1, "load_failed", "left", "HTTP 404")]
+    from webtest.export import participants_table
+
+    problems = participants_table(app.extensions["webtest"].db, "mini").set_index("participant")["load_problems"]
+    assert problems.to_dict() == {_participant_id(p.c): 1}
+
+
+def _participant_id(client, study_id: str = "mini") -> str:
+    with client.session_transaction() as sess:
+        return sess[f"p:{study_id}"]

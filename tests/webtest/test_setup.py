@@ -219,3 +219,16 @@ def test_study_strings_translate_the_setup_pages(make_study, app_factory, partic
     assert page.count("Welcher Ton war der leiseste?") == 6 and "Erster" in page and "First" not in page
     p.c.post("/setup/headphones", data={"csrf_token": p.token})  # no answers: 0 of 6
     assert "Der Kopfhörertest wurde nicht bestanden." in p.c.get("/stop").get_data(as_text=True)
+
+
+def test_a_failed_setup_check_stays_when_quality_checks_are_counted_again(make_study, app_factory, participant):
+    from webtest.export import participants_table
+
+    app = app_factory(make_study(setup=SETUP, quality={"gold": {"count": 1, "tolerance": 0}},
+                                 exclusion={"max_gold_failures": 0}))
+    p = participant(app.test_client())
+    _through_setup(p, app, headphones_right=3)
+    p.c.post("/instructions", data={"csrf_token": p.token})
+    p.complete(value=2)  # the identical pair answered +2: a gold failure, the counts are read again
+    excluded = participants_table(app.extensions["webtest"].db, "mini").loc[0, "excluded"]
+    assert excluded == "headphone check failed (3/6 correct, 5 needed); 1 identical-pair check failed (0 allowed)"

@@ -401,48 +401,52 @@ import { Stage, makeView, smoothPath, webglAvailable } from "./stage.js";
   };
   var hasMotion = players.left.kind === "motion" || players.right.kind === "motion";
   var canFallBack = ["left", "right"].every(function (k) { return players[k].kind !== "motion" || !!players[k].fig.dataset.video; });
-  if (hasMotion && !webglAvailable() && canFallBack) {  // the same renderer's videos instead of the canvases
+  // the same renderer's videos instead of the canvases (playback.video_fallback)
+  var fallBack = function () {
     ["left", "right"].forEach(function (k) { if (players[k].kind === "motion") { players[k].useVideo(players[k].fig.dataset.video); } });
     root.classList.add("video-fallback");
-    hasMotion = false;
-  }
-  if (hasMotion && !webglAvailable()) {
-    noWebgl();
-  } else {
-    Promise.all([sideLoad("left"), sideLoad("right")]).then(function (clips) {
-      var motion = clips.filter(function (c) { return c; });
-      if (motion.length) {
-        // one camera for both sides, fitted to both clips (each canvas gets its own for its size)
-        var opts = { camera: root.dataset.camera, framing: root.dataset.framing };
-        var make = function (w, h) { return makeView(motion, w, h, opts); };
-        var setupAll = function () {
-          ["left", "right"].forEach(function (side) { if (players[side].clip) { players[side].setup(make); } });
-        };
-        try {
-          setupAll();
-        } catch (err) {  // the browser refused a WebGL context
-          noWebgl();
-          return;
-        }
-        var resizing = null, lastWidth = window.innerWidth;
-        window.addEventListener("resize", function () {
-          if (window.innerWidth === lastWidth) { return; }  // phones: the address bar hiding changes the height only
-          lastWidth = window.innerWidth;
-          clearTimeout(resizing);
-          resizing = setTimeout(setupAll, 200);
-        });
+  };
+  var loaded = function (clips) {
+    var motion = clips.filter(function (c) { return c; });
+    if (motion.length) {
+      // one camera for both sides, fitted to both clips (each canvas gets its own for its size)
+      var opts = { camera: root.dataset.camera, framing: root.dataset.framing };
+      var make = function (w, h) { return makeView(motion, w, h, opts); };
+      var setupAll = function () {
+        ["left", "right"].forEach(function (side) { if (players[side].clip) { players[side].setup(make); } });
+      };
+      try {
+        setupAll();
+      } catch (err) {  // the browser refused a WebGL context after all
+        if (canFallBack) { fallBack(); start(); } else { noWebgl(); }
+        return;
       }
-      players.left.enable(); players.right.enable();
-      if (bothBtn) {
-        bothBtn.disabled = false;
-        bothBtn.addEventListener("click", playBoth);
-      }
-      scales.forEach(function (f) { f.disabled = false; });  // the answer can be given now
-      root.classList.add("ready");
-      update();
-    }).catch(function (err) {
+      var resizing = null, lastWidth = window.innerWidth;
+      window.addEventListener("resize", function () {
+        if (window.innerWidth === lastWidth) { return; }  // phones: the address bar hiding changes the height only
+        lastWidth = window.innerWidth;
+        clearTimeout(resizing);
+        resizing = setTimeout(setupAll, 200);
+      });
+    }
+    players.left.enable(); players.right.enable();
+    if (bothBtn) {
+      bothBtn.disabled = false;
+      bothBtn.addEventListener("click", playBoth);
+    }
+    scales.forEach(function (f) { f.disabled = false; });  // the answer can be given now
+    root.classList.add("ready");
+    update();
+  };
+  var start = function () {
+    Promise.all([sideLoad("left"), sideLoad("right")]).then(loaded).catch(function (err) {
       root.classList.add("load-failed");
       statusEl.textContent = str("LoadFailed").replace("{reason}", String(err && err.message || err));
     });
+  };
+  if (hasMotion && !webglAvailable()) {
+    if (canFallBack) { fallBack(); start(); } else { noWebgl(); }
+  } else {
+    start();
   }
 })();

@@ -196,3 +196,38 @@ def test_the_scale_is_answered_by_keyboard_with_labels_and_visible_focus(browser
         (answer,) = s.execute(select(Answer)).scalars().all()
     assert answer.raw_answer == "2"
     ctx.close()
+
+
+def test_fallback_videos_are_made_once_in_each_sides_colour(fallback_study, tmp_path):
+    """Two side colours give two videos per motion stimulus, each in its colour, with as many
+    frames as the clip; preparing the study again renders nothing (the videos are reused)."""
+    import imageio_ffmpeg
+    import numpy as np
+
+    from tests.webtest.helpers import figure_mask
+    from webtest import prepare_study
+    from webtest.stimuli import stimulus_names
+
+    d = tmp_path / "colours"
+    shutil.copytree(fallback_study, d)
+    data = yaml.safe_load((d / "study.yaml").read_text())
+    data["playback"]["colors"] = {"left": "#b03a2e"}
+    (d / "study.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+    prepared = prepare_study(d)
+    videos = {sid: p.fallback for sid, p in prepared.stimuli.items()}
+    assert all(left != right and left.exists() and right.exists() for left, right in videos.values())
+    for (left, right), clip in ((v, json.loads(prepared.stimuli[sid].path.read_text())) for sid, v in videos.items()):
+        for path, red_side in ((left, True), (right, False)):
+            gen = imageio_ffmpeg.read_frames(str(path))
+            meta = next(gen)
+            frames = [np.frombuffer(b, np.uint8).reshape(meta["size"][1], meta["size"][0], 3).astype(int) for b in gen]
+            assert len(frames) == clip["frames"] and meta["size"] == (640, 480)
+            red = ((frames[0][..., 0] - frames[0][..., 2]) > 40).sum()
+            assert (red > 2000) == red_side and (figure_mask(frames[0]).sum() > 2000) != red_side
+    made = {p: p.stat().st_mtime_ns for pair in videos.values() for p in pair}
+    again = prepare_study(d)
+    assert {p: p.stat().st_mtime_ns for s in again.stimuli.values() for p in s.fallback} == made
+    urls, files = stimulus_names(again.stimuli, {sid: "0" * 32 for sid in again.stimuli}, "secret")
+    for sid, entry in urls.items():
+        assert entry["video_left"] != entry["video_right"]
+        assert files[entry["video_left"]] == (str(videos[sid][0]), "video/mp4")

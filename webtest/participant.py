@@ -1,4 +1,4 @@
-"""The participant blueprint: landing → consent → demographics → setup stages → instructions → trials → end.
+"""The participant blueprint: landing → consent → demographics → setup → instructions → trials → end.
 
 Identity is the participant id in Flask's signed session cookie; every query is scoped to that
 id, so a participant can only read and answer their own trials (URLs carry positions, never

@@ -25,6 +25,7 @@ from sqlalchemy.exc import IntegrityError
 
 from evalkit.errors import InputError
 from webtest.scales import Scale, signed_score
+from webtest.setup import SETUP_CODES
 from webtest.study import Exclusion
 from webtest.trials import A, C, P, T, first_unanswered, trials_around
 
@@ -197,6 +198,7 @@ def exclusion_reason(db, participant_id: str, rules: Exclusion, completed: bool,
     """
     limits = _limits(rules)
     tokens = [t for t in previous.split(";") if t and not t.startswith(_MEDIAN)]
+    kept = [t for t in tokens if t.split(":", 1)[0] in SETUP_CODES]  # failed setup checks stay
     recount = new_flags is None or any(f in new_flags and limits[f] is not None for f in _COUNTED)
     median = completed and rules.min_median_response_s is not None
     if median:  # one read serves both rules
@@ -211,8 +213,8 @@ def exclusion_reason(db, participant_id: str, rules: Exclusion, completed: bool,
             for f in flags.split(";"):
                 if f in counts:
                     counts[f] += 1
-        tokens = [f"{k}:{counts[k]}>{limit}" for k, limit in limits.items()
-                  if limit is not None and counts[k] > limit]
+        tokens = kept + [f"{k}:{counts[k]}>{limit}" for k, limit in limits.items()
+                         if limit is not None and counts[k] > limit]
     if median:
         times = [rt for _, rt, kind in rows if kind != "training"]
         if times and statistics.median(times) < rules.min_median_response_s:

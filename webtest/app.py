@@ -21,7 +21,8 @@ from webtest.db import Database, default_url, ensure_cells, ensure_stimulus_file
 from webtest.design import balance_report, build_cells, cells_to_json, design_hash
 from webtest.fastpath import STIMULUS_MAX_AGE, WebtestWSGI
 from webtest.state import EXTENSION, PreparedStudy, StudyState, state
-from webtest.stimuli import prepare_stimuli, stimulus_digest, stimulus_names
+from webtest.setup import write_sounds
+from webtest.stimuli import prepare_stimuli, served_names, stimulus_digest, stimulus_names
 from webtest.strings import merged
 from webtest.study import load_study
 
@@ -29,8 +30,9 @@ __all__ = ["create_app", "prepare_study", "PreparedStudy", "StudyState", "render
 
 
 def prepare_study(study_dir: str | Path, progress: bool = False) -> PreparedStudy:
-    """Validate ``study.yaml``, precompute motion-stimulus JSON into ``<study>/.webtest/`` and
-    build the design cells (nothing is written to a database).
+    """Validate ``study.yaml``, precompute motion-stimulus JSON into ``<study>/.webtest/`` (and,
+    with ``playback.video_fallback``, render each motion stimulus's fallback MP4 there), write
+    the setup stages' sounds and build the design cells (nothing is written to a database).
 
     Args:
         progress: show a progress bar on stderr while stimuli are prepared.
@@ -38,11 +40,19 @@ def prepare_study(study_dir: str | Path, progress: bool = False) -> PreparedStud
     Raises:
         evalkit.errors.ConfigError: the study file is invalid (message names key path and fix).
         evalkit.errors.FileFormatError: a stimulus file cannot be read.
+        webtest.render.RendererUnavailable: fallback videos must be rendered and chromium
+            cannot be started.
     """
     study = load_study(study_dir)
     stimuli = prepare_stimuli(study, cache_dir(study.root) / "stimuli", progress=progress)
+    if study.playback.video_fallback:  # renders with headless chromium: loaded only when asked for
+        from webtest.fallback import prepare_fallback_videos
+
+        stimuli = prepare_fallback_videos(study, stimuli, cache_dir(study.root) / "stimuli", progress=progress)
     cells = build_cells(study)
-    return PreparedStudy(study, stimuli, cells_to_json(cells), design_hash(cells), balance_report(study, cells))
+    sounds = write_sounds(study, cache_dir(study.root) / "setup")
+    return PreparedStudy(study, stimuli, cells_to_json(cells), design_hash(cells), balance_report(study, cells),
+                         setup_sounds=sounds)
 
 
 @functools.lru_cache(maxsize=1)
@@ -138,10 +148,12 @@ def create_app(study_dir: str | Path | None = None, config: WebtestConfig | None
     app.config.update(_flask_config(config, study.root))
     app.debug = False
     urls, files = stimulus_names(prepared.stimuli, digests, app.config["SECRET_KEY"])
+    sound_urls, sound_files = served_names(prepared.setup_sounds, app.config["SECRET_KEY"])
+    files.update(sound_files)
     app.extensions[EXTENSION] = StudyState(
         prepared=prepared, db=db, strings=merged(study.strings),
         admin_password_hash=config.admin_password_hash or study.admin_password_hash, config=config,
-        stimulus_urls=urls, stimulus_files=files,
+        stimulus_urls=urls, stimulus_files=files, setup_urls=sound_urls,
     )
     app.session_interface = _CachedSigningSessions()
     CSRFProtect(app)
@@ -163,7 +175,8 @@ def create_app(study_dir: str | Path | None = None, config: WebtestConfig | None
 
 
 _PARTICIPANT_TEMPLATES = ("base.html", "landing.html", "consent.html", "demographics.html", "instructions.html",
-                          "trial.html", "done.html", "message.html")
+                          "trial.html", "done.html", "message.html", "setup_device.html", "setup_volume.html",
+                          "setup_headphones.html")
 
 
 class _CachedSigningSessions(SecureCookieSessionInterface):

@@ -19,10 +19,11 @@ from pathlib import Path
 
 from typing import TYPE_CHECKING
 
-from sqlalchemy import select, text
+from sqlalchemy import func, select, text
 
 from webtest.db import RATINGS_COLUMNS, Database
-from webtest.tables import Cell, Participant
+from webtest.study import SETUP_STAGES
+from webtest.tables import Cell, Event, Participant, SetupResult
 
 if TYPE_CHECKING:  # pandas and scipy load on first use (server workers start faster)
     import pandas as pd
@@ -52,7 +53,10 @@ def ratings_long(db: Database, study_id: str | None = None) -> "pd.DataFrame":
 
 
 def participants_table(db: Database, study_id: str) -> "pd.DataFrame":
-    """One row per participant: status, stage, cell, progress, exclusion, demographics (JSON)."""
+    """One row per participant: status, stage, cell, progress, exclusion, demographics (JSON),
+    the outcome of each setup stage (``setup_device``, ``setup_volume``, ``setup_headphones``:
+    '' when not taken, see :func:`describe_setup`) and how many problems their trial pages
+    reported (``load_problems``: stimuli that did not load, no WebGL)."""
     import pandas as pd
 
     with db.session() as s:
@@ -66,19 +70,45 @@ def participants_table(db: Database, study_id: str) -> "pd.DataFrame":
             "SELECT t.participant_id, COUNT(*) FROM wt_trials t JOIN wt_participants p ON p.id = t.participant_id "
             "WHERE p.study_id = :s GROUP BY t.participant_id"), {"s": study_id}).all())
         idx = dict(s.execute(select(Cell.id, Cell.idx).where(Cell.study_id == study_id)).all())
+        setups: dict[str, dict[str, str]] = {}
+        for r in s.execute(select(SetupResult).where(SetupResult.study_id == study_id)).scalars():
+            setups.setdefault(r.participant_id, {})[r.stage] = describe_setup(r)
+        problems = dict(s.execute(select(Event.participant_id, func.count()).where(Event.study_id == study_id)
+                                  .group_by(Event.participant_id)).all())
     rows = [{
         "participant": p.id, "status": p.status, "stage": p.stage, "cell": idx.get(p.cell_id),
         "answered": int(counts.get(p.id, 0)), "trials": int(totals.get(p.id, 0)),
         "excluded": describe_exclusion(p.exclusion_reason or ""), "platform": p.platform,
         "platform_pid": p.ext_pid or "", "created_at": iso_time(p.created_at), "completed_at": iso_time(p.completed_at),
         "demographics": p.demographics_json,
+        **{f"setup_{k}": setups.get(p.id, {}).get(k, "") for k in SETUP_STAGES},
+        "load_problems": int(problems.get(p.id, 0)),
     } for p in parts]
     df = pd.DataFrame(rows, columns=["participant", "status", "stage", "cell", "answered", "trials", "excluded",
-                                     "platform", "platform_pid", "created_at", "completed_at", "demographics"])
+                                     "platform", "platform_pid", "created_at", "completed_at", "demographics",
+                                     *(f"setup_{k}" for k in SETUP_STAGES), "load_problems"])
     # a participant who stopped before the consent has no cell: empty, not NaN, and the others
     # stay whole numbers (not 2.0)
     df["cell"] = df["cell"].astype("Int64")
     return df
+
+
+def describe_setup(row) -> str:
+    """A setup result in words: ``passed`` / ``failed``, with the headphone score
+    (``passed (6/6 correct)``), the device's window and why it failed (``failed: touch only``),
+    and the number of attempts when more than one."""
+    detail = json.loads(row.detail_json or "{}")
+    text_ = "passed" if row.passed else "failed"
+    if row.stage == "headphones" and row.score is not None:
+        text_ += f" ({row.score}/{len(detail.get('answers', []))} correct, {detail.get('pass', '?')} needed)"
+    elif row.stage == "device" and "width" in detail:
+        why = {"small": ": window too small", "touch_only": ": touch only", "unmeasured": ": not measured"}
+        text_ += why.get(detail.get("verdict"), "") + f" ({detail['width']}×{detail.get('height', '?')} px)"
+    elif row.stage == "volume" and not row.passed:
+        text_ += ": cannot hear"
+    if row.attempts > 1:
+        text_ += f", {row.attempts} attempts"
+    return text_
 
 
 def iso_time(seconds: float | None) -> str:
@@ -97,6 +127,10 @@ _EXCLUSION_WORDS = {
 }
 
 
+_SETUP_WORDS = {"device_fail": "device check failed", "volume_fail": "volume calibration failed",
+                "headphones_fail": "headphone check failed"}
+
+
 def describe_exclusion(reason: str) -> str:
     """The stored exclusion codes in plain words, e.g. ``attention_fail:1>0`` ->
     ``1 attention check failed (0 allowed)``; ``median_response_s<2`` -> ``median answer time
@@ -108,6 +142,10 @@ def describe_exclusion(reason: str) -> str:
             n, limit = rest.split(">", 1)
             one, many = _EXCLUSION_WORDS[key]
             out.append(f"{n} {one if n == '1' else many} ({limit} allowed)")
+        elif key in _SETUP_WORDS:
+            out.append(_SETUP_WORDS[key] + (f" ({rest.replace('<', ' correct, ').replace('_', ' ')} needed)"
+                                            if key == "headphones_fail" and "<" in rest
+                                            else f" ({rest.replace('_', ' ')})" if rest else ""))
         elif code.startswith("median_response_s<"):
             out.append(f"median answer time under {code.split('<', 1)[1]} s")
         else:

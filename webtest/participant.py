@@ -1,4 +1,4 @@
-"""The participant blueprint: landing → consent → demographics → instructions → trials → end.
+"""The participant blueprint: landing → consent → demographics → setup → instructions → trials → end.
 
 Identity is the participant id in Flask's signed session cookie; every query is scoped to that
 id, so a participant can only read and answer their own trials (URLs carry positions, never
@@ -17,6 +17,7 @@ longer than ``assignment.timeout_minutes`` may lose their place) -- never an ack
 from __future__ import annotations
 
 import json
+import logging
 import math
 import time
 import uuid
@@ -26,20 +27,23 @@ from flask import (Blueprint, abort, jsonify, redirect, render_template, request
                    url_for)
 from flask_wtf.csrf import generate_csrf
 from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from evalkit.errors import InputError
+from webtest import setup
 from webtest.answers import AnswerOutcome, parse_submission, store_answer, strict_json
 from webtest.assignment import claim_cell, has_free_cell, holds_cell, touch
 from webtest.crowd import completion_url, mturk_submit_url, parse_params, screen_out_url
 from webtest.fastpath import STIMULUS_MAX_AGE
 from webtest.state import state
-from webtest.study import DemographicField
-from webtest.tables import Participant
+from webtest.study import SETUP_STAGES, DemographicField
+from webtest.tables import Event, Participant
 from webtest.trials import (at_trials, begin_trials, current_position, is_answered, participant_state, stim_left,
                             stim_right, stop_participant, trials_with_state)
 
 bp = Blueprint("participant", __name__)
+log = logging.getLogger("webtest")
 
 STOPPED = ("declined", "screened_out", "expired", "full")
 MAX_TEXT = 200
@@ -76,12 +80,19 @@ def _where(s: Session, p: Participant) -> str:
         return url_for(".done")
     if p.status in STOPPED:
         return url_for(".stop")
-    if p.stage in ("demographics", "instructions", "trials") and not holds_cell(s, p):
+    if (p.stage in ("demographics", "instructions", "trials") or p.stage in SETUP_STAGES) and not holds_cell(s, p):
         p.status, p.stage = "expired", "stopped"
         s.commit()
         return url_for(".stop")
+    return _stage_url(p.stage)
+
+
+def _stage_url(stage: str) -> str:
+    """URL of the page of a participant stage (the landing page for one that has none)."""
+    if stage in SETUP_STAGES:
+        return url_for(".setup_stage", name=stage)
     return {"consent": url_for(".consent"), "demographics": url_for(".demographics"),
-            "instructions": url_for(".instructions"), "trials": url_for(".trial_current")}.get(p.stage, url_for(".landing"))
+            "instructions": url_for(".instructions"), "trials": url_for(".trial_current")}.get(stage, url_for(".landing"))
 
 
 def _current_stage_url() -> str:
@@ -103,11 +114,6 @@ def _at_stage(s, stage: str) -> bool | None:
     if row is None:
         return None
     return row.stage == stage and row.status == "active" and (stage == "consent" or row.holder == row.id)
-
-
-#: Where each stage before the trials leads once done (the trials start at the first trial).
-_NEXT_PAGE = {"consent": ".consent", "demographics": ".demographics", "instructions": ".instructions",
-              "trials": ".trial_current"}
 
 
 def _stage_page(stage: str, render: Callable[[], Any], submit: Callable[[Session, Participant], Any]):
@@ -138,7 +144,7 @@ def _stage_page(stage: str, render: Callable[[], Any], submit: Callable[[Session
         s.commit()
         if p.status != "active":
             return redirect(_where(s, p))
-        return redirect(url_for(".trial_page", n=1) if p.stage == "trials" else url_for(_NEXT_PAGE[p.stage]))
+        return redirect(url_for(".trial_page", n=1) if p.stage == "trials" else _stage_url(p.stage))
 
 
 @bp.url_value_preprocessor
@@ -236,11 +242,11 @@ def consent():
                 if request.form.get("choice") != "agree":
                     stop_participant(conn, pid, "declined", now)
                     return redirect(url_for(".stop"))
-                stage = "demographics" if st.study.demographics else "instructions"
+                stage = st.study.stage_after("consent")
                 if claim_cell(conn, st.study, st.stimuli, pid, now, updates={"consent_at": now, "stage": stage}) is None:
                     stop_participant(conn, pid, "full", now)
                     return redirect(url_for(".stop"))
-                return redirect(url_for(f".{stage}"))  # committed with the claim, in one transaction
+                return redirect(_stage_url(stage))  # committed with the claim, in one transaction
             conn.rollback()
     # GET, and anyone not at the consent (sent to their stage)
     return _stage_page("consent", lambda: _static_page("consent.html"), lambda s, p: None)
@@ -290,7 +296,7 @@ def demographics():
         if errors:
             return render_template("demographics.html", fields=fields, values=request.form, errors=errors), 400
         p.demographics_json = json.dumps(values, ensure_ascii=False)
-        p.stage = "instructions"
+        p.stage = state().study.stage_after("demographics")
         return None
 
     return _stage_page("demographics",
@@ -313,6 +319,90 @@ def instructions():
 
     return _stage_page("instructions",
                        lambda: _static_page("instructions.html", n_keys=len(state().study.scale.points)), submit)
+
+
+# -- setup stages (device check, volume calibration, headphone screening) -----------------------
+@bp.route("/setup/<name>", methods=["GET", "POST"])
+def setup_stage(name: str):
+    """A setup stage of the study (:mod:`webtest.setup`): GET shows it, POST records its outcome
+    in ``wt_setup_results`` and moves on, asks again (a window too small) or applies the
+    exclusion rules (a failed check)."""
+    st = state()
+    stage = st.study.setup_stage(name)
+    if stage is None:
+        abort(404)
+    pages = {"device": (_device_page, _device_submit), "volume": (_volume_page, _volume_submit),
+             "headphones": (_headphones_page, _headphones_submit)}
+    render, submit = pages[name]
+    return _stage_page(name, lambda: render(stage), lambda s, p: submit(s, p, stage))
+
+
+def _device_page(stage, problem: str | None = None, status: int = 200):
+    if problem is None:
+        return _static_page("setup_device.html", stage=stage, problem=None)
+    return render_template("setup_device.html", stage=stage, problem=problem), status
+
+
+def _device_submit(s: Session, p: Participant, stage):
+    st, now = state(), time.time()
+    measured = setup.parse_measures(request.form)
+    verdict = setup.device_verdict(stage, measured)
+    setup.record_result(s, st.study.id, p.id, "device", verdict == "pass", now, detail={**measured, "verdict": verdict})
+    if verdict == "pass":
+        p.stage = st.study.stage_after("device")
+    elif verdict == "touch_only":
+        setup.fail_stage(s, st.study, p, "device", "touch_only")
+    else:  # the window can be enlarged (or JavaScript turned on): say so and ask again
+        touch(s, p, now)
+        s.commit()
+        key = "setup.device.no_js" if verdict == "unmeasured" else "setup.device.too_small"
+        return _device_page(stage, st.t(key, width=measured.get("width", 0), height=measured.get("height", 0),
+                                        min_width=stage.min_width, min_height=stage.min_height))
+    return None
+
+
+def _volume_page(stage):
+    return _static_page("setup_volume.html", stage=stage,
+                        sound=url_for(".stimulus", name=state().setup_urls["calibration"]))
+
+
+def _volume_submit(s: Session, p: Participant, stage):
+    st = state()
+    heard = request.form.get("choice") == "comfortable"
+    setup.record_result(s, st.study.id, p.id, "volume", heard, time.time(),
+                        detail={"choice": "comfortable" if heard else "cannot_hear"})
+    if heard:
+        p.stage = st.study.stage_after("volume")
+    else:
+        setup.fail_stage(s, st.study, p, "volume", "cannot_hear")
+    return None
+
+
+def _headphones_page(stage):
+    """The screening page: per participant (the trials' order is theirs), rendered per request."""
+    st = state()
+    trials = setup.headphone_trials(st.study.id, _pid() or "", stage)
+    sounds = [url_for(".stimulus", name=st.setup_urls[f"order-{k}"]) for k in trials]
+    return render_template("setup_headphones.html", stage=stage, sounds=sounds)
+
+
+def _headphones_submit(s: Session, p: Participant, stage):
+    st = state()
+    trials = setup.headphone_trials(st.study.id, p.id, stage)
+    answers = []
+    for i in range(len(trials)):
+        raw = request.form.get(f"t{i + 1}", "")
+        answers.append(int(raw) if raw in ("1", "2", "3") else None)
+    correct = setup.score_headphones(trials, answers)
+    passed = correct >= stage.pass_min
+    setup.record_result(s, st.study.id, p.id, "headphones", passed, time.time(), score=correct,
+                        detail={"answers": answers, "quiet": [setup.quiet_position(k) for k in trials],
+                                "pass": stage.pass_min})
+    if passed:
+        p.stage = st.study.stage_after("headphones")
+    else:
+        setup.fail_stage(s, st.study, p, "headphones", f"{correct}/{len(trials)}<{stage.pass_min}")
+    return None
 
 
 # -- trials ------------------------------------------------------------------------------------
@@ -360,11 +450,14 @@ def _served_at(n: int) -> float | None:
     return None
 
 
-def _side(st, stimulus_id: str) -> dict:
+def _side(st, stimulus_id: str, side: str) -> dict:
+    """What the trial page needs of the stimulus shown on ``side``: kind, URLs, duration and,
+    for motion with ``playback.video_fallback``, the URL of its video in that side's colour."""
     stim, names = st.stimuli[stimulus_id], st.stimulus_urls[stimulus_id]
-    audio = names.get("audio")
+    audio, video = names.get("audio"), names.get(f"video_{side}")
     return {"kind": stim.kind, "src": url_for(".stimulus", name=names["file"]),
-            "audio": url_for(".stimulus", name=audio) if audio else "", "duration": stim.duration_s}
+            "audio": url_for(".stimulus", name=audio) if audio else "", "duration": stim.duration_s,
+            "video": url_for(".stimulus", name=video) if video else ""}
 
 
 @bp.get("/trial/<int:n>")
@@ -436,7 +529,7 @@ def _render_trial(st, trial, n: int, total: int, training: tuple[int, ...], left
         number=training.index(n) + 1 if is_training else n - len(training),
         n_shown=len(training) if is_training else total - len(training),
         points=points, attention=attention,
-        sides={"left": _side(st, left), "right": _side(st, right)},
+        sides={"left": _side(st, left, "left"), "right": _side(st, right, "right")},
         question=st.study.question or st.t(f"scale.question.{st.study.scale.name}"),
         playback=st.study.playback, required_s=trial.required_s, csrf_token=_slot,
     )
@@ -528,6 +621,40 @@ def answer(n: int):
     return _acknowledge(outcome, fail, as_json)
 
 
+#: Problems a trial page reports (see static/player.js) and the sides they may name.
+EVENT_TYPES = ("load_failed", "no_webgl")
+EVENT_SIDES = ("left", "right", "")
+
+
+@bp.post("/trial/<int:n>/event")
+def trial_event(n: int):
+    """A problem the trial page of position ``n`` cannot get past: a stimulus that did not load
+    after a retry (``load_failed``, with its side and the browser's reason) or no WebGL without
+    fallback videos (``no_webgl``). Logged on the ``webtest`` logger and kept once per
+    participant, position, type and side in ``wt_events`` (shown on the admin page)."""
+    st = state()
+    data = request.get_json(silent=True) if request.is_json else None
+    if not isinstance(data, dict) or data.get("type") not in EVENT_TYPES or data.get("side", "") not in EVENT_SIDES:
+        return jsonify(ok=False, error=f"send {{\"type\": one of {', '.join(EVENT_TYPES)}, \"side\": left|right}}"), 400
+    pid = _pid()
+    with st.db.engine.connect() as conn:
+        person, rows = trials_with_state(conn, pid, st.study.id, n) if pid else (None, [])
+        if person is None or not any(r.position == n for r in rows):  # only the participant's own trials
+            conn.rollback()
+            return jsonify(ok=False, error=st.t("app.not_found")), 404
+        detail = str(data.get("detail") or "")[:MAX_TEXT]
+        log.warning("study %s participant %s trial %d: %s %s %s", st.study.id, pid, n, data["type"],
+                    data.get("side", ""), detail)
+        try:
+            conn.execute(Event.__table__.insert().values(
+                study_id=st.study.id, participant_id=pid, position=n, type=data["type"], side=data.get("side", ""),
+                detail=detail, at=time.time()))
+            conn.commit()
+        except IntegrityError:  # already reported from an earlier load of the page
+            conn.rollback()
+    return jsonify(ok=True)
+
+
 def _acknowledge(outcome: AnswerOutcome, fail, as_json: bool):
     st = state()
     if outcome.status == "not_found":
@@ -575,6 +702,14 @@ def stop():
     st = state()
     keys = {"declined": "consent.declined", "screened_out": "stop.screened_out", "expired": "stop.expired",
             "full": "stop.full"}
+
+    def message(p: Participant) -> str:
+        if p.status == "screened_out":  # a failed setup check says which
+            for code in setup.SETUP_CODES:
+                if code in (p.exclusion_reason or ""):
+                    return st.t(f"setup.{code.split('_')[0]}.stop")
+        return st.t(keys[p.status])
+
     return _end_page(lambda status: status in STOPPED, lambda p: render_template(
-        "message.html", title=st.t("stop.title"), message=st.t(keys[p.status]),
+        "message.html", title=st.t("stop.title"), message=message(p),
         link=screen_out_url(st.study.crowdsourcing), link_text=st.t("done.redirect", platform="Prolific")))

@@ -30,6 +30,7 @@ class PreparedStudy:
         cells_json: one JSON trial list per design cell.
         design_hash: fingerprint of the design (changes when the design changes).
         balance: counts of condition-sides over cells (see :func:`webtest.design.balance_report`).
+        setup_sounds: the setup stages' sounds, name -> WAV path (see :func:`webtest.setup.write_sounds`).
     """
 
     study: Study
@@ -37,6 +38,7 @@ class PreparedStudy:
     cells_json: list[str]
     design_hash: str
     balance: dict
+    setup_sounds: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -55,6 +57,8 @@ class StudyState:
     config: WebtestConfig
     stimulus_urls: dict[str, dict[str, str]] = field(default_factory=dict)
     stimulus_files: dict[str, tuple[str, str]] = field(default_factory=dict)
+    #: the setup sounds' served names (``calibration``, ``order-<k>`` -> name under /stimulus/)
+    setup_urls: dict[str, str] = field(default_factory=dict)
     #: rendered trial pages of this process (see :func:`webtest.participant.trial_page`)
     pages: dict[tuple, str] = field(default_factory=dict)
 

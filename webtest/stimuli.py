@@ -55,6 +55,9 @@ class PreparedStimulus:
         path: the file to send: the positions JSON (motion) or the media file.
         duration_s: playing time in seconds (for motion with audio: the longer of the two).
         audio: audio file played with a motion stimulus, if any.
+        fallback: ``(left, right)`` MP4 videos of a motion stimulus drawn by the same renderer
+            in each side's colour (``playback.video_fallback``; see :mod:`webtest.fallback`),
+            played where the browser has no WebGL; ``(None, None)`` without.
     """
 
     id: str
@@ -62,6 +65,7 @@ class PreparedStimulus:
     path: Path
     duration_s: float
     audio: Path | None = None
+    fallback: tuple[Path | None, Path | None] = (None, None)
 
     @property
     def mimetype(self) -> str:
@@ -270,17 +274,22 @@ def prepare_stimuli(study: Study, cache_dir: Path, progress: bool = False) -> di
 
 
 # -- content-addressed names -----------------------------------------------------------------
+def _file_hash(path: Path) -> str:
+    """SHA-256 of a file's bytes (hex)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
 def _served_hash(stim: PreparedStimulus, digest: str) -> str:
     """What identifies the bytes served for ``stim``: the positions JSON's own SHA-256 for motion
     (the file is derived, so its bytes are hashed), the stimulus fingerprint for media (it hashes
     the media file's bytes)."""
     if stim.kind != "motion":
         return digest
-    h = hashlib.sha256()
-    with open(stim.path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
+    return _file_hash(stim.path)
 
 
 def stimulus_names(stimuli: Mapping[str, PreparedStimulus], digests: Mapping[str, str],
@@ -299,8 +308,9 @@ def stimulus_names(stimuli: Mapping[str, PreparedStimulus], digests: Mapping[str
         secret: the app's secret key.
 
     Returns:
-        ``(urls, files)``: stimulus id -> ``{"file": name, "audio": name}`` (``audio`` only for
-        motion with a sound track), and name -> ``(path, mimetype)``.
+        ``(urls, files)``: stimulus id -> ``{"file": name, "audio": name, "video_left": name,
+        "video_right": name}`` (``audio`` only for motion with a sound track, ``video_*`` only
+        for motion with fallback videos), and name -> ``(path, mimetype)``.
     """
     import hmac
 
@@ -319,5 +329,27 @@ def stimulus_names(stimuli: Mapping[str, PreparedStimulus], digests: Mapping[str
             audio = Path(stim.audio)
             entry["audio"] = name(digests[sid] + "\0audio", audio)
             files[entry["audio"]] = (str(audio), MIME.get(audio.suffix.lower(), "application/octet-stream"))
+        for side, video in zip(("left", "right"), stim.fallback):
+            if video is not None:
+                entry[f"video_{side}"] = name(_file_hash(Path(video)), Path(video))
+                files[entry[f"video_{side}"]] = (str(video), MIME[".mp4"])
         urls[sid] = entry
+    return urls, files
+
+
+def served_names(paths: Mapping[str, Path], secret: str | bytes) -> tuple[dict[str, str], dict[str, tuple[str, str]]]:
+    """Content-addressed names (as :func:`stimulus_names`: HMAC of the bytes' SHA-256, 32 hex
+    characters plus the extension) of other files the pages play, e.g. the setup stages' sounds.
+
+    Returns ``(urls, files)``: key -> name, and name -> ``(path, mimetype)``.
+    """
+    import hmac
+
+    key = secret.encode() if isinstance(secret, str) else secret
+    urls: dict[str, str] = {}
+    files: dict[str, tuple[str, str]] = {}
+    for k, path in paths.items():
+        token = hmac.new(key, b"evalkit-file\0" + _file_hash(Path(path)).encode(), hashlib.sha256).hexdigest()[:32]
+        urls[k] = token + Path(path).suffix.lower()
+        files[urls[k]] = (str(path), MIME.get(Path(path).suffix.lower(), "application/octet-stream"))
     return urls, files

@@ -32,6 +32,7 @@ PLATFORMS = ("none", "prolific", "mturk")
 FIELD_TYPES = ("text", "number", "choice")
 CAMERAS = ("follow", "fixed")  # playback.camera (static/stage.js, used by the page and webtest.render)
 FRAMINGS = ("full", "upper")  # playback.framing: the whole body, or GENEA's upper-body view
+SETUP_STAGES = ("device", "volume", "headphones")  # setup: checks before the instructions (webtest.setup)
 _HEX_COLOR = re.compile(r"^#(?:[0-9A-Fa-f]{3}){1,2}$")
 
 
@@ -141,14 +142,42 @@ class Quality:
 
 
 @dataclass(frozen=True)
+class SetupStage:
+    """One setup check shown after the consent (and demographics), before the instructions.
+
+    ``device``: the browser window must be at least ``min_width`` x ``min_height`` CSS pixels
+    (the participant may enlarge it and check again) and, unless ``allow_touch_only``, the
+    device must have a mouse or trackpad (phones and tablets without one fail).
+    ``volume``: a calibration noise is played; the participant sets the system volume to a
+    comfortable level and confirms, or says they cannot hear it (a failure).
+    ``headphones``: the antiphase screening of Woods et al. (2017): ``trials`` trials of three
+    200 Hz tones, one 6 dB quieter, one in antiphase between the channels; passed with at least
+    ``pass_min`` quietest tones found.
+    """
+
+    name: str
+    min_width: int = 0
+    min_height: int = 0
+    allow_touch_only: bool = True
+    trials: int = 6
+    pass_min: int = 5
+
+
+@dataclass(frozen=True)
 class Exclusion:
-    """Rules, declared before data collection, that mark a participant as excluded."""
+    """Rules, declared before data collection, that mark a participant as excluded.
+
+    ``setup_failures``: a failed setup check (a touch-only device where not allowed, a
+    participant who cannot hear the calibration sound, a failed headphone screening) excludes
+    the participant, as ``action`` says (``flag``: continue, marked excluded; ``screen_out``:
+    the study ends there and the cell is freed)."""
 
     max_gold_failures: int | None = None
     max_attention_failures: int | None = None
     max_repeat_inconsistencies: int | None = None
     min_median_response_s: float | None = None
     action: str = "flag"  # or "screen_out": end the study for the participant when a rule fires
+    setup_failures: bool = True
 
 
 @dataclass(frozen=True)
@@ -163,7 +192,10 @@ class Playback:
     (the whole body) or ``upper`` (GENEA's upper-body view for gesture studies); ``color_left``,
     ``color_right`` and ``background`` the figures' and the background's colours (``#rrggbb``;
     None: the renderer's defaults, the same figure colour on both sides); see
-    ``static/stage.js``. ``play_both`` adds a button that plays both sides together, in step."""
+    ``static/stage.js``. ``play_both`` adds a button that plays both sides together, in step.
+    ``video_fallback``: each motion stimulus is also rendered to an MP4 by the same renderer
+    when the study is prepared (:mod:`webtest.fallback`), and a browser without WebGL plays
+    those videos instead of refusing the trial."""
 
     must_end: bool = True
     min_time_s: float = 0.0
@@ -175,6 +207,7 @@ class Playback:
     color_right: str | None = None
     background: str | None = None
     play_both: bool = False
+    video_fallback: bool = False
 
 
 @dataclass(frozen=True)
@@ -210,6 +243,7 @@ class Study:
     question: str | None = None
     duration_minutes: int | None = None
     demographics: tuple[DemographicField, ...] = ()
+    setup: tuple[SetupStage, ...] = ()
     training: tuple[TrainingTrial, ...] = ()
     quality: Quality = Quality()
     exclusion: Exclusion = Exclusion()
@@ -219,6 +253,18 @@ class Study:
     strings: Mapping[str, str] = field(default_factory=dict)
     admin_password_hash: str | None = None
     assignment_timeout_s: float = 3600.0
+
+    def setup_stage(self, name: str) -> SetupStage | None:
+        """The setup stage called ``name`` (None when the study has none of that name)."""
+        return next((st for st in self.setup if st.name == name), None)
+
+    def stage_after(self, stage: str) -> str:
+        """The participant stage that follows ``stage`` (``consent``, ``demographics`` or a
+        setup stage's name): demographics if any, the setup stages in their order, then the
+        instructions."""
+        order = ["consent"] + (["demographics"] if self.demographics else []) + [st.name for st in self.setup]
+        order.append("instructions")
+        return order[order.index(stage) + 1] if stage in order[:-1] else "instructions"
 
     @property
     def items(self) -> tuple[str, ...]:
@@ -301,7 +347,7 @@ def validate_study(data: Any, path: Path, lines: Mapping[tuple, int] | None = No
         allowed=("id", "title", "description", "consent", "instructions", "question", "scale",
                  "duration_minutes", "strings", "demographics", "motion", "stimuli", "pairs",
                  "design", "training", "quality", "exclusion", "playback", "assignment",
-                 "crowdsourcing", "admin"),
+                 "crowdsourcing", "admin", "setup"),
         required=("title", "consent", "instructions", "stimuli", "pairs", "design"),
     )
     if top is None:
@@ -328,13 +374,14 @@ def validate_study(data: Any, path: Path, lines: Mapping[tuple, int] | None = No
             strings[key] = value
 
     demographics = _demographics(c, top.get("demographics", []))
+    setup = _setup(c, top.get("setup", []))
     motion = _motion_options(c, top.get("motion", {}))
     stimuli = _stimuli(c, top.get("stimuli"), root)
     pairs = _pairs(c, top.get("pairs"), stimuli)
     design = _design(c, top.get("design"), stimuli, pairs)
     training = _training(c, top.get("training", []), stimuli)
     quality, invalid_checks = _quality(c, top.get("quality", {}), pairs)
-    exclusion = _exclusion(c, top.get("exclusion", {}), quality, invalid_checks)
+    exclusion = _exclusion(c, top.get("exclusion", {}), quality, invalid_checks, setup)
     playback = _playback(c, top.get("playback", {}))
     crowd = _crowdsourcing(c, top.get("crowdsourcing", {}))
 
@@ -353,7 +400,7 @@ def validate_study(data: Any, path: Path, lines: Mapping[tuple, int] | None = No
     return Study(
         id=study_id, root=root, title=title, description=description or "", consent=consent,
         instructions=instructions, question=question, scale=SCALES[scale_name],
-        duration_minutes=duration_minutes, strings=strings, demographics=demographics,
+        duration_minutes=duration_minutes, strings=strings, demographics=demographics, setup=setup,
         motion=motion, stimuli=stimuli, pairs=pairs, design=design, training=training,
         quality=quality, exclusion=exclusion, playback=playback, crowdsourcing=crowd,
         admin_password_hash=admin_hash, assignment_timeout_s=float(timeout_min) * 60.0,
@@ -632,9 +679,52 @@ def _quality(c: "_Checker", raw, pairs) -> tuple[Quality, frozenset[str]]:
     return Quality(**{k: v for k, v in q.items() if v is not None}), frozenset(invalid)
 
 
-def _exclusion(c: "_Checker", raw, quality: Quality, invalid_checks: frozenset[str] = frozenset()) -> Exclusion:
+def _setup(c: "_Checker", raw) -> tuple[SetupStage, ...]:
+    """``setup:``, a list of one-key mappings, e.g. ``- device: {min_width: 1024}``."""
+    items = c.sequence(raw, ("setup",))
+    out: list[SetupStage] = []
+    keys = {"device": ("min_width", "min_height", "allow_touch_only"), "volume": (), "headphones": ("trials", "pass")}
+    for i, entry in enumerate(items or []):
+        kp = ("setup", i)
+        if isinstance(entry, str):
+            entry = {entry: {}}
+        if not isinstance(entry, dict) or len(entry) != 1:
+            c.error(kp, f"{entry!r} is not one setup stage",
+                    "write one of '- device: {min_width: 1024}', '- volume: {}', '- headphones: {pass: 5}'")
+            continue
+        (name, opts), = entry.items()
+        if name not in SETUP_STAGES:
+            c.error(kp, f"{name!r} is not one of {', '.join(SETUP_STAGES)}", _did_you_mean(name, SETUP_STAGES, "one of " + ", ".join(SETUP_STAGES)))
+            continue
+        if any(st.name == name for st in out):
+            c.error(kp, f"the {name} stage is listed twice", "list each setup stage once")
+            continue
+        m = c.mapping(opts, kp + (name,), allowed=keys[name])
+        if m is None:
+            continue
+        okp = kp + (name,)
+        if name == "device":
+            out.append(SetupStage(
+                name, min_width=c.integer(m, okp + ("min_width",), default=0, minimum=0, maximum=10000) or 0,
+                min_height=c.integer(m, okp + ("min_height",), default=0, minimum=0, maximum=10000) or 0,
+                allow_touch_only=bool(c.boolean(m, okp + ("allow_touch_only",), default=True))))
+        elif name == "headphones":
+            trials = c.integer(m, okp + ("trials",), default=6, minimum=1, maximum=24) or 6
+            need = c.integer(m, okp + ("pass",), default=min(5, trials), minimum=0) or 0
+            if need > trials:
+                c.error(okp + ("pass",), f"{need} correct of {trials} trials can never be reached",
+                        f"use at most {trials} (Woods et al. 2017: 5 of 6)")
+            out.append(SetupStage(name, trials=trials, pass_min=need))
+        else:
+            out.append(SetupStage(name))
+    return tuple(out)
+
+
+def _exclusion(c: "_Checker", raw, quality: Quality, invalid_checks: frozenset[str] = frozenset(),
+               setup: tuple[SetupStage, ...] = ()) -> Exclusion:
     m = c.mapping(raw, ("exclusion",), allowed=("max_gold_failures", "max_attention_failures",
-                                                 "max_repeat_inconsistencies", "min_median_response_s", "action"))
+                                                 "max_repeat_inconsistencies", "min_median_response_s", "action",
+                                                 "setup_failures"))
     if m is None:
         return Exclusion()
     e = Exclusion(
@@ -643,6 +733,7 @@ def _exclusion(c: "_Checker", raw, quality: Quality, invalid_checks: frozenset[s
         max_repeat_inconsistencies=c.integer(m, ("exclusion", "max_repeat_inconsistencies"), default=None, minimum=0),
         min_median_response_s=c.number(m, ("exclusion", "min_median_response_s"), default=None, minimum=0.0),
         action=c.choice(m, ("exclusion", "action"), ("flag", "screen_out"), default="flag") or "flag",
+        setup_failures=bool(c.boolean(m, ("exclusion", "setup_failures"), default=True)),
     )
     for key, count, check in (("max_gold_failures", quality.gold, "gold"),
                               ("max_attention_failures", quality.attention, "attention"),
@@ -655,7 +746,8 @@ def _exclusion(c: "_Checker", raw, quality: Quality, invalid_checks: frozenset[s
 
 def _playback(c: "_Checker", raw) -> Playback:
     m = c.mapping(raw, ("playback",), allowed=("must_end", "min_time_s", "exclusive", "slack", "camera",
-                                               "framing", "colors", "background", "play_both"))
+                                               "framing", "colors", "background", "play_both",
+                                               "video_fallback"))
     if m is None:
         return Playback()
     colors = {}
@@ -676,6 +768,7 @@ def _playback(c: "_Checker", raw) -> Playback:
         framing=c.choice(m, ("playback", "framing"), FRAMINGS, default="full") or "full",
         color_left=colors.get("left"), color_right=colors.get("right"), background=colors.get("background"),
         play_both=bool(c.boolean(m, ("playback", "play_both"), default=False)),
+        video_fallback=bool(c.boolean(m, ("playback", "video_fallback"), default=False)),
     )
 
 

@@ -5,7 +5,9 @@ and generation, so a cell can never be handed out twice by the same claim);
 ``wt_trials`` is a participant's own copy of their cell's trial list; ``wt_answers`` has at most
 one row per trial (idempotent on participant and trial); ``wt_login_failures`` keeps wrong
 admin passwords per client (the login rate limit, shared by every worker); ``wt_admin_sessions``
-the logged-in admin browsers. ``wt_trials.served_at`` is written by versions before 0.4 only:
+the logged-in admin browsers; ``wt_events`` the problems a participant's browser reported
+(a stimulus that could not be loaded, no WebGL); ``wt_setup_results`` the outcome of each
+setup stage (device check, volume calibration, headphone screening) per participant. ``wt_trials.served_at`` is written by versions before 0.4 only:
 the time a trial was first shown now travels in the participant's signed cookie and the
 answer's ``response_time_s`` keeps it. The view
 ``ratings_long`` (created by :func:`webtest.db.init_schema`) is the long-format export that
@@ -175,3 +177,47 @@ class AdminSession(Base):
     study_id: Mapped[str] = mapped_column(String(64), ForeignKey("wt_studies.id"))
     created_at: Mapped[float] = mapped_column(Float)
     expires_at: Mapped[float] = mapped_column(Float)
+
+
+class Event(Base):
+    """A problem a participant's browser reported on a trial page (see
+    :func:`webtest.participant.trial_event`): ``type`` ``load_failed`` (a stimulus could not be
+    loaded after a retry; ``side`` left/right) or ``no_webgl`` (motion could not be drawn and the
+    study has no fallback videos). One row per participant, position, type and side (a page
+    reloaded again and again adds nothing); ``at`` POSIX seconds."""
+
+    __tablename__ = "wt_events"
+    __table_args__ = (UniqueConstraint("participant_id", "position", "type", "side", name="uq_event_once"),
+                      Index("ix_event_study", "study_id"))
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    study_id: Mapped[str] = mapped_column(String(64), ForeignKey("wt_studies.id"))
+    participant_id: Mapped[str] = mapped_column(String(32), ForeignKey("wt_participants.id"))
+    position: Mapped[int] = mapped_column(Integer)
+    type: Mapped[str] = mapped_column(String(32))
+    side: Mapped[str] = mapped_column(String(8), default="")
+    detail: Mapped[str] = mapped_column(String(255), default="")
+    at: Mapped[float] = mapped_column(Float)
+
+
+class SetupResult(Base):
+    """The outcome of one setup stage of one participant (see :mod:`webtest.setup`): ``stage``
+    ``device`` / ``volume`` / ``headphones``, ``passed`` 1 or 0, ``score`` (headphones: trials
+    correct), ``attempts`` (device: how often the window was measured), ``detail_json`` what
+    was measured (window and screen size, pointer; the headphone answers), ``at`` POSIX seconds
+    of the last attempt. Kept in its own table, so databases made before the setup stages
+    existed gain it on start (``create_all``) with no change to the others."""
+
+    __tablename__ = "wt_setup_results"
+    __table_args__ = (UniqueConstraint("participant_id", "stage", name="uq_setup_participant_stage"),
+                      Index("ix_setup_study", "study_id"))
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    study_id: Mapped[str] = mapped_column(String(64), ForeignKey("wt_studies.id"))
+    participant_id: Mapped[str] = mapped_column(String(32), ForeignKey("wt_participants.id"))
+    stage: Mapped[str] = mapped_column(String(16))
+    passed: Mapped[int] = mapped_column(Integer)
+    score: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    attempts: Mapped[int] = mapped_column(Integer, default=1)
+    detail_json: Mapped[str] = mapped_column(Text, default="{}")
+    at: Mapped[float] = mapped_column(Float)

@@ -62,6 +62,16 @@ def page_count(b: dict) -> str:
     return f"{b['pages_per_cell']} pages: {text}" if b["practice_per_cell"] else text
 
 
+def _stage_words(stage) -> str:
+    """A setup stage in words for the summary, e.g. ``headphones (5 of 6 to pass)``."""
+    if stage.name == "headphones":
+        return f"headphones ({stage.pass_min} of {stage.trials} to pass)"
+    if stage.name == "device":
+        touch = "" if stage.allow_touch_only else ", no touch-only devices"
+        return f"device (window at least {stage.min_width}x{stage.min_height} px{touch})"
+    return stage.name
+
+
 def _hash_password() -> int:
     from werkzeug.security import generate_password_hash
 
@@ -117,6 +127,11 @@ def run(args: argparse.Namespace) -> int:
     print(f"study {study.id!r}: {len(study.stimuli)} stimuli, {b['cells']} design cells "
           f"(sides {'balanced' if b['balanced'] else 'NOT balanced'}), scale {study.scale.name}")
     print(f"each participant: {page_count(b)}")
+    if study.setup:
+        print("setup stages before the instructions: " + ", ".join(_stage_words(x) for x in study.setup))
+    if study.playback.video_fallback:
+        n = sum(1 for p in st.stimuli.values() if p.fallback[0] is not None)
+        print(f"fallback videos for browsers without WebGL: {n} motion stimuli")
     print(f"database: {redact(st.db.url)}")
     if args.check:
         return 0

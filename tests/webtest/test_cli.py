@@ -230,3 +230,15 @@ def test_a_cold_serve_shows_progress(make_study, capsys):
     assert main(["serve", str(d), "--check"]) == 0
     err = capsys.readouterr().err
     assert "preparing study" in err and "stimuli" in err and "4/4" in err  # tqdm's count of stimuli
+
+
+def test_serve_check_names_the_setup_stages_and_refuses_a_bad_one_in_one_line(make_study, capsys):
+    setup = [{"device": {"min_width": 1024, "min_height": 600, "allow_touch_only": False}}, "volume",
+             {"headphones": {"pass": 6}}]
+    assert main(["serve", str(make_study(setup=setup)), "--check"]) == 0
+    assert ("setup stages before the instructions: device (window at least 1024x600 px, no touch-only devices), "
+            "volume, headphones (6 of 6 to pass)") in capsys.readouterr().out
+    assert main(["serve", str(make_study(setup=[{"headphones": {"pass": 9}}])), "--check"]) == 2
+    err = capsys.readouterr().err
+    assert "setup[0].headphones.pass: 9 correct of 6 trials can never be reached" in err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err

@@ -797,3 +797,33 @@ def test_stimuli_answered_before_flask_keep_headers_and_revalidate(app):
     # a page from Flask gets the security headers too, once each
     page = c.get("/trial/1")
     assert page.headers.getlist("X-Frame-Options") == ["DENY"]
+
+
+def test_trial_event_is_kept_once_for_the_participants_own_trials(make_study, app_factory, participant):
+    from sqlalchemy import select
+
+    from webtest.tables import Event
+
+    app = app_factory(make_study())
+    p = participant(app.test_client())
+    p.to_trials()
+    post = lambda n, body: p.c.post(f"/trial/{n}/event", json=body, headers={"X-CSRFToken": p.token})  # noqa: E731
+    assert post(1, {"type": "load_failed", "side": "left", "detail": "HTTP 404"}).status_code == 200
+    assert post(1, {"type": "load_failed", "side": "left", "detail": "HTTP 404"}).status_code == 200  # kept once
+    assert post(1, {"type": "boom", "side": "left"}).status_code == 400
+    assert post(1, {"type": "load_failed", "side": "middle"}).status_code == 400
+    assert post(99, {"type": "load_failed", "side": "left"}).status_code == 404  # no such trial of theirs
+    other = participant(app.test_client())  # before the consent: has no trials
+    assert other.c.post("/trial/1/event", json={"type": "no_webgl"}, headers={"X-CSRFToken": other.token}).status_code == 404
+    with app.extensions["webtest"].db.session() as s:
+        rows = [(e.position, e.type, e.side, e.detail) for e in s.execute(select(Event)).scalars()]
+    assert rows == [(1, "load_failed", "left", "HTTP 404")]
+    from webtest.export import participants_table
+
+    problems = participants_table(app.extensions["webtest"].db, "mini").set_index("participant")["load_problems"]
+    assert problems.to_dict() == {_participant_id(p.c): 1}
+
+
+def _participant_id(client, study_id: str = "mini") -> str:
+    with client.session_transaction() as sess:
+        return sess[f"p:{study_id}"]

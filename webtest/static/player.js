@@ -5,17 +5,21 @@
  * camera (playback.camera follow|fixed, fitted to both clips together) and framing
  * (playback.framing full|upper), each side in its colour (playback.colors) on the study's
  * background; `evalkit render` drives the same code headless, so videos show the same pixels.
- * Where WebGL is unavailable the page says so and the clips cannot be played.
- * Both stimuli are loaded before the trial can start: motion JSON, and audio/video until the
- * browser can play them through. Video and audio stimuli use the native elements. With
+ * Where WebGL is unavailable the motion sides play the study's fallback videos (the same
+ * renderer's MP4s, playback.video_fallback) instead; without them the page says so and the clips
+ * cannot be played.
+ * Both stimuli are loaded before the trial can be answered (the scale stays disabled until then):
+ * motion JSON, and audio/video until the browser can play them through, each tried again once
+ * after a failure; a stimulus that still cannot be loaded is said so on the page and reported to
+ * the server (POST /trial/<n>/event, kept in wt_events and the server log). Video and audio stimuli use the native elements. With
  * playback.play_both a "Play both" button starts both sides together on one clock (audio, when
  * a side has it, is that clock), so they stay in step.
  * "Next" unlocks only when both stimuli have played to the end (and an answer is chosen); the
  * answer is sent with fetch and the page moves on only after the server acknowledged it.
  * Events logged with the answer: play, pause, seek (clicking the bar, allowed after a full play),
- * ended; each with the side, page time (ms) and stimulus time (s).
+ * ended, load_retry, fallback_video; each with the side, page time (ms) and stimulus time (s).
  * Keys: A = play/pause left, L = play/pause right, B = play both (when offered), 1..n = choose
- * answer, Enter = Next.
+ * answer, arrow keys = the next/previous point of the scale, Enter = Next.
  * window.evalkitTrial.frames holds the last 600 animation frames' intervals and draw times (ms)
  * of motion playback, for measuring smoothness.
  */
@@ -63,15 +67,34 @@ import { Stage, makeView, smoothPath, webglAvailable } from "./stage.js";
       var rect = self.bar.getBoundingClientRect();
       self.seek(self.duration * Math.min(1, Math.max(0, (ev.clientX - rect.left) / rect.width)));
     });
-    if (this.kind !== "motion") {
-      this.media.addEventListener("loadedmetadata", function () {
-        if (isFinite(self.media.duration)) { self.duration = self.media.duration; }
-      });
-      this.media.addEventListener("timeupdate", function () { self.t = self.media.currentTime; self.progress(); });
-      this.media.addEventListener("ended", function () { self.finish(); });
-      this.media.addEventListener("error", function () { self.button.textContent = "⚠"; });
-    }
+    if (this.kind !== "motion") { this.bindMedia(); }
   }
+  // a video or audio element drives this side: its duration, progress and end
+  Player.prototype.bindMedia = function () {
+    var self = this, m = this.media;
+    m.addEventListener("loadedmetadata", function () {
+      if (isFinite(m.duration)) { self.duration = m.duration; }
+    });
+    m.addEventListener("timeupdate", function () { self.t = m.currentTime; self.progress(); });
+    m.addEventListener("ended", function () { self.finish(); });
+  };
+  // no WebGL: this motion side plays its fallback video (the same renderer's MP4, with the
+  // stimulus's sound muxed in) instead of drawing the clip
+  Player.prototype.useVideo = function (src) {
+    var screen = this.fig.querySelector(".screen"), video = document.createElement("video");
+    video.preload = "auto";
+    video.playsInline = true;
+    video.src = src;
+    video.setAttribute("aria-labelledby", "cap-" + this.side);
+    screen.textContent = "";
+    screen.appendChild(video);
+    this.kind = "video";
+    this.fig.dataset.kind = "video";
+    this.fig.dataset.fallback = "video";
+    this.media = video;
+    this.bindMedia();
+    log(this.side, "fallback_video", 0);
+  };
   Player.prototype.label = function () {
     this.button.textContent = this.playing ? str("Pause") : (this.ended || this.t > 0 && this.t >= this.duration ? str("Replay") : str("Play"));
     this.fig.classList.toggle("playing", this.playing);
@@ -163,22 +186,39 @@ import { Stage, makeView, smoothPath, webglAvailable } from "./stage.js";
   };
   // resolves when a media element can play through (or after 15 s: browsers that load media only
   // on a tap, e.g. iOS, still get a playable trial); rejects when it cannot be loaded
-  function mediaReady(el) {
+  function mediaReady(el, again) {
     return new Promise(function (resolve, reject) {
-      if (el.readyState >= 4) { resolve(); return; }
+      if (el.readyState >= 4 && !again) { resolve(); return; }
       var timer = setTimeout(resolve, 15000);
-      el.addEventListener("canplaythrough", function () { clearTimeout(timer); resolve(); }, { once: true });
-      el.addEventListener("error", function () { clearTimeout(timer); reject(new Error("media " + (el.error ? el.error.code : "error"))); }, { once: true });
-      try { if (el.networkState === 0 || el.preload !== "auto") { el.preload = "auto"; el.load(); } } catch (e) { /* keep waiting */ }
+      var ok = function () { clearTimeout(timer); el.removeEventListener("error", bad); resolve(); };
+      var bad = function () {
+        clearTimeout(timer); el.removeEventListener("canplaythrough", ok);
+        reject(new Error("media " + (el.error ? "error " + el.error.code : "error")));
+      };
+      el.addEventListener("canplaythrough", ok, { once: true });
+      el.addEventListener("error", bad, { once: true });
+      try { if (again || el.networkState === 0 || el.preload !== "auto") { el.preload = "auto"; el.load(); } } catch (e) { /* keep waiting */ }
+    });
+  }
+  // run load() (a function returning a promise); after a failure wait RETRY_MS and run it once
+  // more (again = true), logging the retry; the second failure is the stimulus's failure
+  var RETRY_MS = 800;
+  function withRetry(side, load) {
+    return load(false).catch(function (err) {
+      log(side, "load_retry", 0);
+      return new Promise(function (resolve) { setTimeout(resolve, RETRY_MS); }).then(function () { return load(true); });
     });
   }
   Player.prototype.load = function () {
-    var self = this, media = this.media ? mediaReady(this.media) : Promise.resolve();
+    var self = this;
+    var media = this.media ? withRetry(this.side, function (again) { return mediaReady(self.media, again); }) : Promise.resolve();
     if (this.kind !== "motion") {
       return media.then(function () { return null; });
     }
-    var clip = fetch(this.fig.dataset.src, { credentials: "same-origin" })
-      .then(function (r) { if (!r.ok) { throw new Error("HTTP " + r.status); } return r.json(); })
+    var clip = withRetry(this.side, function () {
+      return fetch(self.fig.dataset.src, { credentials: "same-origin" })
+        .then(function (r) { if (!r.ok) { throw new Error("HTTP " + r.status); } return r.json(); });
+    })
       .then(function (clip) {
         self.clip = clip;
         self.clipDuration = clip.frames / clip.fps;
@@ -310,15 +350,22 @@ import { Stage, makeView, smoothPath, webglAvailable } from "./stage.js";
       ev.preventDefault();
       return;
     }
-    if (/^[1-9]$/.test(k)) {
-      var radios;
-      if (root.dataset.scaleKind === "absolute") {
-        var grp = form.querySelector("input[name=answer_left]:checked") ? "answer_right" : "answer_left";
-        radios = form.querySelectorAll("input[name=" + grp + "]");
-      } else {
-        radios = form.querySelectorAll("input[name=answer]");
+    if (!root.classList.contains("ready")) { return; }  // no answer before both stimuli are loaded
+    var arrow = { ArrowRight: 1, ArrowDown: 1, ArrowLeft: -1, ArrowUp: -1 }[k];
+    if (/^[1-9]$/.test(k) || arrow) {
+      var radios, grp = "answer";
+      if (root.dataset.scaleKind === "absolute") {  // the focused side's scale, else the first unanswered
+        grp = tag === "INPUT" && ev.target.type === "radio" ? ev.target.name
+          : (form.querySelector("input[name=answer_left]:checked") ? "answer_right" : "answer_left");
       }
-      var idx = parseInt(k, 10) - 1;
+      radios = Array.prototype.slice.call(form.querySelectorAll("input[name=" + grp + "]"));
+      var idx;
+      if (arrow) {  // from the chosen point (or from outside the scale) one step along it
+        var at = radios.findIndex(function (r) { return r.checked; });
+        idx = at < 0 ? (arrow > 0 ? 0 : radios.length - 1) : Math.min(radios.length - 1, Math.max(0, at + arrow));
+      } else {
+        idx = parseInt(k, 10) - 1;
+      }
       if (idx < radios.length) { radios[idx].checked = true; radios[idx].focus(); update(); ev.preventDefault(); }
     }
   });
@@ -326,46 +373,80 @@ import { Stage, makeView, smoothPath, webglAvailable } from "./stage.js";
   // ------------------------------------------------------------------ start
   ["left", "right"].forEach(function (side) { players[side] = new Player(document.getElementById("stim-" + side)); });
   var bothBtn = document.getElementById("play-both");
+  var scales = form.querySelectorAll("fieldset.scale");
+  // a problem that keeps the trial from being answered, sent to the server's event log
+  // (POST /trial/<n>/event); the page does not wait for it
+  function report(type, side, detail) {
+    log(side, type, 0);
+    var token = document.querySelector("meta[name=csrf-token]").content;
+    try {
+      fetch(form.action + "/event", {
+        method: "POST", credentials: "same-origin", keepalive: true,
+        headers: { "Content-Type": "application/json", "Accept": "application/json", "X-CSRFToken": token },
+        body: JSON.stringify({ type: type, side: side, detail: String(detail || "").slice(0, 200) })
+      }).catch(function () { /* the message on the page is what matters */ });
+    } catch (e) { /* idem */ }
+  }
   var noWebgl = function () {
     statusEl.textContent = str("NoWebgl");
     root.classList.add("no-webgl");
+    report("no_webgl", "", navigator.userAgent);
+  };
+  var sideLoad = function (side) {
+    return players[side].load().catch(function (err) {
+      var reason = String(err && err.message || err);
+      report("load_failed", side, reason);
+      throw new Error(reason);
+    });
   };
   var hasMotion = players.left.kind === "motion" || players.right.kind === "motion";
-  if (hasMotion && !webglAvailable()) {
-    noWebgl();
-  } else {
-    Promise.all([players.left.load(), players.right.load()]).then(function (clips) {
-      var motion = clips.filter(function (c) { return c; });
-      if (motion.length) {
-        // one camera for both sides, fitted to both clips (each canvas gets its own for its size)
-        var opts = { camera: root.dataset.camera, framing: root.dataset.framing };
-        var make = function (w, h) { return makeView(motion, w, h, opts); };
-        var setupAll = function () {
-          ["left", "right"].forEach(function (side) { if (players[side].clip) { players[side].setup(make); } });
-        };
-        try {
-          setupAll();
-        } catch (err) {  // the browser refused a WebGL context
-          noWebgl();
-          return;
-        }
-        var resizing = null, lastWidth = window.innerWidth;
-        window.addEventListener("resize", function () {
-          if (window.innerWidth === lastWidth) { return; }  // phones: the address bar hiding changes the height only
-          lastWidth = window.innerWidth;
-          clearTimeout(resizing);
-          resizing = setTimeout(setupAll, 200);
-        });
+  var canFallBack = ["left", "right"].every(function (k) { return players[k].kind !== "motion" || !!players[k].fig.dataset.video; });
+  // the same renderer's videos instead of the canvases (playback.video_fallback)
+  var fallBack = function () {
+    ["left", "right"].forEach(function (k) { if (players[k].kind === "motion") { players[k].useVideo(players[k].fig.dataset.video); } });
+    root.classList.add("video-fallback");
+  };
+  var loaded = function (clips) {
+    var motion = clips.filter(function (c) { return c; });
+    if (motion.length) {
+      // one camera for both sides, fitted to both clips (each canvas gets its own for its size)
+      var opts = { camera: root.dataset.camera, framing: root.dataset.framing };
+      var make = function (w, h) { return makeView(motion, w, h, opts); };
+      var setupAll = function () {
+        ["left", "right"].forEach(function (side) { if (players[side].clip) { players[side].setup(make); } });
+      };
+      try {
+        setupAll();
+      } catch (err) {  // the browser refused a WebGL context after all
+        if (canFallBack) { fallBack(); start(); } else { noWebgl(); }
+        return;
       }
-      players.left.enable(); players.right.enable();
-      if (bothBtn) {
-        bothBtn.disabled = false;
-        bothBtn.addEventListener("click", playBoth);
-      }
-      root.classList.add("ready");
-      update();
-    }).catch(function (err) {
+      var resizing = null, lastWidth = window.innerWidth;
+      window.addEventListener("resize", function () {
+        if (window.innerWidth === lastWidth) { return; }  // phones: the address bar hiding changes the height only
+        lastWidth = window.innerWidth;
+        clearTimeout(resizing);
+        resizing = setTimeout(setupAll, 200);
+      });
+    }
+    players.left.enable(); players.right.enable();
+    if (bothBtn) {
+      bothBtn.disabled = false;
+      bothBtn.addEventListener("click", playBoth);
+    }
+    scales.forEach(function (f) { f.disabled = false; });  // the answer can be given now
+    root.classList.add("ready");
+    update();
+  };
+  var start = function () {
+    Promise.all([sideLoad("left"), sideLoad("right")]).then(loaded).catch(function (err) {
+      root.classList.add("load-failed");
       statusEl.textContent = str("LoadFailed").replace("{reason}", String(err && err.message || err));
     });
+  };
+  if (hasMotion && !webglAvailable()) {
+    if (canFallBack) { fallBack(); start(); } else { noWebgl(); }
+  } else {
+    start();
   }
 })();

@@ -25,6 +25,9 @@ from reports.table import SCALES, canonical_pairs, has_flag
 class ScreeningRules:
     """Exclusion rules; ``None`` disables a rule (its indicator is still reported).
 
+    - ``study_exclusions``: exclude raters the study's own rules excluded while it ran (every row
+      flagged ``excluded``, as evalkit's web test writes them: a failed setup check such as the
+      headphone screening, failed gold or attention trials under ``action: flag``). First in order.
     - ``max_failed_checks``: exclude raters with more failed checks (flag ``check_failed``).
     - ``straightline_share`` / ``straightline_min_answers``: exclude raters who gave the same raw
       answer (as shown on screen) in at least this share of at least this many answers.
@@ -36,6 +39,7 @@ class ScreeningRules:
       BS.1534-3 post-screening (reference below 90 in more than 15 % of items).
     """
 
+    study_exclusions: bool = True
     max_failed_checks: int | None = 0
     straightline_share: float | None = 1.0
     straightline_min_answers: int = 10
@@ -66,6 +70,8 @@ class ScreeningRules:
     def describe(self) -> list[str]:
         """Human-readable list of the active rules, in the order they are applied."""
         out = []
+        if self.study_exclusions:
+            out.append("excluded by the study's own rules while it ran (rows flagged excluded)")
         if self.max_failed_checks is not None:
             out.append("any failed attention/catch check" if self.max_failed_checks == 0 else
                        f"more than {self.max_failed_checks} failed attention/catch checks")
@@ -166,6 +172,9 @@ def screen(ratings: pd.DataFrame, rules: ScreeningRules = ScreeningRules()) -> S
     raters["reference_below"] = ref_table["below"].reindex(participants) if ref_table is not None else np.nan
 
     checks = []
+    if rules.study_exclusions:
+        marked = has_flag(ratings["flags"], "excluded").groupby(ratings["participant"]).any()
+        checks.append(("study's exclusion rules", marked.reindex(participants).fillna(False)))
     if rules.max_failed_checks is not None:
         checks.append(("failed checks", raters["failed_checks"] > rules.max_failed_checks))
     if rules.straightline_share is not None:

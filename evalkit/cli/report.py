@@ -197,7 +197,8 @@ def config_from_args(args: argparse.Namespace):
     from reports.screening import ScreeningRules
 
     if args.no_screening:
-        rules = ScreeningRules(max_failed_checks=None, straightline_share=None, hidden_reference=None)
+        rules = ScreeningRules(study_exclusions=False, max_failed_checks=None, straightline_share=None,
+                               hidden_reference=None)
     else:
         ref = None if str(args.hidden_reference).lower() == "none" else args.hidden_reference
         rules = ScreeningRules(

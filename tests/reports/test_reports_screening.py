@@ -45,7 +45,7 @@ def test_flow_and_reasons(ratings):
 
 
 def test_rules_can_be_disabled(ratings):
-    res = screen(ratings, ScreeningRules(max_failed_checks=None, straightline_share=None,
+    res = screen(ratings, ScreeningRules(study_exclusions=False, max_failed_checks=None, straightline_share=None,
                                          hidden_reference=None))
     assert res.flow.participants.iloc[-1] == 12 and res.rules.describe() == []
 
@@ -70,3 +70,20 @@ def test_hidden_reference_rule_applies_to_mushra_only():
     _, lss = load_input(DATA / "webmushra_lss_constructed.csv")  # acr5, a stimulus called "ref" rated 5
     res = screen(lss)
     assert res.kept["participant"].nunique() == 2  # 5 < 90 must not exclude anyone on a 1-5 scale
+
+
+def test_raters_the_study_excluded_while_it_ran_are_left_out_first(ratings):
+    """The web test flags every row of a participant its rules excluded (e.g. a failed headphone
+    check under ``action: flag``): the report leaves them out and says why."""
+    marked = ratings.copy()
+    rows = marked["participant"].isin(["r04", "r01"])
+    marked.loc[rows, "flags"] = [";".join(t for t in (f, "excluded") if t) for f in marked.loc[rows, "flags"].fillna("")]
+    res = screen(marked)
+    by = res.raters.set_index("participant")["excluded_by"]
+    assert by["r04"] == "study's exclusion rules" and by["r01"] == "study's exclusion rules"  # first rule wins
+    assert by["r02"] == "straight-lining"
+    assert not res.kept["participant"].isin(["r04"]).any()
+    flow = dict(zip(res.flow.step, res.flow.participants))
+    assert flow["excluded: study's exclusion rules"] == 2
+    kept_all = screen(marked, ScreeningRules(study_exclusions=False))
+    assert kept_all.kept["participant"].isin(["r04"]).any()

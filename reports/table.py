@@ -174,6 +174,15 @@ def validate_ratings(df: pd.DataFrame, source: str | None = None, *, line_offset
     column of the first problem (``names`` maps a column to the source file's own name for it,
     e.g. ``{"score": "rating_score"}``). Two rows with the same :data:`RATING_KEY` (or, without a
     ``trial``, two identical rows) are an error naming both lines.
+
+    >>> import pandas as pd
+    >>> t = validate_ratings(pd.DataFrame({"participant": ["p1", "p1"], "item": ["walk", "run"],
+    ...                                    "system_a": ["SMG", "SMG"], "system_b": ["BPMG", "BPMG"],
+    ...                                    "score": [1, -2], "scale": "cmos5"}))
+    >>> t[["item", "score"]].values.tolist()
+    [['walk', 1.0], ['run', -2.0]]
+    >>> all(c in t.columns for c in RATINGS_COLUMNS)  # optional columns filled
+    True
     """
     missing = [c for c in REQUIRED_COLUMNS if c not in df.columns]
     if missing:

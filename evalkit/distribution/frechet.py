@@ -41,6 +41,12 @@ def frechet_distance(mu1: np.ndarray, s1: np.ndarray, mu2: np.ndarray, s2: np.nd
 
     Returns:
         ``(...)`` distances, clipped at 0 (round-off can make an exact 0 slightly negative).
+
+    Two unit Gaussians in 2-D whose means are one unit apart along each axis: ``|Δμ|² = 2``.
+
+    >>> import numpy as np
+    >>> float(frechet_distance(np.zeros(2), np.eye(2), np.ones(2), np.eye(2)))
+    2.0
     """
     mu1, mu2, s1, s2 = (np.asarray(x, float) for x in (mu1, mu2, s1, s2))
     diff = mu1 - mu2

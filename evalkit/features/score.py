@@ -197,7 +197,16 @@ def score_analysis(an: Analysis, reference: Reference | None = None,
 
 def score_motion(motion: Motion, config: ScoreConfig | None = None, reference: Reference | None = None,
                  audio_times: np.ndarray | None = None) -> dict[str, float]:
-    """Every metric of one clip as ``{name: value}`` (:func:`analyse` + :func:`score_analysis`)."""
+    """Every metric of one clip as ``{name: value}`` (:func:`analyse` + :func:`score_analysis`).
+
+    Units per metric are in docs/metrics.md (metres, seconds, shares in [0, 1]).
+
+    >>> from evalkit.data import SAMPLES_DIR
+    >>> from evalkit.motion import load_motion
+    >>> row = score_motion(load_motion(SAMPLES_DIR / "cmu" / "16_15.amc"))
+    >>> round(row["height_m"], 2), round(row["skate_fraction"], 2)  # metres; share of planted time
+    (1.65, 0.11)
+    """
     return score_analysis(analyse(motion, config), reference, audio_times)
 
 

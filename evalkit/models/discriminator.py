@@ -786,10 +786,20 @@ def score_naturalness(model: NaturalnessDiscriminator, motion: Motion, roles: di
             bad join lowers the verdict as it would in the whole clip, without judging the same
             frames again and again. :attr:`MotionScore.copies` says so. ``False`` judges every
             frame as it comes.
+
+    Example (the shipped model on a bundled walk; the verdict is a probability in [0, 1]):
+
+    >>> from evalkit.data import SAMPLES_DIR
+    >>> from evalkit.models.training import load_model
+    >>> from evalkit.motion import load_motion
+    >>> model, _ = load_model("default")
+    >>> s = score_naturalness(model, load_motion(SAMPLES_DIR / "cmu" / "16_15.amc"))
+    >>> s.naturalness > 0.9, s.worst_naturalness <= s.naturalness, s.reliability
+    (True, True, 1.0)
     """
     from evalkit.features.body import REFERENCE_HEIGHT_M
     from evalkit.motion import skeleton_height
-    from evalkit.motion.trim import drop_end_pops, find_cuts
+    from evalkit.motion.trim import drop_end_pops
 
     check_is_fitted(model, "inner_")
     scale = skeleton_height(motion) / REFERENCE_HEIGHT_M
@@ -801,7 +811,18 @@ def score_naturalness(model: NaturalnessDiscriminator, motion: Motion, roles: di
     if drop_pops:
         motion, head, _ = drop_end_pops(motion, scale)
     motion, calib_head, calib_tail = _drop_calibration(motion, roles)
-    head += calib_head
+    return _judge_takes(model, motion, roles, split_cuts, drop_pops, scale, head + calib_head, (calib_head, calib_tail))
+
+
+def _judge_takes(model: NaturalnessDiscriminator, motion: Motion, roles, split_cuts: bool, drop_pops: bool,
+                 scale: float, head: int, calibration: tuple[int, int]) -> MotionScore:
+    """The verdict of a clip whose popped end frames and calibration pose are already left out:
+    its takes between cuts judged window by window, combined by their frames. ``head``: frames
+    left out before it (window times are shifted back to the clip as given); ``calibration``:
+    the calibration frames left out at the start and the end (for the notes)."""
+    from evalkit.motion.trim import find_cuts
+
+    calib_head, calib_tail = calibration
     cuts = find_cuts(motion.positions, motion.fps, scale) if split_cuts else np.zeros(0, dtype=np.int64)
     bounds = [0, *cuts.tolist(), motion.n_frames]
     tables, takes = _take_windows(model, motion, list(zip(bounds[:-1], bounds[1:])), roles, len(cuts) > 0,

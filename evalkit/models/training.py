@@ -257,6 +257,10 @@ def load_model(path: str | Path | None = None) -> tuple[NaturalnessDiscriminator
 
     Raises :class:`ConfigError` when the file is missing or is not a discriminator; warns when
     it was saved with other library versions (scores may then differ slightly).
+
+    >>> model, meta = load_model("default")
+    >>> type(model).__name__, "windows" in meta
+    ('NaturalnessDiscriminator', True)
     """
     import joblib
 

@@ -66,6 +66,15 @@ def load_motion(
         allow_pickle: trust pickles fully (``--allow-pickle``); otherwise only plain data is read.
         bvh_fps: frame rate of BVH files instead of their ``Frame Time`` (``--bvh-fps``), for
             exports that state a wrong one.
+
+    Example (a bundled CMU walk, ASF/AMC at 120 frames/s):
+
+    >>> from evalkit.data import SAMPLES_DIR
+    >>> walk = load_motion(SAMPLES_DIR / "cmu" / "16_15.amc")
+    >>> walk
+    Motion('16_15', 471 frames @ 120 fps, 31 joints)
+    >>> round(walk.duration, 3)  # seconds
+    3.925
     """
     from evalkit.motion.formats.amc import find_asf, read_asf_amc
     from evalkit.motion.formats.bvh import read_bvh

@@ -62,6 +62,27 @@ class BodyIndex:
         return self.foot_points[:, -1]
 
 
+def hand_joints(parents: np.ndarray, roles: Mapping[str, int]) -> np.ndarray:
+    """Joints below either wrist (fingers, hand ends), sorted: kept apart from the body's joints
+    by the kinematic metrics, since a hand holds up to 15 joints of noisier capture (SMPL-H and
+    SMPL-X: 30 of 52/55 joints) and would otherwise set the clip's figure.
+
+    Args:
+        parents: ``(joints,)`` parent indices (-1 for a root).
+        roles: ``{role: joint index}`` (:func:`evalkit.motion.find_roles`); without wrist roles
+            no joint is a hand joint.
+
+    Returns:
+        ``(H,)`` joint indices (empty when nothing hangs below the wrists).
+    """
+    wrists = {roles[r] for r in ("left_wrist", "right_wrist") if r in roles}
+    below = np.zeros(len(parents), dtype=bool)
+    for j in range(len(parents)):  # parents come before children in evalkit's skeletons
+        p = int(parents[j])
+        below[j] = p >= 0 and (p in wrists or below[p])
+    return np.flatnonzero(below)
+
+
 def body_index(motion: Motion, roles: Mapping[str, str] | None = None) -> BodyIndex:
     """Resolve foot points and body height for ``motion``.
 

@@ -122,6 +122,8 @@ METRICS: dict[str, MetricInfo] = {m.column: m for m in (
     _m("ballistic_error_mean", "Ballistic error in flight, mean", "m/s²", _PHYS, decimals=2),
     _m("accel_mean", "Joint acceleration, mean", "m/s²", _KIN, "", decimals=2),
     _m("jerk_mean", "Joint jerk, mean", "m/s³", _KIN, "", decimals=1),
+    _m("accel_mean_hands", "Hand joint acceleration, mean", "m/s²", _KIN, "", decimals=2),
+    _m("jerk_mean_hands", "Hand joint jerk, mean", "m/s³", _KIN, "", decimals=1),
     _m("bone_drift_max", "Bone-length drift, max over bones", "share", _KIN, **dict(_PCT, decimals=2)),
     _m("bone_drift_mean", "Bone-length drift, mean over bones", "share", _KIN, **dict(_PCT, decimals=2)),
     _m("hellinger_speed", "Speed histogram distance to reference (Hellinger)", "", _REF),

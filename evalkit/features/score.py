@@ -14,7 +14,7 @@ from typing import Mapping
 import numpy as np
 
 from evalkit.features.beats import BeatConfig, beat_metrics
-from evalkit.features.body import BodyIndex, body_index
+from evalkit.features.body import BodyIndex, body_index, hand_joints
 from evalkit.motion.trim import PopConfig, drop_end_pops
 from evalkit.features.contacts import ContactConfig, grid_contacts
 from evalkit.features.footskate import SkateConfig, grid_skate_speed, skate_metrics, skating_ratio_metric
@@ -173,8 +173,11 @@ def score_analysis(an: Analysis, reference: Reference | None = None,
         row.update(skating_ratio_metric(an.track, cfg.skate, lowest_y=float(pos[..., 1].min())))
     if an.physics is not None:
         row.update(physics_metrics(an.physics, body.scale, cfg.physics))
-    acc, jerk = genea_accel_jerk(pos, m.fps)
-    row["accel_mean"], row["jerk_mean"] = acc, jerk
+    hands = hand_joints(m.skeleton.parents, body.roles)
+    trunk_and_limbs = np.setdiff1d(np.arange(m.n_joints), hands)
+    row["accel_mean"], row["jerk_mean"] = genea_accel_jerk(pos[:, trunk_and_limbs], m.fps)
+    if hands.size:  # hands as their own group: finger capture is noisier than the body's
+        row["accel_mean_hands"], row["jerk_mean_hands"] = genea_accel_jerk(pos[:, hands], m.fps)
     drift_max, drift_mean = bone_length_drift(pos, m.skeleton.parents)
     row["bone_drift_max"], row["bone_drift_mean"] = drift_max, drift_mean
     row.update(kinetic_metrics(pos, m.fps, body, cfg.kinetic_window))

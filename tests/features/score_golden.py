@@ -2,7 +2,7 @@
 
 ``python tests/features/score_golden.py`` (from the repository root, PYTHONPATH=.) rewrites
 ``tests/features/data/score_golden.json``; it was written once from the scoring code as it stood
-before the speed work of issue 29 (commit e5fed01), and ``test_score_golden.py`` compares every
+before its speed work, and ``test_score_golden.py`` compares every
 later version against it. Rewrite it only for a deliberate change of a metric's definition, and
 say so in the commit.
 """

@@ -132,3 +132,36 @@ def test_fm_distance(walk_motion, cmu_dir):
     vs = fm_vector(np.asarray(slow.positions), slow.fps, body_index(slow))
     assert fm_distance(v, vr) == pytest.approx(fm_distance(vr, v))
     assert fm_distance(v, vs) > 0.5
+
+
+def test_noisy_fingers_leave_the_body_jerk_alone_and_show_in_the_hands_group(cmu_dir):
+    """Real capture with its finger joints shaken (random rotations each frame, as noisy finger
+    capture looks): the body's jerk is unchanged to the last digit, the hands' group rises."""
+    from evalkit.features.body import hand_joints
+    from evalkit.motion import find_roles
+
+    for name in ("01_01.bvh", "16_15.amc"):
+        m = load_motion(cmu_dir / name)
+        hands = hand_joints(m.skeleton.parents, find_roles(m.skeleton))
+        names = [m.skeleton.names[j].lower() for j in hands]
+        assert hands.size >= 2 and all(("hand" in n or "finger" in n or "thumb" in n) for n in names), names
+        rng = np.random.default_rng(0)
+        rot = m.rotations.copy()
+        from scipy.spatial.transform import Rotation
+
+        noise = Rotation.from_rotvec(rng.normal(0, 0.3, (m.n_frames * hands.size, 3))).as_quat()
+        noise = noise.reshape(m.n_frames, hands.size, 4)  # scalar-last, as evalkit stores them
+        rot[:, hands] = quat.multiply(rot[:, hands], noise)
+        clean, shaken = score_motion(m), score_motion(m.with_(rotations=rot))
+        assert shaken["jerk_mean"] == pytest.approx(clean["jerk_mean"], rel=1e-9)
+        assert shaken["accel_mean"] == pytest.approx(clean["accel_mean"], rel=1e-9)
+        assert shaken["jerk_mean_hands"] > 2 * clean["jerk_mean_hands"]
+
+
+def test_a_rig_without_joints_below_the_wrists_has_no_hands_group(cmu_dir):
+    from evalkit.features.body import hand_joints
+
+    parents = np.array([-1, 0, 1, 2])
+    assert hand_joints(parents, {"left_wrist": 3}).size == 0
+    assert hand_joints(parents, {"left_wrist": 1}).tolist() == [2, 3]
+    assert hand_joints(parents, {}).size == 0

@@ -55,10 +55,12 @@ def run(cases: list[dict], case_limit: float) -> tuple[dict, list[str]]:
     todo, counts, failures = list(cases), {}, []
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     while todo:
-        proc = subprocess.Popen([sys.executable, "-c", CHILD.format(cap=MEMORY_CAP)], stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
-        proc.stdin.write("".join(json.dumps(c) + "\n" for c in todo))
-        proc.stdin.close()
+        # the cases go in through a file: a pipe in both directions would fill and block both ends
+        with tempfile.TemporaryFile("w+") as queue:
+            queue.write("".join(json.dumps(c) + "\n" for c in todo))
+            queue.seek(0)
+            proc = subprocess.Popen([sys.executable, "-c", CHILD.format(cap=MEMORY_CAP)], stdin=queue,
+                                    stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
         finished: dict[str, str] = {}
         current, since = None, time.monotonic()
         sel = selectors.DefaultSelector()

@@ -1,4 +1,4 @@
-"""The matplotlib stick-figure renderer evalkit shipped before issue 26 (formerly
+"""The matplotlib stick-figure renderer evalkit shipped before the three.js renderer (formerly
 ``webtest/video.py``), kept unchanged only as the peer of ``bench/bench_render.py``. evalkit itself
 renders with ``webtest/static/stage.js`` (``webtest.render``); nothing in the package imports this.
 

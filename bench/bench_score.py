@@ -43,7 +43,7 @@ def _bundled():
     return [load_motion(p) for p in cmu_clips()]
 
 
-#: The scoring code before the speed work of issue 29 (``rate --before`` measures it too).
+#: The scoring code before its speed work (``rate --before`` measures it too).
 BEFORE_REV = "e5fed01"
 
 

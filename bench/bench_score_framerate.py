@@ -2,7 +2,7 @@
 
 Not a speed benchmark: it prints, per real CMU clip and metric, the largest relative change of
 the 60 and 30 fps versions (slerp resampling of the 120 fps original) against 120 fps, and the
-absolute change in brackets, then the verdict of the acceptance rule of issue 3 per metric:
+absolute change in brackets, then the verdict of the frame-rate acceptance rule per metric:
 less than 10 % of the value, or an absolute change below the metric's floor (0.01 for shares,
 1 mm for lengths, 1 mm/s for speeds). Uses ../shared/data when present, else the bundled samples.
 

@@ -15,7 +15,7 @@ Bandai Namco capture may not be shipped, so it is read from there).
     .venv/bin/python bench/check_shipped_model.py [--models default,other.joblib]
         [--dirs ../shared/data/mocap/bandai-namco-1 ../shared/data/gesture/bandai-namco] [--severity 0.5]
 
-With ``--lengths 5,20,60`` it checks instead how the verdict holds with clip length (issue 23),
+With ``--lengths 5,20,60`` it checks instead how the verdict holds with clip length,
 on every rig here (the bundled CMU clips -- the shipped model's own training data -- and every
 folder of ../shared/data/mocap and ../shared/data/gesture unless ``--dirs`` says otherwise):
 
@@ -199,7 +199,7 @@ def tile(motion, copies: int):
 
 
 def _print_rigs(scores: pd.DataFrame) -> None:
-    """Issue 23's acceptance line, "natural capture of every rig here scores >= 0.8 on average at
+    """The by-length acceptance line, "natural capture of every rig here scores >= 0.8 on average at
     5, 20 and 60 s": the natural clips of every folder pooled by rig family (joint-name sets overlapping by 80 %,
     as the evaluation of record forms them; one family can span folders, e.g. Bandai Namco's locomotion and gestures)."""
     from types import SimpleNamespace

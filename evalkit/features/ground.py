@@ -246,7 +246,7 @@ def _mode_level(c: np.ndarray, bin_m: float = 0.005, window_m: float = 0.01) -> 
     nb = max(1, int(np.ceil((c.max() - lo) / bin_m)) + 1)
     # the counts of np.histogram(c, bins=nb, range=(lo, lo + nb * bin_m)) (same edges, bins
     # [edge_i, edge_i+1), the last one closed), without its checks and general-case set-up,
-    # which cost more than the counting on a few hundred heights (issue 29: scoring speed)
+    # which cost more than the counting on a few hundred heights (scoring speed)
     edges = np.linspace(lo, lo + nb * bin_m, nb + 1)
     counts = np.bincount(np.minimum(np.searchsorted(edges, c, side="right") - 1, nb - 1), minlength=nb)
     # full convolution trimmed to the bins ("same" mode returns the kernel's length when there
@@ -594,7 +594,7 @@ def terrain_heights(feet: np.ndarray, speed: np.ndarray, fps: float, plane_heigh
 
 def _median(x: np.ndarray) -> float:
     """Median of a short 1-D array (numpy's ``median`` costs more in checks than in sorting here;
-    the scoring speed target of issue 29 counts every call)."""
+    scoring speed counts every call)."""
     v = np.sort(x)
     n = v.size
     return float(v[n // 2]) if n % 2 else float((v[n // 2 - 1] + v[n // 2]) / 2)

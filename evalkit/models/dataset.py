@@ -198,7 +198,7 @@ def segments(clip: NaturalClip, length_s: float = 4.0, min_s: float = 1.0) -> li
     return out
 
 
-#: The length schedule of the long training examples (issue 23), seconds; 0 = the whole clip.
+#: The length schedule of the long training examples, seconds; 0 = the whole clip.
 #: Each natural clip gives, beside its segments, one long example (two with mirroring: the clip
 #: and its mirror image) at lengths taken in turn from this schedule (:func:`long_examples`).
 LONG_LENGTHS: tuple[float, ...] = (0.0, 8.0, 15.0, 30.0, 60.0)
@@ -334,7 +334,7 @@ def _at_length(motion: Motion, length_s: float) -> tuple[Motion, str]:
 
 def long_examples(clips: Sequence[NaturalClip], spec: ExampleSpec, partners: dict | None = None,
                   only: NaturalClip | None = None):
-    """The long training examples (issue 23: training draws windows from clips of all lengths).
+    """The long training examples (training draws windows from clips of all lengths).
 
     Segments (:func:`segments`) are a few seconds long, but the features that summarise a clip
     (medians over its windows, the floor and stance height fitted over it) read differently in a

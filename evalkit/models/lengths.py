@@ -1,4 +1,4 @@
-"""Clips of a chosen length from real capture, natural and corrupted (issue 23: evaluation by length).
+"""Clips of a chosen length from real capture, natural and corrupted (for the evaluation by length).
 
 Gesture studies score clips of about a minute; the natural capture here is mostly shorter than
 30 s. To ask how the discriminator behaves at 5, 20 and 60 s, every natural clip is brought to

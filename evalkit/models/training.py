@@ -59,7 +59,7 @@ class TrainOptions:
         long_lengths: length schedule of the long examples (seconds, 0 = the whole clip;
             :func:`~evalkit.models.dataset.long_examples`): beside its segments every natural
             clip gives natural and corrupted examples at these lengths, taken in turn, so the
-            model learns from clips of all lengths. Empty: segments only (models before issue 23).
+            model learns from clips of all lengths. Empty: segments only (the older models' training).
     """
 
     seed: int = 0

@@ -336,7 +336,7 @@ def ground_heights(feet: np.ndarray, speed: np.ndarray, slope_ridge: float = 0.0
             break
     plane = coef[k] * feet[..., 0] + coef[k + 1] * feet[..., 2]
     h = feet[..., 1] - plane
-    if fps is not None and k == 4 and fitted:  # steps, stairs: the support under each contact (issue 23)
+    if fps is not None and k == 4 and fitted:  # steps, stairs: the support under each contact
         terrain = terrain_heights(feet, speed, fps, h - coef[:k])
         h = h if terrain is None else terrain
     return h - np.percentile(h, 5, axis=0)

@@ -1,4 +1,4 @@
-"""Command-line checks of issue 29: outputs checked before work, implausible input named with
+"""Command-line checks: outputs checked before work, implausible input named with
 its override, no empty table header, no pool for tiny work, a --help that keeps the shipped model."""
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ def test_train_help_example_does_not_write_over_the_shipped_model():
 
 
 def test_detected_unit_giving_a_giant_is_warned_about_with_the_override(tmp_path, cmu_dir):
-    """A file in half-centimetres (hips ~200 units up, like the Mixamo export of issue 29) is
+    """A file in half-centimetres (hips ~200 units up, like a Mixamo export) is
     detected as centimetres: a giant, named with --units."""
     m = load_motion(cmu_dir / "131_01.bvh")
     p = write_bvh(m[:60], tmp_path / "giant.bvh", scale=0.005)

@@ -1,4 +1,4 @@
-"""Issue 22's acceptance, rehearsed through the command line as a new user would run it.
+"""The distribution metrics' acceptance, rehearsed through the command line as a new user would run it.
 
 Held-out real capture (../shared/data/mocap: the Bandai Namco walks/runs/dashes in styles and the
 Reallusion retargets of CMU subjects 02 and 07 -- a studio, rigs and actors the shipped extractor

@@ -1,4 +1,4 @@
-"""Ground that is not one plane (issue 23): per-contact support heights on constructed terrain.
+"""Ground that is not one plane: per-contact support heights on constructed terrain.
 
 The uneven-ground clips here are **constructed**: real CMU walks on a level floor (bundled
 16_15 and 07_05) lifted onto steps, stairs and slopes whose height under every contact is known

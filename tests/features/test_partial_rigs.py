@@ -1,4 +1,4 @@
-"""Rigs missing a role lose only the metrics that need it (issue 29): a rig with no neck or head
+"""Rigs missing a role lose only the metrics that need it: a rig with no neck or head
 joint keeps every metric (the centre of mass estimates them), a rig with no ankles keeps the
 metrics that need no feet. Rigs are the bundled CMU capture with joints renamed."""
 

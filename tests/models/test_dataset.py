@@ -72,7 +72,7 @@ def test_training_options_check_the_donor_setting():
 
 
 def test_long_examples_cover_the_schedule_and_stay_deterministic(clips):
-    """Issue 23: training draws windows from clips of all lengths. Each natural clip gives, beside
+    """Training draws windows from clips of all lengths. Each natural clip gives, beside
     its segments, a natural example (and one of its mirror image) at lengths of the schedule taken
     in turn; each type one corrupted version with every 5-s piece corrupted."""
     from evalkit.models.dataset import LONG_LENGTHS, long_examples, long_lengths_of

@@ -1,5 +1,5 @@
 """Clips of a chosen length from real capture (evalkit.models.lengths) and the evaluation by
-length (issue 23): excerpts are the capture's own frames, loops are judged seamless without any
+length: excerpts are the capture's own frames, loops are judged seamless without any
 model, corrupted pieces join without a jump, and a real walk with foot sliding scores far below
 its clean twin at 5, 20 and 60 s with the shipped model."""
 
@@ -77,7 +77,7 @@ def test_pieces_join_as_they_were_and_corrupted_ones_without_a_jump(walk):
 
 
 def test_foot_sliding_twin_scores_far_below_its_clean_twin_at_every_length(walk):
-    # issue 23: a real clip with foot sliding (every 5-s piece slid by the project's corruption)
+    # a real clip with foot sliding (every 5-s piece slid by the project's corruption)
     # against its clean twin, at 5, 20 and 60 s, scored with the shipped model as users score
     model = load_model("default")[0]
     examples, info = length_examples([walk], (5.0, 20.0, 60.0), ("foot_skate",), 0.5, seed=0)

@@ -1,4 +1,4 @@
-"""The clip verdict on long clips (issue 23): a time average of stretch verdicts, which does
+"""The clip verdict on long clips: a time average of stretch verdicts, which does
 not fall with length, with the worst stretch reported beside it.
 
 Long clips are built from real capture with known truth: a natural take looped ten times with a

@@ -1,4 +1,4 @@
-"""Hostile and broken files give one-line evalkit errors, within documented limits (issue 29).
+"""Hostile and broken files give one-line evalkit errors, within documented limits.
 
 The specific cases are the ones a 10,500-file mutation run of real capture found; the fuzz test
 at the end runs the seeded mutator of ``fuzz.py`` over the BVH and ASF/AMC readers (and scoring)

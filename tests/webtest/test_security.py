@@ -310,7 +310,7 @@ def test_server_error_shows_no_traceback(make_study, app_factory):
     assert r.status_code == 500 and "secret internals" not in text and "Traceback" not in text
 
 
-# -- found by probing a running server (issue 24) ---------------------------------------------
+# -- found by probing a running server ---------------------------------------------
 def _client_login(app, address="10.0.0.1"):
     c = app.test_client()
     c.environ_base["REMOTE_ADDR"] = address

@@ -1,4 +1,4 @@
-"""Issue 22's acceptance rehearsal (docs/distribution.md, "Acceptance rehearsal"): held-out clips of
+"""The distribution metrics' acceptance rehearsal (docs/distribution.md, "Acceptance rehearsal"): held-out clips of
 ../shared/data/mocap split (stratified, seeded) into a reference folder and a test set; the test
 clips written as files with Gaussian noise on every BVH rotation channel (1-32 degrees), on
 every joint position of `evalkit convert`'s .npz (0.5-32 cm), held whole / half / one arm;

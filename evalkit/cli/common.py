@@ -50,10 +50,10 @@ def load_options(args: argparse.Namespace, roles=None):
     (``roles``: a role map the files are read with, where the command reads them so)."""
     from evalkit.motion.formats import LoadOptions
 
-    return LoadOptions(**load_kwargs(args), roles=roles)
+    return LoadOptions(**_load_kwargs(args), roles=roles)
 
 
-def load_kwargs(args: argparse.Namespace) -> dict:
+def _load_kwargs(args: argparse.Namespace) -> dict:
     units = args.units
     try:
         units = float(units)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from typing import Iterable, Mapping
+from typing import Iterable
 
 import numpy as np
 

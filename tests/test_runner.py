@@ -115,3 +115,50 @@ def test_bad_settings_are_refused():
     with pytest.raises(EvalkitError, match="distinct names"):
         run_clips(CLIPS, (Frames(), Frames()))
     assert run_clips([], (Frames(),)) == []
+
+
+def _count_reads(monkeypatch):
+    """Count the reads of BVH and AMC files per path, at the readers (the dispatcher imports
+    them at each call, so every read by any caller is seen)."""
+    from evalkit.motion.formats import amc, bvh
+
+    reads: dict[str, int] = {}
+    real_bvh, real_amc = bvh.read_bvh, amc.read_asf_amc
+
+    def count(path):
+        reads[str(path)] = reads.get(str(path), 0) + 1
+
+    def read_bvh(path, *args, **kwargs):
+        count(path)
+        return real_bvh(path, *args, **kwargs)
+
+    def read_asf_amc(asf, path, *args, **kwargs):
+        count(path)
+        return real_amc(asf, path, *args, **kwargs)
+
+    monkeypatch.setattr(bvh, "read_bvh", read_bvh)
+    monkeypatch.setattr(amc, "read_asf_amc", read_asf_amc)
+    return reads
+
+
+def test_study_scoring_reads_each_stimulus_once_for_metrics_and_naturalness(tmp_path, monkeypatch):
+    from evalkit.pipeline import score_stimuli
+
+    stimuli = []
+    for name, src in (("a.smg.bvh", CLIPS[0]), ("a.original.bvh", CLIPS[2])):
+        shutil.copyfile(src, tmp_path / name)
+        stimuli.append(tmp_path / name)
+    reads = _count_reads(monkeypatch)
+    table = score_stimuli(stimuli, lambda msg: None)
+    assert reads == {str(s): 1 for s in stimuli}
+    assert table["naturalness"].between(0, 1).all() and table["jerk_mean"].notna().all()
+    assert list(table.columns).index("item") < list(table.columns).index("naturalness")
+
+
+def test_training_clips_are_read_once_each(monkeypatch):
+    from evalkit.models.dataset import load_natural
+
+    reads = _count_reads(monkeypatch)
+    clips = load_natural(CLIPS)
+    assert reads == {str(c): 1 for c in CLIPS}
+    assert [c.path for c in clips] == [str(c) for c in CLIPS] and all(c.motion.fps == 30.0 for c in clips)

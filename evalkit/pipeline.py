@@ -409,20 +409,23 @@ def _build_gesture(p: GesturePipeline, study: Path, log) -> BuildResult:
 # -- scoring -----------------------------------------------------------------------------
 def score_stimuli(stimuli: list[Path], log, jobs: int = 1) -> pd.DataFrame:
     """Automatic metrics (and naturalness, when a model is available) for each stimulus, with
-    ``item`` and ``system`` columns parsed from ``<item>.<system>.bvh``."""
+    ``item`` and ``system`` columns parsed from ``<item>.<system>.bvh``; each stimulus is read once."""
     from evalkit.features.batch import BatchOptions, score_paths
+    from evalkit.models.naturalness import ROW_COLUMNS, NaturalnessAnalysis
+    from evalkit.models.training import DEFAULT_MODEL, load_model
 
     log(f"scoring {len(stimuli)} stimuli")
-    df = score_paths(stimuli, BatchOptions(), jobs=jobs, progress=False)
-    stems = [Path(p).stem for p in df["path"]]
-    df["item"] = [s.rsplit(".", 1)[0] for s in stems]
-    df["system"] = [s.rsplit(".", 1)[-1] for s in stems]
-    from evalkit.models.naturalness import add_model_columns
-    from evalkit.models.training import DEFAULT_MODEL
-
+    analyses = ()
     if DEFAULT_MODEL.exists():
         log("adding naturalness from the shipped default discriminator")
-        df = add_model_columns(df, str(DEFAULT_MODEL))
+        analyses = (NaturalnessAnalysis(load_model(str(DEFAULT_MODEL))[0]),)
+    df = score_paths(stimuli, BatchOptions(analyses=analyses), jobs=jobs, progress=False)
+    stems = [Path(p).stem for p in df["path"]]
+    model_cols = [c for c in df.columns if analyses and c in ROW_COLUMNS]
+    df.insert(len(df.columns) - len(model_cols), "item", [s.rsplit(".", 1)[0] for s in stems])
+    df["system"] = [s.rsplit(".", 1)[-1] for s in stems]
+    for c in model_cols[-2:]:  # the text columns (reasons, notes): empty, not missing, for an unjudged clip
+        df[c] = df[c].fillna("")
     return df
 
 

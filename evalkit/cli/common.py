@@ -45,7 +45,15 @@ def no_motion_files(paths) -> "InputError":
                       f"{', '.join(map(str, paths))}")
 
 
-def load_kwargs(args: argparse.Namespace) -> dict:
+def load_options(args: argparse.Namespace, roles=None):
+    """The :class:`~evalkit.motion.formats.LoadOptions` of the ``add_load_options`` flags
+    (``roles``: a role map the files are read with, where the command reads them so)."""
+    from evalkit.motion.formats import LoadOptions
+
+    return LoadOptions(**_load_kwargs(args), roles=roles)
+
+
+def _load_kwargs(args: argparse.Namespace) -> dict:
     units = args.units
     try:
         units = float(units)

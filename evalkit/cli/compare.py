@@ -9,7 +9,7 @@ import os
 import sys
 from pathlib import Path
 
-from evalkit.cli.common import add_load_options, load_kwargs
+from evalkit.cli.common import add_load_options, load_options
 
 EPILOG = """\
 examples:
@@ -116,7 +116,7 @@ def run(args: argparse.Namespace) -> int:
     result = compare(args.reference, systems, extractor=args.extractor,
                      requested={"window": args.window, "stride": args.stride, "fps": args.fps},
                      recorded=recorded, jobs=jobs, scheduler=args.scheduler, n_boot=args.bootstrap, seed=args.seed,
-                     audio=args.audio, load_kwargs=load_kwargs(args), roles=roles, score=not args.no_score,
+                     audio=args.audio, load=load_options(args), roles=roles, score=not args.no_score,
                      progress=not args.quiet, chunk_size=args.chunk_size)
     write_outputs(result, args.out)
     t = result.table

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from evalkit.cli.common import add_command, add_load_options, load_kwargs
+from evalkit.cli.common import add_command, add_load_options, load_options
 from evalkit.errors import InputError
 
 #: output extension -> (formats, default)
@@ -103,13 +103,13 @@ def _check(args: argparse.Namespace, out: Path) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from evalkit.atomic import atomic_path
-    from evalkit.motion import load_motion, resample, write_bvh
+    from evalkit.motion import resample, write_bvh
     from evalkit.motion.roles import load_role_map
 
     out = Path(args.output)
     fmt = _check(args, out)
     roles = load_role_map(args.roles) if args.roles else None
-    motion = load_motion(args.input, **load_kwargs(args), roles=roles)
+    motion = load_options(args, roles=roles).load(args.input)
     fps = args.fps if args.fps is not None else (20.0 if fmt.startswith("humanml3d") else None)
     if fps is not None:
         motion = resample(motion, fps)

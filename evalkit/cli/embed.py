@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from evalkit.cli.common import no_motion_files, add_load_options, load_kwargs
+from evalkit.cli.common import no_motion_files, add_load_options, load_options
 
 EPILOG = """\
 examples:
@@ -106,7 +106,7 @@ def run_train(args: argparse.Namespace) -> int:
                                 learning_rate=args.learning_rate, seed=args.seed, train_stride=args.train_stride,
                                 augment="none" if args.no_mirror else "mirror", activation=args.activation)
     roles = load_role_map(args.roles) if args.roles else None
-    ext = train_extractor(files, protocol, settings, load_kwargs(args), roles, progress=not args.quiet)
+    ext = train_extractor(files, protocol, settings, load_options(args), roles, progress=not args.quiet)
     ext.save(out)
     print(f"trained on {len(files)} file(s), {ext.card['protocol']['n_training_windows']} windows; final loss "
           f"{ext.card['final_loss']:.4g}; protocol {ext.card['protocol_hash'][:16]}, extractor "

@@ -8,7 +8,7 @@ import sys
 
 import numpy as np
 
-from evalkit.cli.common import no_motion_files, add_command, add_load_options, load_kwargs
+from evalkit.cli.common import no_motion_files, add_command, add_load_options, load_options
 
 
 def register(sub) -> None:
@@ -53,7 +53,6 @@ def _summary(motion, role_map) -> dict:
 
 def run(args: argparse.Namespace) -> int:
     from evalkit.errors import EvalkitError
-    from evalkit.motion import load_motion
     from evalkit.motion.formats import iter_motion_files
     from evalkit.motion.roles import load_role_map
 
@@ -68,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
     rows, failed = [], 0
     for path in files:
         try:
-            rows.append(_summary(load_motion(path, **load_kwargs(args), roles=role_map), role_map))
+            rows.append(_summary(load_options(args, roles=role_map).load(path), role_map))
         except EvalkitError as exc:
             failed += 1
             rows.append({"file": str(path), "error": str(exc)})

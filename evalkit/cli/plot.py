@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from evalkit.cli.common import add_command, add_load_options, load_kwargs
+from evalkit.cli.common import add_command, add_load_options, load_options
 
 #: Resolutions that give a readable figure without exhausting memory (the figure is 11 in wide:
 #: 600 dpi is 6600 pixels, print quality).
@@ -47,7 +47,6 @@ def run(args: argparse.Namespace) -> int:
     from evalkit.errors import InputError
     from evalkit.features.plot import FORMATS, plot_timeline
     from evalkit.features.score import ScoreConfig
-    from evalkit.motion import load_motion
     from evalkit.motion.formats import check_fps
     from evalkit.motion.roles import load_role_map
 
@@ -58,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     cfg = ScoreConfig(roles=load_role_map(args.roles) if args.roles else None)
     if args.keep_pops:
         cfg = replace(cfg, pops=None)
-    motion = load_motion(args.clip, **load_kwargs(args), roles=cfg.roles)
+    motion = load_options(args, roles=cfg.roles).load(args.clip)
     verdict = None
     if args.model:
         from evalkit.models.discriminator import score_naturalness

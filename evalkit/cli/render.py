@@ -7,7 +7,7 @@ import argparse
 import math
 from pathlib import Path
 
-from evalkit.cli.common import add_command, add_load_options, load_kwargs
+from evalkit.cli.common import add_command, add_load_options, load_options
 
 
 def register(sub) -> None:
@@ -135,13 +135,12 @@ def run(args: argparse.Namespace) -> int:
 
     from evalkit.atomic import check_writable
     from evalkit.errors import InputError
-    from evalkit.motion import load_motion
     from evalkit.motion.roles import load_role_map
 
     w, h = _check(args)
     out_path = check_writable(args.output, (".mp4", ".png"))  # before reading or drawing anything
     roles = load_role_map(args.roles) if args.roles else None
-    motion = load_motion(args.clip, **load_kwargs(args), roles=roles)
+    motion = load_options(args, roles=roles).load(args.clip)
     look = dict(camera=args.camera, framing=args.framing, color=args.color, background=args.background,
                 antialias=args.antialias)
     if args.at is not None or args.strip is not None:

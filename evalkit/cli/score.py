@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from dataclasses import replace
 
-from evalkit.cli.common import no_motion_files, add_command, add_load_options, load_kwargs
+from evalkit.cli.common import no_motion_files, add_command, add_load_options, load_options
 
 
 def register(sub) -> None:
@@ -164,7 +164,7 @@ def run(args: argparse.Namespace) -> int:
         jobs, why = choose_workers(files, args.jobs)  # more workers than the work pays for only add overhead
         if why:
             print(f"evalkit: note: --jobs {args.jobs}: {why}", file=sys.stderr)
-    reference = build_reference(args.reference, cfg, load_kwargs(args)) if args.reference else None
+    reference = build_reference(args.reference, cfg, load_options(args)) if args.reference else None
     analyses = ()
     if args.model:  # judged on the motion the metrics read: each file is read once
         from evalkit.models.naturalness import NaturalnessAnalysis
@@ -172,7 +172,7 @@ def run(args: argparse.Namespace) -> int:
 
         analyses = (NaturalnessAnalysis(load_model(args.model)[0], cfg.roles, drop_pops=not args.keep_pops,
                                         fold_repeats=not args.judge_joins),)
-    opts = BatchOptions(config=cfg, reference=reference, load_kwargs=load_kwargs(args), system=args.system,
+    opts = BatchOptions(config=cfg, reference=reference, load=load_options(args), system=args.system,
                         frames_dir=args.frames, audio=args.audio, analyses=analyses)
     table = score_paths(files, opts, jobs=jobs, scheduler=args.scheduler, chunk_size=args.chunk_size,
                         progress=not args.quiet)

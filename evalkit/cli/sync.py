@@ -10,7 +10,7 @@ import re
 import sys
 from pathlib import Path
 
-from evalkit.cli.common import add_command, add_load_options, load_kwargs
+from evalkit.cli.common import add_command, add_load_options, load_options
 
 CONSTRUCTED_LINE = ("CONSTRUCTED: this take was built from separately recorded speech and gesture "
                     "capture with known timing; its results validate the method, they are not "
@@ -140,10 +140,9 @@ def _is_constructed(motion_path: Path, flag: bool) -> tuple[bool, dict | None]:
 
 def _analyse_take(motion_path: Path, audio_path: Path, args, textgrid=None, tier="PAPT"):
     from evalkit.gesture import analyze_gestures
-    from evalkit.motion import load_motion
     from evalkit.speech import speech_accents
 
-    motion = load_motion(motion_path, **load_kwargs(args))
+    motion = load_options(args).load(motion_path)
     gestures = analyze_gestures(motion)
     speech = speech_accents(audio_path, textgrid, tier)
     return motion, gestures, speech
@@ -446,7 +445,7 @@ def run_construct(args: argparse.Namespace) -> int:
         print("gesture material: bundled CMU 131_01/131_03 (stylised walks; arm swings used as gesture-like strokes)")
     cfg = ConstructionConfig(offset_mean_s=args.offset_mean, offset_sd_s=args.offset_sd, intercept=args.intercept,
                              slope=args.slope, seed=args.seed)
-    sources = single_stroke_sources(gestures, load_kwargs=load_kwargs(args), cut_strokes=cut)
+    sources = single_stroke_sources(gestures, load=load_options(args), cut_strokes=cut)
     if not sources:
         raise InputError("no single-stroke gesture phrases between rests in the gesture clips; try --cut-strokes")
     pool = prepare_pool(sources, cfg, progress=True)
@@ -474,7 +473,6 @@ def run_strokes(args: argparse.Namespace) -> int:
 
     from evalkit.errors import InputError
     from evalkit.gesture import analyze_gestures
-    from evalkit.motion import load_motion
     from evalkit.motion.formats import iter_motion_files
 
     rx = None
@@ -486,7 +484,7 @@ def run_strokes(args: argparse.Namespace) -> int:
     frames = []
     files = list(iter_motion_files(args.paths))
     for p in tqdm(files, desc="strokes", unit="clip", disable=len(files) < 3):
-        df = analyze_gestures(load_motion(p, **load_kwargs(args)), clip=str(p)).strokes_frame()
+        df = analyze_gestures(load_options(args).load(p), clip=str(p)).strokes_frame()
         df.insert(1, "stem", p.stem)
         if rx is not None:
             m = rx.search(p.stem)

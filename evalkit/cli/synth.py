@@ -23,7 +23,7 @@ import pkgutil
 import sys
 from pathlib import Path
 
-from evalkit.cli.common import add_command, add_load_options, load_kwargs
+from evalkit.cli.common import add_command, add_load_options, load_options
 from evalkit.errors import InputError
 
 
@@ -137,7 +137,7 @@ def _clipset(args):
 
     if args.window <= 0:
         raise InputError(f"--window must be positive, got {args.window}")
-    motions = prepare_clips(clips, fps=args.fps, load_kwargs=load_kwargs(args))
+    motions = prepare_clips(clips, fps=args.fps, load=load_options(args))
     k = max(2, int(round(args.window * motions[0].fps)))
     # A set of real takes often holds a clip too short to enter or leave by a transition (a
     # 0.7-s dash); a set command leaves it out and says so rather than refusing the whole set.

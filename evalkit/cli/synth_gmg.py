@@ -11,7 +11,7 @@ import json
 import sys
 from pathlib import Path
 
-from evalkit.cli.common import add_command, add_load_options, load_kwargs
+from evalkit.cli.common import add_command, add_load_options, load_options
 
 _VARIANT_CHOICES = ("random", "sync", "sync+intensity", "all")
 
@@ -104,7 +104,7 @@ def _database(args):
         print("gesture capture: bundled CMU clips 131_01, 131_03 - " + CMU_NOTE, file=sys.stderr)
         return cmu_gesture_database(cfg, progress=True)
     note = CMU_NOTE if is_bundled_cmu(args.gestures) else ""
-    return build_gesture_database(args.gestures, cfg, load_kwargs=load_kwargs(args),
+    return build_gesture_database(args.gestures, cfg, load=load_options(args),
                                   source=", ".join(str(g) for g in args.gestures), note=note, progress=True)
 
 

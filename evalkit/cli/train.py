@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from evalkit.cli.common import add_command, add_load_options, load_kwargs
+from evalkit.cli.common import add_command, add_load_options, load_options
 
 #: numpy's seeds (``RandomState``) are 32-bit.
 MAX_SEED = 2**32 - 1
@@ -175,29 +175,26 @@ def _check_outputs(args: argparse.Namespace) -> None:
         raise InputError(f"--evaluate {report}: {blocker} is a file; the report goes into a folder")
 
 
-def _load_kwargs(args: argparse.Namespace) -> dict:
+def _load_options(args: argparse.Namespace):
     """How clips are read, with the --roles map (checked now; kept on each clip's skeleton, so
     corruptions, features and mirroring use the same roles)."""
     from evalkit.motion.formats import check_fps
     from evalkit.motion.roles import load_role_map
 
     check_fps(args.amc_fps, "--amc-fps")
-    kwargs = load_kwargs(args)
-    if args.roles:
-        kwargs["roles"] = load_role_map(args.roles)
-    return kwargs
+    return load_options(args, roles=load_role_map(args.roles) if args.roles else None)
 
 
 def run(args: argparse.Namespace) -> int:
     options = _options(args)
     _check_outputs(args)
-    kwargs = _load_kwargs(args)
+    load = _load_options(args)
     if args.evaluate:
-        return _evaluate(args, options, kwargs)
+        return _evaluate(args, options, load)
     from evalkit.models.training import save_model, train
 
     t0 = time.perf_counter()
-    model, meta = train(args.natural, args.unnatural, options, kwargs, progress=not args.quiet)
+    model, meta = train(args.natural, args.unnatural, options, load, progress=not args.quiet)
     meta["command"] = "evalkit train " + " ".join(_quote(a) for a in sys.argv[2:]) if sys.argv[1:2] == ["train"] else None
     path, meta_path = save_model(model, meta, args.out)
     ex = meta["examples"]
@@ -213,7 +210,7 @@ def _quote(a: str) -> str:
     return shlex.quote(a)
 
 
-def _evaluate(args: argparse.Namespace, options, kwargs: dict) -> int:
+def _evaluate(args: argparse.Namespace, options, load) -> int:
     from evalkit.models.dataset import ExampleSpec, load_natural
     from evalkit.models.discriminator import NaturalnessDiscriminator
     from evalkit.models.evaluate import EvalConfig, run_evaluation
@@ -223,7 +220,7 @@ def _evaluate(args: argparse.Namespace, options, kwargs: dict) -> int:
 
         raise InputError("--evaluate uses generated corruptions only; drop --unnatural")
     clips = load_natural(args.natural, fps=options.window.fps, group_by=options.group_by,
-                         load_kwargs=kwargs, progress=not args.quiet)
+                         load=load, progress=not args.quiet)
     cfg = EvalConfig(
         n_splits=args.folds, seed=options.seed,
         train=ExampleSpec(types=tuple(options.types), per_type=options.per_type, severity_range=options.severity_range,

@@ -30,7 +30,7 @@ import pandas as pd
 from evalkit.errors import FileFormatError, InputError
 from evalkit.gesture.analysis import GesturePhrase, analyze_gestures
 from evalkit.gesture.phases import PhaseConfig
-from evalkit.motion import Motion, find_roles, quat
+from evalkit.motion import LoadOptions, Motion, find_roles, quat
 from evalkit.speech.accents import AccentConfig, analyze_speech
 from evalkit.speech.audio import Audio
 
@@ -338,7 +338,7 @@ def _assemble(placed: list[dict], cfg: ConstructionConfig, duration: float) -> M
 def single_stroke_sources(
     paths_or_motions,
     phase_config: PhaseConfig = PhaseConfig(),
-    load_kwargs: dict | None = None,
+    load: LoadOptions | None = None,
     cut_strokes: bool = False,
     context_s: float = 0.35,
 ) -> list[tuple[Motion, GesturePhrase]]:
@@ -350,7 +350,6 @@ def single_stroke_sources(
     clips; the pieces then start and end away from rest and the blends between them are less
     clean.
     """
-    from evalkit.motion import load_motion
     from evalkit.motion.formats import iter_motion_files
 
     motions = []
@@ -358,7 +357,7 @@ def single_stroke_sources(
         if isinstance(s, Motion):
             motions.append(s)
         else:
-            motions.extend(load_motion(p, **(load_kwargs or {})) for p in iter_motion_files([s]))
+            motions.extend((load or LoadOptions()).load(p) for p in iter_motion_files([s]))
     out = []
     for m in motions:
         g = analyze_gestures(m, phase_config)

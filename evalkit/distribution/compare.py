@@ -21,6 +21,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from evalkit.errors import InputError
+from evalkit.motion import LoadOptions
 from evalkit.distribution.embedding import Extractor, check_protocol, load_extractor, versions
 from evalkit.distribution.diversity import GEOMETRIC_MIN_SCALE
 from evalkit.distribution.extract import ClipFeatures, ExtractOptions, extract_all
@@ -66,7 +67,7 @@ def compare(reference: Sequence[str | os.PathLike], systems: Mapping[str, Sequen
             extractor: Extractor | str | os.PathLike | None = None, requested: Mapping[str, Any] | None = None,
             recorded: Mapping[str, Any] | None = None, jobs: int = 1, scheduler: Any = None,
             n_boot: int = 500, seed: int = 0, audio: str | None = None,
-            load_kwargs: Mapping[str, Any] | None = None, roles: Mapping[str, str] | None = None,
+            load: LoadOptions | None = None, roles: Mapping[str, str] | None = None,
             score: bool = True, score_config: Any = None, progress: bool = True,
             chunk_size: int | None = None) -> Comparison:
     """Compare systems' clips with a reference set of real motion.
@@ -82,7 +83,7 @@ def compare(reference: Sequence[str | os.PathLike], systems: Mapping[str, Sequen
         n_boot: bootstrap replicates (clips resampled with replacement); 0: no intervals.
         seed: seed of the bootstrap and of the reference's half split.
         audio: WAV or folder of ``<clip>.wav`` for the beat metrics (as ``evalkit score --audio``).
-        load_kwargs, roles: how files are read; role overrides.
+        load, roles: how files are read (:class:`~evalkit.motion.LoadOptions`); role overrides.
         score: add the means of ``evalkit score``'s per-clip metrics.
     """
     from evalkit.motion.formats import MOTION_EXTENSIONS, iter_motion_files
@@ -105,7 +106,7 @@ def compare(reference: Sequence[str | os.PathLike], systems: Mapping[str, Sequen
         if not files:
             raise InputError(f"system {name}: no motion files ({', '.join(MOTION_EXTENSIONS)}) under {', '.join(map(str, paths))}")
         items += [(str(f), name) for f in files]
-    opts = ExtractOptions(extractor=ext, load_kwargs=dict(load_kwargs or {}), roles=roles, score=score,
+    opts = ExtractOptions(extractor=ext, load=load or LoadOptions(), roles=roles, score=score,
                           score_config=score_config, audio=audio)
     feats = extract_all(items, opts, jobs=jobs, scheduler=scheduler, progress=progress, chunk_size=chunk_size)
     return summarise(feats, list(systems), ext, n_boot=n_boot, seed=seed, audio=audio, score=score)

@@ -45,6 +45,7 @@ import numpy as np
 
 from evalkit.errors import EvalkitError, InputError
 from evalkit.distribution.windows import CANONICAL_ROLES
+from evalkit.motion import LoadOptions
 
 #: Folder of the extractor shipped with evalkit (trained on the bundled CMU capture).
 DEFAULT_EXTRACTOR = Path(__file__).with_name("default_extractor")
@@ -367,7 +368,7 @@ def _file_hash(path: Path) -> str:
 
 
 def training_windows(files: Sequence[str | os.PathLike], protocol: WindowProtocol, settings: TrainingSettings,
-                     load_kwargs: Mapping[str, Any] | None = None, roles: Mapping[str, str] | None = None,
+                     load: LoadOptions | None = None, roles: Mapping[str, str] | None = None,
                      ) -> tuple[np.ndarray, list[dict[str, Any]]]:
     """Normalised training windows of ``files`` (and their mirror images) and the data record.
 
@@ -376,11 +377,11 @@ def training_windows(files: Sequence[str | os.PathLike], protocol: WindowProtoco
         protocol's frame rate).
     """
     from evalkit.distribution.windows import canonical_positions, windows
-    from evalkit.motion import load_motion, mirror
+    from evalkit.motion import mirror
 
     out, data = [], []
     for f in sorted(Path(p) for p in files):
-        m = load_motion(f, **dict(load_kwargs or {}))
+        m = (load or LoadOptions()).load(f)
         versions_ = [m]
         if settings.augment == "mirror":
             versions_.append(mirror(m))
@@ -443,7 +444,7 @@ def _adam_train(x: np.ndarray, settings: TrainingSettings, progress: bool = Fals
 
 
 def train_extractor(files: Iterable[str | os.PathLike], protocol: WindowProtocol | None = None,
-                    settings: TrainingSettings | None = None, load_kwargs: Mapping[str, Any] | None = None,
+                    settings: TrainingSettings | None = None, load: LoadOptions | None = None,
                     roles: Mapping[str, str] | None = None, progress: bool = False) -> Extractor:
     """Train an FGD extractor on natural clips under a pinned protocol.
 
@@ -454,7 +455,7 @@ def train_extractor(files: Iterable[str | os.PathLike], protocol: WindowProtocol
         files: motion files of real motion.
         protocol: comparison settings (window, stride, fps, joint set, normalisation).
         settings: training settings.
-        load_kwargs: keyword arguments of :func:`evalkit.motion.load_motion`.
+        load: how the files are read (:class:`~evalkit.motion.LoadOptions`).
         roles: ``{role: joint name}`` overrides.
 
     Raises:
@@ -467,7 +468,7 @@ def train_extractor(files: Iterable[str | os.PathLike], protocol: WindowProtocol
     files = list(files)
     if not files:
         raise InputError("no motion files to train the extractor on")
-    win, data = training_windows(files, protocol, settings, load_kwargs, roles)
+    win, data = training_windows(files, protocol, settings, load, roles)
     if len(win) < 2:
         raise InputError(f"fewer than 2 training windows of {protocol.window} frames at {protocol.fps:g} fps in "
                          f"{len(files)} file(s); use longer clips or a shorter --window")

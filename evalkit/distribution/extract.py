@@ -11,7 +11,6 @@ are identical whichever way they ran.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
@@ -19,7 +18,8 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from evalkit.errors import EvalkitError, InputError
-from evalkit.parallel import run_chunks
+from evalkit.motion import LoadOptions
+from evalkit.runner import run_clips
 
 
 @dataclass(frozen=True)
@@ -28,7 +28,7 @@ class ExtractOptions:
 
     Attributes:
         extractor: the FGD extractor (its window protocol decides window, stride and frame rate).
-        load_kwargs: keyword arguments of :func:`evalkit.motion.load_motion`.
+        load: how the files are read (:class:`~evalkit.motion.LoadOptions`).
         roles: ``{role: joint name}`` overrides.
         kinetic_window: half-width of the kinetic features' sliding window, frames (AIST++: 2).
         score: also compute ``evalkit score``'s per-clip metrics.
@@ -37,7 +37,7 @@ class ExtractOptions:
     """
 
     extractor: Any
-    load_kwargs: Mapping[str, Any] = field(default_factory=dict)
+    load: LoadOptions = field(default_factory=LoadOptions)
     roles: Mapping[str, str] | None = None
     kinetic_window: int = 2
     score: bool = True
@@ -116,55 +116,46 @@ def features_of_motion(motion, opts: ExtractOptions, path: str = "", group: str 
     return cf
 
 
-def extract_file(path: str, group: str, opts: ExtractOptions, cache: dict | None = None) -> ClipFeatures:
+@dataclass(frozen=True)
+class DistributionFeatures:
+    """Runner analysis (:func:`evalkit.runner.run_clips`): the :class:`ClipFeatures` of a loaded
+    clip, its group the input's tag."""
+
+    opts: ExtractOptions
+    name: str = "features"
+
+    def __call__(self, motion, clip) -> ClipFeatures:
+        audio = _audio_onsets(clip.path, self.opts.audio, clip.cache)
+        return features_of_motion(motion, self.opts, str(clip.path), clip.tag, audio)
+
+
+def _clip_features(run) -> ClipFeatures:
+    return run.results["features"] if run.ok else ClipFeatures(path=run.path, group=run.tag, error=run.error)
+
+
+def extract_file(path: str, group: str, opts: ExtractOptions) -> ClipFeatures:
     """:class:`ClipFeatures` of one file; never raises for a bad clip (message in ``error``)."""
-    from evalkit.motion import load_motion
-
-    p = Path(path)
-    try:
-        motion = load_motion(p, **dict(opts.load_kwargs))
-        return features_of_motion(motion, opts, str(p), group, _audio_onsets(p, opts.audio, {} if cache is None else cache))
-    except EvalkitError as exc:
-        return ClipFeatures(path=str(p), group=group, error=str(exc))
-    except (OSError, ValueError, FloatingPointError, IndexError) as exc:
-        return ClipFeatures(path=str(p), group=group, error=f"{p}: {type(exc).__name__}: {exc}")
-
-
-def extract_chunk(items: Sequence[tuple[str, str]], opts: ExtractOptions) -> list[ClipFeatures]:
-    """Features of several ``(path, group)`` items in one task, on one BLAS thread."""
-    from threadpoolctl import threadpool_limits
-
-    cache: dict = {}
-    with threadpool_limits(1):
-        return [extract_file(p, g, opts, cache) for p, g in items]
+    return extract_all([(path, group)], opts, progress=False)[0]
 
 
 def extract_all(items: Sequence[tuple[str, str]], opts: ExtractOptions, jobs: int = 1, scheduler: Any = None,
                 chunk_size: int | None = None, progress: bool = True,
                 on_progress: Callable[[int], None] | None = None) -> list[ClipFeatures]:
-    """Features of every ``(path, group)`` item, in input order.
+    """Features of every ``(path, group)`` item, in input order; each file read once, every task on
+    one BLAS thread.
 
     Args:
         jobs: local worker processes (joblib; ``-1``: all cores); ignored with ``scheduler``.
         scheduler: a Dask scheduler address or ``distributed.Client``.
         chunk_size: clips per task (default: about 4 tasks per worker, at most 32).
     """
-    from tqdm.auto import tqdm
-
     items = [(str(p), str(g)) for p, g in items]
     if not items:
         raise InputError("no motion files to compare")
-    if jobs == 0 or jobs < -1:
-        raise InputError(f"jobs must be a positive number or -1 (all cores), got {jobs}")
-    workers = jobs if jobs > 0 else (os.cpu_count() or 1)
-    size = chunk_size or max(1, min(32, len(items) // max(1, 4 * workers)))
-    chunks = [items[i:i + size] for i in range(0, len(items), size)]
-    bar = tqdm(total=len(items), unit="clip", disable=not progress, desc="features")
-    try:
-        results = run_chunks(extract_chunk, chunks, opts, workers, scheduler, bar)
-    finally:
-        bar.close()
-    return [r for part in results for r in part]
+    runs = run_clips(items, (DistributionFeatures(opts),), opts.load, jobs=jobs, scheduler=scheduler,
+                     chunk_size=chunk_size, max_chunk=32, progress=progress, desc="features",
+                     record_warnings=False, blas_threads=1)
+    return [_clip_features(r) for r in runs]
 
 
 def features_of_motions(motions, group: str, opts: ExtractOptions) -> list[ClipFeatures]:

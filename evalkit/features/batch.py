@@ -8,7 +8,6 @@ fails to load or to score gets its message in the ``error`` column and the run c
 from __future__ import annotations
 
 import os
-import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
@@ -18,7 +17,8 @@ import numpy as np
 from evalkit.errors import EvalkitError, InputError
 from evalkit.features.kinematics import Reference
 from evalkit.features.score import ScoreConfig, analyse, score_analysis, traces_table
-from evalkit.parallel import run_chunks
+from evalkit.motion.formats import LoadOptions
+from evalkit.runner import run_clips
 
 #: Leading columns of the scores table, before the metrics. ``notes``: warnings about the
 #: file (implausible frame rate, body size, up axis) and metrics left empty for the rig, with why.
@@ -44,7 +44,7 @@ class BatchOptions:
     Attributes:
         config: metric settings.
         reference: natural reference set (distribution metrics) or ``None``.
-        load_kwargs: keyword arguments of :func:`evalkit.motion.load_motion`.
+        load: how the files are read (:class:`~evalkit.motion.formats.LoadOptions`).
         system: system label for every clip (``None``: the clip's parent folder name).
         frames_dir: write per-frame traces as ``<frames_dir>/<system>/<clip>.csv`` (``None``: no).
         audio: a WAV file (used for every clip) or a folder with ``<clip>.wav`` files, for the
@@ -57,32 +57,107 @@ class BatchOptions:
 
     config: ScoreConfig = field(default_factory=ScoreConfig)
     reference: Reference | None = None
-    load_kwargs: Mapping[str, Any] = field(default_factory=dict)
+    load: LoadOptions = field(default_factory=LoadOptions)
     system: str | None = None
     frames_dir: str | None = None
     audio: str | None = None
     analyses: tuple = ()
 
 
-def _run_analyses(motion, opts: BatchOptions, row: dict, traces) -> str:
-    """Run :attr:`BatchOptions.analyses` on the loaded clip: each adds its ``columns`` to ``row``
-    (NaN when it cannot judge the clip) and, when traces are written, its ``trace_columns``.
-    Returns the first analysis error (``""``: none)."""
-    error = ""
-    for analysis in opts.analyses:
-        trace = None
+@dataclass(frozen=True)
+class TableColumns:
+    """Runner analysis: the columns a file adds to its row (e.g. an MDM sample's text prompt)."""
+
+    name: str = "table_columns"
+
+    def __call__(self, motion, clip) -> dict:
+        return dict(motion.meta.get("table_columns", {}))
+
+
+@dataclass(frozen=True)
+class Metrics:
+    """Runner analysis: the metric columns of a clip, its notes and (with ``frames_dir``) its
+    per-frame traces (a DataFrame, kept until :class:`WriteTraces` writes it)."""
+
+    opts: BatchOptions
+    name: str = "metrics"
+
+    def __call__(self, motion, clip) -> tuple[dict, list[str]]:
+        an = analyse(motion, self.opts.config)
+        row = score_analysis(an, self.opts.reference, _audio_times(clip.path, self.opts, clip.cache))
+        if self.opts.frames_dir:
+            clip.results["traces"] = traces_table(an)
+        return row, list(an.notes)
+
+
+@dataclass(frozen=True)
+class ExtraColumns:
+    """Runner analysis: one of :attr:`BatchOptions.analyses` on the loaded clip. Gives ``(row
+    columns, error)``: its ``columns`` (NaN when it cannot judge the clip, with the message
+    prefixed by its ``error_prefix``), and adds its ``trace_columns`` to the clip's traces."""
+
+    analysis: Any
+    name: str
+
+    def __call__(self, motion, clip) -> tuple[dict, str]:
+        a, error, trace = self.analysis, "", None
         try:
-            cols, trace = analysis(motion)
+            cols, trace = a(motion)
         except EvalkitError as exc:
-            cols = {c: np.nan for c in analysis.columns}
-            error = error or f"{analysis.error_prefix}{exc}"
-        row.update(cols)
+            cols = {c: np.nan for c in a.columns}
+            error = f"{a.error_prefix}{exc}"
+        traces = clip.results.get("traces")
         if traces is not None:
             t = traces["time_s"].to_numpy()
-            add = trace(t) if trace is not None else {c: np.full(len(t), np.nan) for c in analysis.trace_columns}
-            for c in analysis.trace_columns:
+            add = trace(t) if trace is not None else {c: np.full(len(t), np.nan) for c in a.trace_columns}
+            for c in a.trace_columns:
                 traces[c] = np.asarray(add[c], dtype=float)
-    return error
+        return cols, error
+
+
+@dataclass(frozen=True)
+class WriteTraces:
+    """Runner analysis: writes the clip's traces to :func:`trace_path` (and drops them from the
+    results, which go back to the caller)."""
+
+    frames_dir: str
+    system: str | None
+    name: str = "write_traces"
+
+    def __call__(self, motion, clip) -> str:
+        out = trace_path(clip.path, self.frames_dir, self.system)
+        _write_atomic(clip.results.pop("traces"), out)
+        return str(out)
+
+
+def score_analyses(opts: BatchOptions) -> tuple:
+    """The runner analyses of ``evalkit score`` (:func:`evalkit.runner.run_clips`), in order:
+    the file's own columns, the metrics, :attr:`BatchOptions.analyses`, the trace writer."""
+    extra = tuple(ExtraColumns(a, f"analysis_{i}") for i, a in enumerate(opts.analyses))
+    writer = (WriteTraces(opts.frames_dir, opts.system),) if opts.frames_dir else ()
+    return (TableColumns(), Metrics(opts), *extra, *writer)
+
+
+def score_row(run, opts: BatchOptions) -> dict[str, Any]:
+    """The table row ``{clip, path, system, error, notes, metric...}`` of one :class:`~evalkit.runner.ClipRun`."""
+    p = Path(run.path)
+    row: dict[str, Any] = {"clip": p.stem, "path": str(p), "system": clip_system(p, opts.system), "error": "",
+                           "notes": ""}
+    notes = [_strip_path(w, p) for w in run.warnings]
+    row.update(run.results.get("table_columns", {}))
+    if "metrics" in run.results:
+        cols, more = run.results["metrics"]
+        row.update(cols)
+        notes += more
+    error = ""
+    for i in range(len(opts.analyses)):
+        if f"analysis_{i}" in run.results:
+            cols, err = run.results[f"analysis_{i}"]
+            row.update(cols)
+            error = error or err
+    row["error"] = run.error or error
+    row["notes"] = "; ".join(dict.fromkeys(notes))
+    return row
 
 
 def _audio_times(path: Path, opts: BatchOptions, cache: dict) -> np.ndarray | None:
@@ -119,36 +194,10 @@ def _write_by_ext(df, path: Path, ext: str) -> None:
         raise InputError(f"{path}: unsupported output format {ext!r}; use .csv, .parquet or .json")
 
 
-def score_file(path: str | os.PathLike, opts: BatchOptions, _cache: dict | None = None) -> dict[str, Any]:
+def score_file(path: str | os.PathLike, opts: BatchOptions) -> dict[str, Any]:
     """Score one file into a row ``{clip, path, system, error, metric...}``; never raises for a
     bad clip (the message goes to ``error``)."""
-    from evalkit.motion import load_motion
-
-    p = Path(path)
-    system = clip_system(p, opts.system)
-    row: dict[str, Any] = {"clip": p.stem, "path": str(p), "system": system, "error": "", "notes": ""}
-    notes: list[str] = []
-    try:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", UserWarning)
-            motion = load_motion(p, **dict(opts.load_kwargs))
-        notes += [_strip_path(str(w.message), p) for w in caught if issubclass(w.category, UserWarning)]
-        row.update(motion.meta.get("table_columns", {}))  # e.g. an MDM sample's text prompt
-        an = analyse(motion, opts.config)
-        notes += list(an.notes)
-        row.update(score_analysis(an, opts.reference, _audio_times(p, opts, {} if _cache is None else _cache)))
-        traces = traces_table(an) if opts.frames_dir else None
-        row["error"] = _run_analyses(motion, opts, row, traces)
-        if traces is not None:
-            _write_atomic(traces, trace_path(p, opts.frames_dir, opts.system))
-    except EvalkitError as exc:
-        row["error"] = str(exc)
-    except (OSError, ValueError, FloatingPointError, IndexError, OverflowError, RecursionError) as exc:
-        row["error"] = f"{p}: {type(exc).__name__}: {exc}"  # keep a long run alive
-    except MemoryError:
-        row["error"] = f"{p}: MemoryError: the clip needs more memory than this machine has"
-    row["notes"] = "; ".join(dict.fromkeys(notes))
-    return row
+    return score_row(run_clips([path], score_analyses(opts), opts.load)[0], opts)
 
 
 def _strip_path(message: str, path: Path) -> str:
@@ -157,16 +206,6 @@ def _strip_path(message: str, path: Path) -> str:
         if message.startswith(prefix):
             return message[len(prefix):]
     return message
-
-
-def score_chunk(paths: Sequence[str], opts: BatchOptions) -> list[dict[str, Any]]:
-    """Score several files in one task (shared audio cache)."""
-    cache: dict = {}
-    return [score_file(p, opts, cache) for p in paths]
-
-
-def _chunks(items: Sequence[str], size: int) -> list[list[str]]:
-    return [list(items[i:i + size]) for i in range(0, len(items), size)]
 
 
 def to_table(rows: Iterable[Mapping[str, Any]]):
@@ -241,8 +280,6 @@ def score_paths(
     Returns:
         pandas DataFrame with columns :data:`ID_COLUMNS` then every metric.
     """
-    from tqdm.auto import tqdm
-
     opts = opts or BatchOptions()
     files = [str(p) for p in paths]
     if not files:
@@ -252,14 +289,9 @@ def score_paths(
     if chunk_size is not None and chunk_size < 1:
         raise InputError(f"chunk_size must be a positive number of files, got {chunk_size}")
     workers = choose_workers(files, jobs)[0] if auto_workers else (jobs if jobs > 0 else (os.cpu_count() or 1))
-    size = chunk_size or max(1, min(64, len(files) // max(1, 4 * workers)))
-    chunks = _chunks(files, size)
-    bar = tqdm(total=len(files), unit="clip", disable=not progress, desc="scoring")
-    try:
-        results = run_chunks(score_chunk, chunks, opts, workers, scheduler, bar)
-    finally:
-        bar.close()
-    table = to_table(r for part in results for r in part)
+    runs = run_clips(files, score_analyses(opts), opts.load, jobs=workers, scheduler=scheduler,
+                     chunk_size=chunk_size, max_chunk=64, progress=progress, desc="scoring")
+    table = to_table(score_row(r, opts) for r in runs)
     last = [c for a in opts.analyses for c in a.columns]  # the analyses' columns after the metrics
     for c in last:
         if c not in table.columns:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from typing import Iterable, Mapping
+from typing import Iterable
 
 import numpy as np
 
@@ -11,7 +11,7 @@ from evalkit.errors import EvalkitError, InputError
 from evalkit.features.kinematics import Reference, derivative_magnitudes, histograms, joint_angles, role_joints
 from evalkit.features.kinetic import fm_vector
 from evalkit.features.score import ScoreConfig, analyse
-from evalkit.motion import Motion
+from evalkit.motion import LoadOptions, Motion
 
 
 def reference_from_motions(motions: Iterable[Motion], config: ScoreConfig | None = None,
@@ -43,10 +43,9 @@ def reference_from_motions(motions: Iterable[Motion], config: ScoreConfig | None
 
 
 def build_reference(paths: Iterable[str | os.PathLike], config: ScoreConfig | None = None,
-                    load_kwargs: Mapping | None = None) -> Reference:
-    """A reference from motion files and folders (recursively). Clips that fail to load are
-    skipped; if none loads, :class:`InputError` names the first failure."""
-    from evalkit.motion import load_motion
+                    load: LoadOptions | None = None) -> Reference:
+    """A reference from motion files and folders (recursively), read with ``load``. Clips that
+    fail to load are skipped; if none loads, :class:`InputError` names the first failure."""
     from evalkit.motion.formats import MOTION_EXTENSIONS, iter_motion_files
 
     files = list(iter_motion_files(paths))
@@ -55,7 +54,7 @@ def build_reference(paths: Iterable[str | os.PathLike], config: ScoreConfig | No
     motions, used, errors = [], [], []
     for f in files:
         try:
-            motions.append(load_motion(f, **dict(load_kwargs or {})))
+            motions.append((load or LoadOptions()).load(f))
             used.append(str(f))
         except EvalkitError as exc:
             errors.append(str(exc))

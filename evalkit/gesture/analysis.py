@@ -15,7 +15,7 @@ from evalkit.errors import FileFormatError
 from evalkit.gesture.phases import PhaseConfig, Segmentation, segment_gestures
 from evalkit.gesture.strokes import default_gsi_scale, stroke_features
 from evalkit.gesture.trajectory import HandTrajectories, hand_trajectories
-from evalkit.motion import Motion
+from evalkit.motion import LoadOptions, Motion
 
 
 @dataclass(frozen=True)
@@ -188,7 +188,7 @@ def gesture_database(
     sources: Iterable[Motion | str | os.PathLike],
     config: PhaseConfig = PhaseConfig(),
     gsi_scale=None,
-    load_kwargs: dict | None = None,
+    load: LoadOptions | None = None,
     progress: bool = False,
 ) -> list[GesturePhrase]:
     """Gesture phrases of many clips: the database a gesture motion graph is built from.
@@ -196,14 +196,13 @@ def gesture_database(
     Args:
         sources: motions, motion files, or folders of BVH/AMC files.
         config, gsi_scale: as in :func:`analyze_gestures`.
-        load_kwargs: ``units``/``up``/``fps`` for :func:`evalkit.motion.load_motion`.
+        load: how the files are read (:class:`~evalkit.motion.LoadOptions`).
         progress: show a progress bar.
 
     Returns:
         every phrase of every clip, in clip then time order. ``clip`` holds the file path, so
         ``load_motion(p.clip).slice(p.start_frame, p.end_frame)`` gives the phrase's motion.
     """
-    from evalkit.motion import load_motion
     from evalkit.motion.formats import iter_motion_files
 
     items: list[Motion | Path] = []
@@ -218,7 +217,7 @@ def gesture_database(
         items = tqdm(items, desc="gesture phrases", unit="clip")
     out: list[GesturePhrase] = []
     for item in items:
-        motion = item if isinstance(item, Motion) else load_motion(item, **(load_kwargs or {}))
+        motion = item if isinstance(item, Motion) else (load or LoadOptions()).load(item)
         out.extend(analyze_gestures(motion, config, gsi_scale).phrases)
     return out
 

@@ -23,8 +23,9 @@ from evalkit.errors import EvalkitError, InputError, RolesNotFoundError
 from evalkit.models.corruptions import CORRUPTION_TYPES, Provenance, corrupt
 from evalkit.models.examples import Example, seed_for as _seed_for
 from evalkit.models.windows import WindowConfig, window_features, window_labels
-from evalkit.motion import Motion, load_motion, mirror, resample
+from evalkit.motion import LoadOptions, Motion, mirror, resample
 from evalkit.motion.formats import iter_motion_files
+from evalkit.runner import run_clips
 
 _CMU = re.compile(r"^0*(\d+)_(\d+)")
 
@@ -118,67 +119,99 @@ def trim_glitches(motion: Motion, max_s: float = 0.25, ratio: float = 6.0) -> Mo
 
 
 def load_natural(paths: Iterable[str | Path], fps: float = 30.0, group_by: str = "subject",
-                 load_kwargs: dict | None = None, dedupe_takes: bool = True,
+                 load: LoadOptions | None = None, dedupe_takes: bool = True,
                  progress: bool = False) -> list[NaturalClip]:
-    """Read natural clips from files/folders, trim start glitches, resample to ``fps``.
+    """Read natural clips from files/folders (with ``load``), trim start glitches, resample to ``fps``.
 
     Identical files (same bytes) are read once; with ``dedupe_takes`` the same CMU take in a
     second format (``01_01.amc`` next to ``01_01.bvh``) is skipped too, but not a retarget of
-    it to another rig in another folder.
+    it to another rig in another folder. Which files count is decided from one pass over each
+    file's bytes (its hash and, for BVH, its joint count); the kept files are then read once by
+    :func:`evalkit.runner.run_clips`. A file that cannot be read raises its error.
     """
     files = list(iter_motion_files(paths))
     if not files:
         raise InputError(f"no motion files (.bvh, .amc) found in {', '.join(map(str, paths))}")
     seen_hash: set[str] = set()
     seen_take: set[tuple[str, str]] = set()
-    out: list[NaturalClip] = []
-    it = files
-    if progress:
-        from tqdm import tqdm
-
-        it = tqdm(files, desc="reading clips", unit="clip")
-    for f in it:
-        digest = file_sha256(f)
+    kept: list[tuple[Path, str, str, str]] = []
+    for f in files:
+        digest, family = _digest_and_family(f)
         group, take = group_of(f, group_by)
-        family = (take, _rig_family(f))
-        if digest in seen_hash or (dedupe_takes and family in seen_take):
+        if digest in seen_hash or (dedupe_takes and (take, family) in seen_take):
             continue
         seen_hash.add(digest)
-        seen_take.add(family)
-        m = load_motion(f, **(load_kwargs or {}))
-        try:
-            m = trim_glitches(m)
-        except RolesNotFoundError as exc:  # say which file needs the role map
-            raise RolesNotFoundError(f"{f}: {exc}") from None
-        plain = None
-        if abs(m.fps - fps) > 1e-6:
-            plain = replace(resample(m, fps), name=f.stem)
-            m = resample(m, fps, band_limited=True)
-            if plain.n_frames != m.n_frames:
-                plain = None
-        m = replace(m, name=f.stem)
+        seen_take.add((take, family))
+        kept.append((f, digest, group, take))
+    runs = run_clips([f for f, *_ in kept], (_NaturalMotion(fps),), load, progress=progress,
+                     desc="reading clips", record_warnings=False, errors="raise")
+    out: list[NaturalClip] = []
+    for (f, digest, group, take), run in zip(kept, runs):
+        m, plain = run.results["natural"]
         rig = f"{m.n_joints}j:{m.skeleton.names[0]}"
         out.append(NaturalClip(motion=m, path=str(f), group=group, take=take, sha256=digest, rig=rig,
                                decimated=plain))
     return out
 
 
-def _rig_family(path: Path) -> str:
-    """Files of one capture in different formats (a CMU AMC and its 31-joint cgspeed BVH) share
-    a family; retargets to another rig (another joint count) do not."""
-    if path.suffix.lower() == ".amc":
-        return "cmu31"
-    if path.suffix.lower() != ".bvh":  # SMPL-family / HumanML3D / joint arrays: their own rigs
-        return "array" + path.suffix.lower()
-    n = 0
-    with open(path, "r", errors="replace") as fh:
-        for line in fh:
-            s = line.strip()
-            if s.startswith(("ROOT", "JOINT")):
-                n += 1
-            elif s.startswith("MOTION"):
-                break
-    return "cmu31" if n == 31 else f"bvh{n}"
+@dataclass(frozen=True)
+class _NaturalMotion:
+    """Runner analysis: a natural clip trimmed of start glitches, at ``fps``, named after its file,
+    and the same clip decimated without a filter (:attr:`NaturalClip.decimated`; ``None`` at the
+    working rate already)."""
+
+    fps: float
+    name: str = "natural"
+
+    def __call__(self, motion: Motion, clip) -> tuple[Motion, Motion | None]:
+        try:
+            m = trim_glitches(motion)
+        except RolesNotFoundError as exc:  # say which file needs the role map
+            raise RolesNotFoundError(f"{clip.path}: {exc}") from None
+        plain = None
+        if abs(m.fps - self.fps) > 1e-6:
+            plain = replace(resample(m, self.fps), name=clip.path.stem)
+            m = resample(m, self.fps, band_limited=True)
+            if plain.n_frames != m.n_frames:
+                plain = None
+        return replace(m, name=clip.path.stem), plain
+
+
+def _digest_and_family(path: Path) -> tuple[str, str]:
+    """:func:`file_sha256` of a file and its rig family, from one pass over its bytes. Files of
+    one capture in different formats (a CMU AMC and its 31-joint cgspeed BVH) share a family;
+    retargets to another rig (another joint count) do not."""
+    from evalkit.motion.formats import clip_source
+
+    ext = path.suffix.lower()
+    if ext != ".bvh":  # a CMU AMC and its 31-joint cgspeed BVH are one family; arrays: their own rigs
+        return file_sha256(path), "cmu31" if ext == ".amc" else "array" + ext
+    source, index = clip_source(path)
+    h = hashlib.sha256()
+    joints, counting, pending = 0, True, b""
+    with open(source, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+            if counting:
+                lines = (pending + chunk).splitlines(keepends=True)
+                pending = lines.pop() if lines and not lines[-1].endswith((b"\n", b"\r")) else b""
+                joints, counting = _count_joints(lines, joints)
+    if counting and pending:
+        joints, _ = _count_joints([pending], joints)
+    if index is not None:
+        h.update(f"#{index}".encode())
+    return h.hexdigest(), "cmu31" if joints == 31 else f"bvh{joints}"
+
+
+def _count_joints(lines: list[bytes], n: int) -> tuple[int, bool]:
+    """ROOT/JOINT lines of a BVH header added to ``n``; ``False`` once the MOTION line is reached."""
+    for line in lines:
+        s = line.decode("utf-8", errors="replace").strip()
+        if s.startswith(("ROOT", "JOINT")):
+            n += 1
+        elif s.startswith("MOTION"):
+            return n, False
+    return n, True
 
 
 def segments(clip: NaturalClip, length_s: float = 4.0, min_s: float = 1.0) -> list[Motion]:
@@ -455,9 +488,9 @@ def augment_natural(motion: Motion, rng: np.random.Generator, limb_scale: float 
 
 
 def examples_from_files(paths: Iterable[str | Path], natural: bool, fps: float = 30.0,
-                        group_by: str = "file", load_kwargs: dict | None = None) -> list[Example]:
-    """Whole files as examples (e.g. a user's own unnatural clips for ``evalkit train``)."""
-    clips = load_natural(paths, fps=fps, group_by=group_by, load_kwargs=load_kwargs, dedupe_takes=False)
+                        group_by: str = "file", load: LoadOptions | None = None) -> list[Example]:
+    """Whole files as examples (e.g. a user's own unnatural clips for ``evalkit train``), read with ``load``."""
+    clips = load_natural(paths, fps=fps, group_by=group_by, load=load, dedupe_takes=False)
     out = []
     for c in clips:
         prov = Provenance(source=c.motion.name) if natural else Provenance(

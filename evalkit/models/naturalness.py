@@ -13,11 +13,11 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from evalkit.errors import EvalkitError
 from evalkit.models.discriminator import MotionScore, score_naturalness
 from evalkit.models.training import load_model
-from evalkit.motion import load_motion
+from evalkit.motion import LoadOptions
 from evalkit.motion.roles import find_roles
+from evalkit.runner import run_clips
 
 
 #: Columns that ``evalkit score --model --frames`` adds to every per-frame trace.
@@ -66,7 +66,20 @@ class NaturalnessAnalysis:
         return naturalness_row(s), functools.partial(trace_naturalness, s)
 
 
-def add_model_columns(table: pd.DataFrame, model_path: str | None = None, load_kwargs: dict | None = None,
+@dataclass(frozen=True)
+class _Judge:
+    """Runner analysis: the discriminator's verdict (a :class:`MotionScore`) on the loaded clip."""
+
+    analysis: NaturalnessAnalysis
+    name: str = "naturalness"
+
+    def __call__(self, motion, clip) -> MotionScore:
+        a = self.analysis
+        found = find_roles(motion.skeleton, overrides=a.roles, strict=True) if a.roles else None
+        return score_naturalness(a.model, motion, found, drop_pops=a.drop_pops, fold_repeats=a.fold_repeats)
+
+
+def add_model_columns(table: pd.DataFrame, model_path: str | None = None, load: LoadOptions | None = None,
                       roles: dict[str, str] | None = None, drop_pops: bool = True, fold_repeats: bool = True,
                       progress: bool = False, frames_dir: str | None = None,
                       system: str | None = None) -> pd.DataFrame:
@@ -97,7 +110,7 @@ def add_model_columns(table: pd.DataFrame, model_path: str | None = None, load_k
         table: the finished score table.
         model_path: a model file from ``evalkit train``, or ``None`` / ``"default"`` for the
             shipped default model.
-        load_kwargs: keyword arguments of :func:`evalkit.motion.load_motion` (units, up axis).
+        load: how the files are read (:class:`~evalkit.motion.LoadOptions`: units, up axis, ...).
         roles: ``{role: joint name}`` overrides for unusual rigs (as ``evalkit score --roles``).
         drop_pops: judge the frames the other metrics judge (see :func:`~evalkit.models.discriminator.score_naturalness`).
         fold_repeats: judge a clip of copies on its first two copies and the join between them
@@ -109,28 +122,24 @@ def add_model_columns(table: pd.DataFrame, model_path: str | None = None, load_k
             score), rewritten in place.
     """
     model, _ = load_model(model_path)
+    judge = _Judge(NaturalnessAnalysis(model, roles, drop_pops=drop_pops, fold_repeats=fold_repeats))
     out = table.copy()
-    cols: dict[str, list] = {c: [] for c in ROW_COLUMNS}
     errors = list(out["error"]) if "error" in out.columns else [""] * len(out)
-    rows = enumerate(out.iterrows())
-    if progress:
-        from tqdm import tqdm
-
-        rows = tqdm(rows, total=len(out), desc="naturalness", unit="clip")
-    for i, (_, row) in rows:
+    todo = [i for i, e in enumerate(errors) if not e]
+    runs = iter(run_clips([out["path"].iloc[i] for i in todo], (judge,), load, progress=progress,
+                          desc="naturalness"))
+    cols: dict[str, list] = {c: [] for c in ROW_COLUMNS}
+    for i, path in enumerate(out["path"] if "path" in out.columns else [None] * len(out)):
         vals = [np.nan] * (len(cols) - 2) + ["", ""]
         if not errors[i]:
-            try:
-                motion = load_motion(row["path"], **(load_kwargs or {}))
-                found = find_roles(motion.skeleton, overrides=roles, strict=True) if roles else None
-                s = score_naturalness(model, motion, found, drop_pops=drop_pops, fold_repeats=fold_repeats)
-                if frames_dir:
-                    _add_to_trace(row["path"], frames_dir, system, s)
+            run = next(runs)
+            s = run.results.get("naturalness")
+            if s is None:
+                errors[i] = f"naturalness: {run.error}"
+            else:
                 vals = list(naturalness_row(s).values())
-            except EvalkitError as exc:
-                errors[i] = f"naturalness: {exc}"
-                if frames_dir:
-                    _add_to_trace(row["path"], frames_dir, system, None)
+            if frames_dir:
+                _add_to_trace(path, frames_dir, system, s)
         for k, v in zip(cols, vals):
             cols[k].append(v)
     for k, v in cols.items():

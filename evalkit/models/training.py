@@ -31,6 +31,7 @@ from evalkit.models.dataset import (
 )
 from evalkit.models.discriminator import NaturalnessDiscriminator, fit_clone
 from evalkit.models.windows import WindowConfig
+from evalkit.motion import LoadOptions
 
 _LONG_NAME = re.compile(r"@(whole|[0-9.]+s)$")  # names of long examples (dataset.long_examples)
 FORMAT = "evalkit-naturalness-discriminator"
@@ -111,8 +112,8 @@ def _display_path(p: str) -> str:
 
 
 def train(natural: Sequence[str | Path], unnatural: Sequence[str | Path] = (), options: TrainOptions = TrainOptions(),
-          load_kwargs: dict | None = None, progress: bool = True) -> tuple[NaturalnessDiscriminator, dict]:
-    """Fit a discriminator on natural capture (plus optional unnatural clips).
+          load: LoadOptions | None = None, progress: bool = True) -> tuple[NaturalnessDiscriminator, dict]:
+    """Fit a discriminator on natural capture (plus optional unnatural clips), files read with ``load``.
 
     Unnatural examples are the natural segments corrupted with ``options.types`` and every clip
     under ``unnatural`` (all of whose windows count as unnatural).
@@ -121,12 +122,12 @@ def train(natural: Sequence[str | Path], unnatural: Sequence[str | Path] = (), o
         the fitted model and its metadata (see the module docstring).
     """
     fps = options.window.fps
-    clips = load_natural(natural, fps=fps, group_by=options.group_by, load_kwargs=load_kwargs, progress=progress)
+    clips = load_natural(natural, fps=fps, group_by=options.group_by, load=load, progress=progress)
     spec = ExampleSpec(types=tuple(options.types), per_type=options.per_type, severity=None,
                        severity_range=tuple(options.severity_range), mirror=options.mirror, seed=options.seed,
                        tag="train", transplant_donor=options.transplant_donor,
                        long_lengths=tuple(options.long_lengths))
-    user_bad = examples_from_files(unnatural, natural=False, fps=fps, load_kwargs=load_kwargs) if unnatural else []
+    user_bad = examples_from_files(unnatural, natural=False, fps=fps, load=load) if unnatural else []
     table, counts, long_made, seconds = _example_table(clips, spec, options, user_bad, progress)
     n_groups = table.loc[table["label"] >= 0, "group"].nunique()
     if n_groups < 2:

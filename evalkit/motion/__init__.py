@@ -9,7 +9,7 @@ Conventions used everywhere in evalkit:
 """
 
 from evalkit.motion.model import Motion, Skeleton
-from evalkit.motion.formats import load_motion
+from evalkit.motion.formats import LoadOptions, load_motion
 from evalkit.motion.formats.bvh import read_bvh, write_bvh, parse_bvh
 from evalkit.motion.formats.amc import read_asf, read_amc, read_asf_amc
 from evalkit.motion.fk import forward_kinematics, global_positions
@@ -19,6 +19,7 @@ from evalkit.motion.ops import resample, mirror, skeleton_height
 __all__ = [
     "Motion",
     "Skeleton",
+    "LoadOptions",
     "load_motion",
     "read_bvh",
     "write_bvh",

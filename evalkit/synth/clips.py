@@ -29,6 +29,7 @@ import numpy as np
 from evalkit.errors import InputError
 from evalkit.motion import quat
 from evalkit.motion.fk import forward_kinematics
+from evalkit.motion.formats import LoadOptions
 from evalkit.motion.model import Motion, Skeleton
 from evalkit.motion.ops import resample
 from evalkit.motion.roles import find_roles
@@ -207,7 +208,7 @@ def prepare_clips(
     fps: float = 60.0,
     reference: Skeleton | Motion | None = None,
     grounded: bool = True,
-    load_kwargs: dict | None = None,
+    load: LoadOptions | None = None,
 ) -> list[Motion]:
     """Load clips and put them on one skeleton, frame rate and floor.
 
@@ -217,12 +218,12 @@ def prepare_clips(
         reference: skeleton to retarget onto (default: the first clip's whose root joint is
             present in all clips).
         grounded: shift each clip so the feet stand on ``y = 0`` (see :func:`ground`).
-        load_kwargs: passed to :func:`evalkit.motion.load_motion` (``units``, ``up``, ``fps``).
+        load: how the files are read (:class:`~evalkit.motion.LoadOptions`: units, up axis, ...).
 
     Returns:
         Clips in input order, named by file stem, with ``meta["source"]`` kept.
     """
-    from evalkit.motion.formats import iter_motion_files, load_motion
+    from evalkit.motion.formats import iter_motion_files
 
     motions: list[Motion] = []
     paths = []
@@ -232,7 +233,7 @@ def prepare_clips(
         else:
             paths.append(c)
             for p in iter_motion_files([c]):
-                motions.append(load_motion(p, **(load_kwargs or {})))
+                motions.append((load or LoadOptions()).load(p))
     if not motions:
         raise InputError("no motion clips given" + (f" (looked in {', '.join(map(str, paths))})" if paths else ""))
     names = [m.name for m in motions]

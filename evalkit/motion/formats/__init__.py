@@ -13,6 +13,7 @@ read by :mod:`~evalkit.motion.formats.npz`, pickles by the restricted unpickler 
 
 from evalkit.motion.formats.dispatch import (
     FOLDER_EXTENSIONS,
+    LoadOptions,
     MOTION_EXTENSIONS,
     check_fps,
     clip_count,
@@ -24,6 +25,7 @@ from evalkit.motion.formats.dispatch import (
 
 __all__ = [
     "FOLDER_EXTENSIONS",
+    "LoadOptions",
     "MOTION_EXTENSIONS",
     "check_fps",
     "clip_count",

@@ -8,6 +8,7 @@ import os
 import re
 import tokenize
 import zlib
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Iterable, Iterator, Mapping
 
@@ -106,6 +107,46 @@ def load_motion(
         check_not_lfs_pointer(p)
         raise
     raise InputError(f"{p}: unsupported motion format {ext!r}; expected one of {', '.join(MOTION_EXTENSIONS)}")
+
+
+@dataclass(frozen=True)
+class LoadOptions:
+    """How motion files are read: the format options of :func:`load_motion` in one value, passed
+    from the command line to every layer that reads clips (``--units``, ``--up``, ``--amc-fps``,
+    ``--bvh-fps``, ``--skeleton``, ``--array-fps``, ``--body-model``, ``--allow-pickle``; the
+    role map where a command reads files with it). Picklable, so worker processes get it whole.
+
+    Attributes:
+        units: length unit (``"auto"``, ``"m"``, ``"cm"``, ... or metres per unit).
+        up: up axis (``"auto"``, ``"y"``, ``"z"``, ``"-z"``, ...).
+        fps: frame rate of AMC files, frames/s (``None``: 120, CMU's).
+        asf: the ASF skeleton of AMC files (``None``: found by CMU naming).
+        roles: ``{role: joint name}`` map given to the reader (up-axis detection, joint check).
+        skeleton: skeleton preset or YAML file of joint-position arrays.
+        array_fps: frame rate of array files that carry none, frames/s.
+        body_model: SMPL-family model file (or a loaded model) for parameter files.
+        allow_pickle: trust pickles fully.
+        bvh_fps: frame rate of BVH files instead of their ``Frame Time``, frames/s.
+    """
+
+    units: str | float = "auto"
+    up: str = "auto"
+    fps: float | None = None
+    asf: str | os.PathLike | None = None
+    roles: Mapping[str, str] | None = None
+    skeleton: str | os.PathLike | None = None
+    array_fps: float | None = None
+    body_model: object = None
+    allow_pickle: bool = False
+    bvh_fps: float | None = None
+
+    def load(self, path: str | os.PathLike, **override) -> Motion:
+        """``load_motion(path, ...)`` with these options (``override``: options replaced for this call)."""
+        return load_motion(path, **{**self.kwargs(), **override})
+
+    def kwargs(self) -> dict:
+        """The options as keyword arguments of :func:`load_motion`."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
 def clip_source(path: str | os.PathLike) -> tuple[Path, int | None]:

@@ -40,7 +40,7 @@ from evalkit.gesture.analysis import GestureAnalysis, GesturePhrase, analyze_ges
 from evalkit.gesture.phases import PhaseConfig, Stroke
 from evalkit.gesture.strokes import default_gsi_scale, stroke_features
 from evalkit.gesture.trajectory import HandTrajectories
-from evalkit.motion import Motion, Skeleton, find_roles, quat
+from evalkit.motion import LoadOptions, Motion, Skeleton, find_roles, quat
 from evalkit.motion.fk import forward_kinematics
 
 #: Note written into manifests and reports when the database is built from the bundled CMU clips.
@@ -332,8 +332,7 @@ def _rest_frame(analyses: Sequence[GestureAnalysis]) -> tuple[str, int]:
     return low[1], int(low[2])
 
 
-def _load(sources: Iterable[Motion | str | os.PathLike], load_kwargs: Mapping | None) -> list[Motion]:
-    from evalkit.motion import load_motion
+def _load(sources: Iterable[Motion | str | os.PathLike], load: LoadOptions | None) -> list[Motion]:
     from evalkit.motion.formats import iter_motion_files
 
     out: list[Motion] = []
@@ -344,7 +343,7 @@ def _load(sources: Iterable[Motion | str | os.PathLike], load_kwargs: Mapping | 
         files = list(iter_motion_files([src]))
         if not files:
             raise InputError(f"{src}: no BVH or AMC files found")
-        out.extend(load_motion(p, **dict(load_kwargs or {})) for p in files)
+        out.extend((load or LoadOptions()).load(p) for p in files)
     if not out:
         raise InputError("no gesture clips given")
     return out
@@ -354,7 +353,7 @@ def build_gesture_database(
     clips: Iterable[Motion | str | os.PathLike],
     config: DatabaseConfig = DatabaseConfig(),
     gsi_scale=None,
-    load_kwargs: Mapping | None = None,
+    load: LoadOptions | None = None,
     source: str | None = None,
     note: str = "",
     progress: bool = False,
@@ -364,7 +363,7 @@ def build_gesture_database(
     Args:
         clips: motions, motion files or folders; all on one skeleton (same joint names).
         config: how GPs are cut; gsi_scale: GSI calibration (default: the built-in one).
-        load_kwargs: ``units``/``up``/``fps`` for :func:`evalkit.motion.load_motion`.
+        load: how the files are read (:class:`~evalkit.motion.LoadOptions`).
         source: one-line description of the capture (default: the number of clips).
         note: caveat repeated by every output (e.g. :data:`CMU_NOTE`).
         progress: show a progress bar.
@@ -374,7 +373,7 @@ def build_gesture_database(
     """
     from evalkit.motion.trim import drop_end_pops
 
-    motions = _load(clips, load_kwargs)
+    motions = _load(clips, load)
     first = motions[0]
     for m in motions[1:]:
         if m.skeleton.names != first.skeleton.names:

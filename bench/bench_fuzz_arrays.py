@@ -16,37 +16,17 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import random
 import selectors
 import subprocess
 import sys
 import tempfile
 import time
-import warnings
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.motion.test_fuzz_arrays import CHILD, MEMORY_CAP, _mutate, _seeds, _zip_mutation  # noqa: E402
-
-
-def make_cases(folder: Path, n: int, seed: int) -> list[dict]:
-    """``n`` mutated files in ``folder`` (seeded), as ``{"path", "fps"}`` records."""
-    rng = random.Random(seed)
-    seeds = _seeds(folder)
-    cases = []
-    for i in range(n):
-        src, fps = seeds[i % len(seeds)]
-        dst = folder / f"case{i:05d}{src.suffix}"
-        if src.suffix == ".npz" and rng.random() < 0.3:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", UserWarning)
-                _zip_mutation(src, dst, rng)
-        else:
-            dst.write_bytes(_mutate(src.read_bytes(), rng))
-        cases.append({"path": str(dst), "fps": fps})
-    return cases
+from tests.motion.test_fuzz_arrays import CHILD, MEMORY_CAP, make_cases  # noqa: E402
 
 
 def run(cases: list[dict], case_limit: float) -> tuple[dict, list[str]]:

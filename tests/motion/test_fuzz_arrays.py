@@ -112,13 +112,15 @@ def _zip_mutation(path: Path, out: Path, rng: random.Random) -> None:
             z.writestr(rng.choice([n for n, _ in members] + ["unused.npy"]), hdr.getvalue() + b"\0" * 2 ** 30)
 
 
-def test_mutated_array_files_end_in_a_motion_or_an_evalkit_error(tmp_path):
-    rng = random.Random(0)
-    seeds = _seeds(tmp_path)
+def make_cases(folder: Path, n: int, seed: int = 0) -> list[dict]:
+    """``n`` seeded mutations of the seed files, written to ``folder``: ``{"path", "fps"}`` each
+    (also used by ``bench/bench_fuzz_arrays.py`` at thousands)."""
+    rng = random.Random(seed)
+    seeds = _seeds(folder)
     cases = []
-    for i in range(CASES):
+    for i in range(n):
         src, fps = seeds[i % len(seeds)]
-        dst = tmp_path / f"case{i:05d}{src.suffix}"
+        dst = folder / f"case{i:05d}{src.suffix}"
         if src.suffix == ".npz" and rng.random() < 0.3:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", UserWarning)  # a duplicated member is the point
@@ -126,6 +128,11 @@ def test_mutated_array_files_end_in_a_motion_or_an_evalkit_error(tmp_path):
         else:
             dst.write_bytes(_mutate(src.read_bytes(), rng))
         cases.append({"path": str(dst), "fps": fps})
+    return cases
+
+
+def test_mutated_array_files_end_in_a_motion_or_an_evalkit_error(tmp_path):
+    cases = make_cases(tmp_path, CASES)
     todo = list(cases)
     failures, counts = [], {}
     while todo:

@@ -42,7 +42,10 @@ def test_tables_use_words_units_and_precision(objective_report):
     assert "figures/metrics.pdf" in html  # a figure whether or not a metric differs
 
 
-def test_no_overflow_in_chromium_at_1400px(objective_report):
+def _pages_as_shown(report: Path):
+    """The report opened in chromium on a 1400-px screen and at A4 print width (794 CSS px less
+    10-mm margins): yields ``(media, width, page)``, after checking that nothing overflows the page
+    and that no data table is wider than its box."""
     require_system("chromium", CHROMIUM.exists() and shutil.which(str(CHROMIUM)) is not None,
                    "Debian chromium at /usr/bin/chromium is needed for the browser test")
     from playwright.sync_api import sync_playwright
@@ -51,21 +54,26 @@ def test_no_overflow_in_chromium_at_1400px(objective_report):
         browser = pw.chromium.launch(executable_path=str(CHROMIUM),
                                      args=["--headless", "--no-sandbox", "--disable-gpu"])
         try:
-            for media, width in (("screen", 1400), ("print", 718)):  # print: A4 less 10 mm margins
+            for media, width in (("screen", 1400), ("print", 718)):
                 page = browser.new_page(viewport={"width": width, "height": 900})
                 page.emulate_media(media=media)
-                page.goto(objective_report.as_uri())
+                page.goto(report.as_uri())
                 page.wait_for_load_state("load")
                 assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth"), media
                 clipped = page.evaluate("Array.from(document.querySelectorAll('table.data'))"
                                         ".filter(t => t.scrollWidth > t.clientWidth + 1).length")
                 assert clipped == 0, media
-                images = page.evaluate("Array.from(document.images).map(i => [i.naturalWidth, "
-                                       "i.getBoundingClientRect().right])")
-                assert images and all(w > 100 and right <= width for w, right in images), media
+                yield media, width, page
                 page.close()
         finally:
             browser.close()
+
+
+def test_no_overflow_in_chromium_at_1400px_and_a4(objective_report):
+    for media, width, page in _pages_as_shown(objective_report):
+        images = page.evaluate("Array.from(document.images).map(i => [i.naturalWidth, "
+                               "i.getBoundingClientRect().right])")
+        assert images and all(w > 100 and right <= width for w, right in images), media
 
 
 def test_extra_tables_show_identifiers_in_words_and_noise_as_zero(tmp_path):
@@ -117,26 +125,7 @@ def test_wide_tables_split_into_parts_repeating_row_names(tmp_path):
 
 
 def test_wide_table_fits_1400px_and_a4_print_in_chromium(tmp_path):
-    require_system("chromium", CHROMIUM.exists() and shutil.which(str(CHROMIUM)) is not None,
-                   "Debian chromium at /usr/bin/chromium is needed for the browser test")
-    from playwright.sync_api import sync_playwright
-
     scores = pd.DataFrame({"system": ["a", "a", "b", "b"], "clip": list("wxyz"), "skate_fraction": [.1, .2, .3, .4]})
     out = build_report(None, scores, tmp_path, extra_tables={"Per method": _wide_table(24)}, progress=False)
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=str(CHROMIUM),
-                                     args=["--headless", "--no-sandbox", "--disable-gpu"])
-        try:
-            for media, width in (("screen", 1400), ("print", 718)):  # A4 less 10 mm margins, CSS px
-                page = browser.new_page(viewport={"width": width, "height": 900})
-                page.emulate_media(media=media)
-                page.goto(out.as_uri())
-                page.wait_for_load_state("load")
-                assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth"), media
-                clipped = page.evaluate("Array.from(document.querySelectorAll('table.data'))"
-                                        ".filter(t => t.scrollWidth > t.clientWidth + 1).length")
-                assert clipped == 0, media
-                assert page.evaluate("document.querySelectorAll('div.part').length") >= 3
-                page.close()
-        finally:
-            browser.close()
+    for media, _, page in _pages_as_shown(out):
+        assert page.evaluate("document.querySelectorAll('div.part').length") >= 3, media

@@ -204,7 +204,7 @@ def rules_from_dict(d: Mapping[str, Any], where: str = "rules") -> Rules:
 
 def save_rules(rules: Rules, path: str | os.PathLike) -> Path:
     """Write rules as JSON (temporary file, then rename)."""
-    return _write_text(Path(path), json.dumps(rules.to_dict(), indent=2, ensure_ascii=False) + "\n")
+    return write_text(Path(path), json.dumps(rules.to_dict(), indent=2, ensure_ascii=False) + "\n")
 
 
 def load_rules(path: str | os.PathLike | None = None) -> Rules:
@@ -223,10 +223,6 @@ def load_rules(path: str | os.PathLike | None = None) -> Rules:
     except json.JSONDecodeError as exc:
         raise FileFormatError(p, exc.lineno, f"not valid JSON: {exc.msg}") from None
     return rules_from_dict(d, str(p))
-
-
-def _write_text(p: Path, text: str) -> Path:
-    return write_text(p, text)
 
 
 # --------------------------------------------------------------------------------------------

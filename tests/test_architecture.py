@@ -350,3 +350,20 @@ def test_the_rules_catch_what_they_forbid(tmp_path):
     assert unit_of("evalkit.motion.formats.bvh") == "evalkit.motion"
     assert layer_table()["evalkit.motion"] < layer_table()["evalkit.features"] < layer_table()["evalkit.cli"]
     assert layer_table()["webtest"] == layer_table()["reports"]
+
+
+def test_no_private_name_is_imported_from_another_unit():
+    """``from X import _name`` only within X's own unit of the layer table: a private name is a
+    module's own business; another package uses its public names (docs/ARCHITECTURE.md)."""
+    slips = []
+    for name in modules():
+        for node in ast.walk(parsed(name)):
+            if not isinstance(node, ast.ImportFrom) or node.level or not node.module:
+                continue
+            source = _project_module(node.module)
+            if source is None or unit_of(source) == unit_of(name):
+                continue
+            for alias in node.names:
+                if alias.name.startswith("_") and not alias.name.startswith("__"):
+                    slips.append(f"{name}:{node.lineno} imports {node.module}.{alias.name}")
+    assert not slips, "private names imported across units:\n  " + "\n  ".join(slips)

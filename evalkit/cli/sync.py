@@ -174,7 +174,7 @@ def _check_pairing_options(args: argparse.Namespace) -> None:
 def run_sync(args: argparse.Namespace) -> int:
     from evalkit.speech import analysis_to_textgrid, write_textgrid
     from evalkit.gesture_speech import SYNC_MARGIN_SD, fit_intensity, load_rules, pair_take, plot_offsets, plot_psi_gsi
-    from evalkit.gesture_speech import _write_text
+    from evalkit.atomic import write_text
 
     _check_pairing_options(args)
     motion_path, audio_path = Path(args.motion), Path(args.audio)
@@ -207,7 +207,7 @@ def run_sync(args: argparse.Namespace) -> int:
         figures.append(str(plot_offsets(pairs, out / "offsets.png", constructed=constructed)))
         figures.append(str(plot_psi_gsi(pairs, out / "psi_gsi.png", constructed=constructed)))
     summary["figures"] = figures
-    _write_text(out / "sync.json", json.dumps(summary, indent=2) + "\n")
+    write_text(out / "sync.json", json.dumps(summary, indent=2) + "\n")
 
     if args.json:
         json.dump(summary, sys.stdout, indent=2)

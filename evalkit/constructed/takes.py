@@ -383,14 +383,14 @@ def save_take(take: ConstructedTake, folder: str | os.PathLike, name: str | None
     """Write ``<name>.bvh``, ``<name>.wav`` and ``<name>.take.json`` (truth) into ``folder``."""
     from evalkit.motion import write_bvh
     from evalkit.speech.audio import write_wav
-    from evalkit.gesture_speech import _write_text
+    from evalkit.atomic import write_text
 
     d = Path(folder)
     d.mkdir(parents=True, exist_ok=True)
     name = name or take.motion.name
     bvh = write_bvh(take.motion, d / f"{name}.bvh")  # written atomically by write_bvh
     wav = write_wav(take.audio, d / f"{name}.wav")
-    js = _write_text(d / f"{name}.take.json", json.dumps(take.manifest, indent=2, default=_json_default) + "\n")
+    js = write_text(d / f"{name}.take.json", json.dumps(take.manifest, indent=2, default=_json_default) + "\n")
     return {"motion": bvh, "audio": wav, "manifest": js}
 
 

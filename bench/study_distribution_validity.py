@@ -129,7 +129,7 @@ def kinetic_bug_effect(R, T, jittered, fps: float) -> dict:
 
     from evalkit.distribution.diversity import diversity, reference_scaler
     from evalkit.distribution.frechet import frechet_from_features
-    from evalkit.distribution.windows import canonical_positions
+    from evalkit.distribution.canonical import canonical_positions
 
     def feats(ms, bug):
         out = []
@@ -163,13 +163,13 @@ def graph_study(R, T, opts, n_boot: int, seed: int, score_cols, out: Path):
     import pandas as pd
 
     from evalkit.distribution.extract import features_of_motions
-    from evalkit.distribution.metrics import ClipSet, set_metrics
+    from evalkit.distribution.metrics import FeatureSet, set_metrics
     from evalkit.models.corruptions import corrupt
     from evalkit.synth import build_bpmg, build_smg, synthesize_transition
 
     ref_ms = _loco(R)
     loco = _loco(T)[:8]
-    ref = ClipSet(features_of_motions(ref_ms, "ref", opts))
+    ref = FeatureSet(features_of_motions(ref_ms, "ref", opts))
     names = [m.name.split("/")[-1] for m in loco]
     named = [m.with_(name=n) for m, n in zip(loco, names)]
     smg = build_smg(named, fps=30.0, threshold=GRAPH_THRESHOLD)
@@ -201,7 +201,7 @@ def graph_study(R, T, opts, n_boot: int, seed: int, score_cols, out: Path):
             continue
         pick = sorted(rng.choice(len(ms), size=n, replace=False)) if len(ms) > n else range(len(ms))
         ms = [ms[i] for i in pick]
-        r = set_metrics(ClipSet(features_of_motions(ms, name, opts)), ref, n_boot, seed, score_cols)
+        r = set_metrics(FeatureSet(features_of_motions(ms, name, opts)), ref, n_boot, seed, score_cols)
         rows.append({"system": name, "n_clips": len(ms), "n_available": len(sets[name]),
                      **{k: r[k] for k in r if not k.startswith("mean_")}, "naturalness": naturalness(ms)})
         print(f"{name:36s} n={len(ms)} " + " ".join(f"{k}={r[k]:.4g}" for k in METRICS), flush=True)
@@ -350,7 +350,7 @@ def main() -> None:
 
     from evalkit.distribution.embedding import load_extractor
     from evalkit.distribution.extract import ExtractOptions, features_of_motions
-    from evalkit.distribution.metrics import ClipSet, set_metrics
+    from evalkit.distribution.metrics import FeatureSet, set_metrics
     from evalkit.models.corruptions import corrupt
     from evalkit.motion import load_motion
 
@@ -391,7 +391,7 @@ def main() -> None:
     score_cols = [k for k in feats["unedited"][0].scores if not k.startswith("beat")]
 
     def subset(name, idx):
-        return ClipSet([feats[name][i] for i in idx])
+        return FeatureSet([feats[name][i] for i in idx])
 
     # 1. the main split, with bootstrap intervals: test half (each condition) against the reference half
     ref = subset("unedited", r_idx)
@@ -426,7 +426,7 @@ def main() -> None:
     null = []
     for k in range(a.null_splits):
         ia, ib = stratified_half_split(labels, 1000 + k)
-        r = set_metrics(ClipSet([pool[i] for i in ia]), ClipSet([pool[i] for i in ib]), 0, k)
+        r = set_metrics(FeatureSet([pool[i] for i in ia]), FeatureSet([pool[i] for i in ib]), 0, k)
         null.append({m: r[m] for m in METRICS})
     null = pd.DataFrame(null)
     null.to_csv(out / "null.csv", index=False)
@@ -470,7 +470,7 @@ def wide_study(motions, labels, r_idx, t_idx, opts, a, out: Path, null, t0: floa
     import pandas as pd
 
     from evalkit.distribution.extract import features_of_motions
-    from evalkit.distribution.metrics import ClipSet, set_metrics
+    from evalkit.distribution.metrics import FeatureSet, set_metrics
     from evalkit.models.corruptions import corrupt
 
     opts = dataclasses.replace(opts, score=False)
@@ -483,7 +483,7 @@ def wide_study(motions, labels, r_idx, t_idx, opts, a, out: Path, null, t0: floa
             print(f"wide features {kind}@{v:g} ({time.time() - t0:.0f} s)", flush=True)
 
     def subset(name, idx):
-        return ClipSet([feats[name][i] for i in idx])
+        return FeatureSet([feats[name][i] for i in idx])
 
     # FID_g's null again with the current normalisation (the geometric scale floor of
     # evalkit.distribution.diversity came after null.csv's full run); same splits as part 2

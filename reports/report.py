@@ -36,7 +36,7 @@ from reports.pairwise import (MIN_RATERS, MIN_TEST_ANSWERS, pairwise_table, posi
                               significance_matrix)
 from reports.ranking import (BattleWeights, bootstrap_warnings, bradley_terry, bt_difference_table,
                              ELO_PER_LOGIT)
-from reports.render import (FigureItem, Section, TableItem, fmt_value, format_frame, p_text, render_html,
+from reports.document import (FigureItem, Section, TableItem, fmt_value, format_frame, p_text, render_html,
                             write_table)
 from reports.screening import ScreeningRules, screen
 from reports.simulate import SIMULATED_NOTE
@@ -900,7 +900,7 @@ MAX_METRIC_PANELS = 8
 def _metric_heading(column: str) -> str:
     """A score column's name in words with its shown unit (registry), else its words."""
     from evalkit.features.registry import metric_info
-    from reports.render import human_header
+    from reports.document import human_header
 
     info = metric_info(column)
     return info.heading if info else human_header(column)
@@ -940,7 +940,7 @@ def _by_family(metrics: list[str]):
 
 def _named_metrics(disp: pd.DataFrame, column: str) -> pd.DataFrame:
     """A formatted table with its metric column in words and human headers."""
-    from reports.render import human_header
+    from reports.document import human_header
 
     out = disp.copy()
     out[column] = [_metric_heading(m) for m in out[column]]

@@ -108,7 +108,7 @@ def _options(args: argparse.Namespace):
     from evalkit.errors import InputError
     from evalkit.models.corruptions import CORRUPTION_TYPES
     from evalkit.models.training import TrainOptions
-    from evalkit.models.windows import WindowConfig
+    from evalkit.models.window_features import WindowConfig
 
     if args.types is None:
         types = CORRUPTION_TYPES

@@ -26,7 +26,7 @@ from evalkit.distribution.embedding import Extractor, check_protocol, load_extra
 from evalkit.distribution.diversity import GEOMETRIC_MIN_SCALE
 from evalkit.distribution.extract import ClipFeatures, ExtractOptions, extract_all
 from evalkit.distribution.geometric import N_FEATURES
-from evalkit.distribution.metrics import (ClipSet, L1_BOOTSTRAP_FRAMES, RAW_BOOTSTRAP_DIMS, RAW_MIN_STD, half_split,
+from evalkit.distribution.metrics import (FeatureSet, L1_BOOTSTRAP_FRAMES, RAW_BOOTSTRAP_DIMS, RAW_MIN_STD, half_split,
                                           raw_stride, set_metrics)
 
 REFERENCE = "__reference__"
@@ -149,7 +149,7 @@ def _summarise(feats, system_names, ext, n_boot, seed, audio, score) -> Comparis
         first = failed.get(REFERENCE, [None])[0]
         raise InputError("fewer than 2 reference clips could be read" + (f"; first error: {first.error}" if first else ""))
     score_cols = _score_columns(feats) if score else []
-    ref = ClipSet(ref_clips)
+    ref = FeatureSet(ref_clips)
     rows = []
     wp = ext.window_protocol
     for i, name in enumerate(system_names):
@@ -159,7 +159,7 @@ def _summarise(feats, system_names, ext, n_boot, seed, audio, score) -> Comparis
             warnings.warn(f"system {name}: no clip could be read")
             row.update({"n_clips": 0.0})
         else:
-            row.update(set_metrics(ClipSet(clips), ref, n_boot, seed + 1 + i, score_cols))
+            row.update(set_metrics(FeatureSet(clips), ref, n_boot, seed + 1 + i, score_cols))
         row["n_failed"] = float(len(failed.get(name, [])))
         rows.append(row)
     a, b = half_split(len(ref_clips), seed)
@@ -208,7 +208,7 @@ FLOOR_UNITS = {"fgd": "windows", "fgd_raw": "raw windows", "fgd_pose": "poses", 
 METRIC_NAMES = {"fgd": "FGD", "fgd_raw": "FGD raw", "fgd_pose": "FGD pose", "fid_k": "FID_k", "fid_g": "FID_g"}
 
 
-def floor_support(half_a: ClipSet, half_b: ClipSet, window: int) -> dict[str, tuple[int, int, str]]:
+def floor_support(half_a: FeatureSet, half_b: FeatureSet, window: int) -> dict[str, tuple[int, int, str]]:
     """Per Fréchet metric of the real-vs-real row: (samples in the smaller half, feature
     dimensions, sample unit).
 
@@ -261,7 +261,7 @@ def _clip_table(feats: Sequence[ClipFeatures], score_cols: Sequence[str]):
     return pd.DataFrame(rows)
 
 
-def _n_raw_total(cs: ClipSet) -> int:
+def _n_raw_total(cs: FeatureSet) -> int:
     from evalkit.distribution.metrics import _n_raw
 
     return int(sum(_n_raw(c) for c in cs.clips))

@@ -44,7 +44,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 
 from evalkit.errors import EvalkitError, InputError
-from evalkit.distribution.windows import CANONICAL_ROLES
+from evalkit.distribution.canonical import CANONICAL_ROLES
 from evalkit.motion import LoadOptions
 
 #: Folder of the extractor shipped with evalkit (trained on the bundled CMU capture).
@@ -69,7 +69,7 @@ class WindowProtocol:
         stride: step between window starts, frames.
         fps: frame rate every clip is resampled to, frames per second.
         joint_set: the canonical joint roles, in order.
-        normalisation: how windows are normalised (see :mod:`evalkit.distribution.windows`).
+        normalisation: how windows are normalised (see :mod:`evalkit.distribution.canonical`).
     """
 
     window: int = 30
@@ -376,7 +376,7 @@ def training_windows(files: Sequence[str | os.PathLike], protocol: WindowProtoco
         ``(n, window, 18, 3)`` windows and, per file, ``{name, sha256, frames}`` (frames at the
         protocol's frame rate).
     """
-    from evalkit.distribution.windows import canonical_positions, windows
+    from evalkit.distribution.canonical import canonical_positions, windows
     from evalkit.motion import mirror
 
     out, data = [], []

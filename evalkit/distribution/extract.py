@@ -92,7 +92,7 @@ def features_of_motion(motion, opts: ExtractOptions, path: str = "", group: str 
     """:class:`ClipFeatures` of a loaded clip (raises the evalkit errors of a bad rig)."""
     from evalkit.distribution.geometric import geometric_features
     from evalkit.distribution.physical import pfc
-    from evalkit.distribution.windows import canonical_positions, frame_poses, windows
+    from evalkit.distribution.canonical import canonical_positions, frame_poses, windows
     from evalkit.features.kinetic import kinetic_features
 
     wp = opts.extractor.window_protocol

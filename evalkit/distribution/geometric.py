@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from evalkit.distribution.windows import IDX
+from evalkit.distribution.canonical import IDX
 
 #: Number of geometric features.
 N_FEATURES = 32

@@ -65,7 +65,7 @@ def raw_stride(window: int) -> int:
 def _raw_clip_windows(poses: np.ndarray, window: int, mean: np.ndarray, scale: np.ndarray) -> np.ndarray:
     """``(n_windows, window * 51)`` standardised raw-space windows of one clip's ``(frames, 54)``
     frame-normalised poses (the hips' coordinates, always 0, dropped)."""
-    from evalkit.distribution.windows import window_starts
+    from evalkit.distribution.canonical import window_starts
 
     x = (np.asarray(poses, float)[:, 3:] - mean) / scale
     starts = window_starts(len(x), window, raw_stride(window))
@@ -162,7 +162,7 @@ def _vector_moments(x: np.ndarray) -> Moments:
 
 
 @dataclass(eq=False)
-class ClipSet:
+class FeatureSet:
     """The pieces of a set of (successfully read) clips that the metrics need."""
 
     clips: list[ClipFeatures]
@@ -222,8 +222,8 @@ class ClipSet:
     def n_windows(self) -> int:
         return int(self.emb.count.sum())
 
-    def subset(self, idx: Sequence[int]) -> "ClipSet":
-        return ClipSet([self.clips[i] for i in idx])
+    def subset(self, idx: Sequence[int]) -> "FeatureSet":
+        return FeatureSet([self.clips[i] for i in idx])
 
 
 def _interval(value: float, reps: np.ndarray, nonneg: bool, level: float = 0.95) -> tuple[float, float]:
@@ -276,7 +276,7 @@ def _mean_reps(v: np.ndarray, w: np.ndarray) -> np.ndarray:
         return np.where(den > 0, num / den, np.nan)
 
 
-def set_metrics(sys: ClipSet, ref: ClipSet, n_boot: int = 500, seed: int = 0,
+def set_metrics(sys: FeatureSet, ref: FeatureSet, n_boot: int = 500, seed: int = 0,
                 score_columns: Sequence[str] = ()) -> dict[str, float]:
     """Every distribution metric of ``sys`` against ``ref``, each with ``_ci_low``/``_ci_high``.
 
@@ -342,12 +342,12 @@ def set_metrics(sys: ClipSet, ref: ClipSet, n_boot: int = 500, seed: int = 0,
 
 
 def _n_raw(c: ClipFeatures) -> int:
-    from evalkit.distribution.windows import window_starts
+    from evalkit.distribution.canonical import window_starts
 
     return int(window_starts(len(c.poses), c.window, raw_stride(c.window)).size) if c.window else 0
 
 
-def _raw_metric(sys: ClipSet, ref: ClipSet, ws: np.ndarray, wr: np.ndarray, values: dict, reps: dict,
+def _raw_metric(sys: FeatureSet, ref: FeatureSet, ws: np.ndarray, wr: np.ndarray, values: dict, reps: dict,
                 extra: dict) -> None:
     """``fgd_raw`` (GENEA's FGD on raw data space, see the module doc) and its replicates."""
     b = len(ws)

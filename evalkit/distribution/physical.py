@@ -10,7 +10,7 @@
 * **L1 divergence** (Liu et al. 2024, EMAGE): the mean over all frames of a system of the summed
   absolute deviation of each pose coordinate from the system's mean pose -- a diversity score
   (higher: more varied poses). Computed on frame-normalised poses (root-relative, heading-aligned,
-  in body heights; :func:`evalkit.distribution.windows.frame_poses`), so it does not reward
+  in body heights; :func:`evalkit.distribution.canonical.frame_poses`), so it does not reward
   walking far away.
 """
 
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from evalkit.distribution.windows import IDX
+from evalkit.distribution.canonical import IDX
 
 #: Scale of the reported PFC (EDGE's).
 PFC_SCALE = 1e4

@@ -538,7 +538,7 @@ def terrain_heights(feet: np.ndarray, speed: np.ndarray, fps: float, plane_heigh
                     step_min: float = 0.03, still_speed: float = 0.3 / 1.75, travel: float = 0.1,
                     better: float = 0.75) -> np.ndarray | None:
     """Foot heights above a terrain of level treads, when it fits the contacts far better than a
-    plane: the discriminator's view (:func:`evalkit.models.windows.ground_heights`) of
+    plane: the discriminator's view (:func:`evalkit.models.window_features.ground_heights`) of
     :func:`local_support`, for positions in body heights ``H``.
 
     A least-squares plane fitted to stationary feet takes stairs for a slope and leaves each

@@ -1,7 +1,7 @@
 """Learned models: the naturalness discriminator (corruptions, window features, baselines,
 evaluation) and classifiers of gesture/speech strength.
 
-Public names (imported on first use, so that ``import evalkit.models.windows`` stays light):
+Public names (imported on first use, so that ``import evalkit.models.window_features`` stays light):
 :class:`NaturalnessDiscriminator` (a scikit-learn classifier of windows), :func:`score_naturalness`
 (one clip's verdict, :class:`MotionScore`), :func:`train` with :class:`TrainOptions` (the
 ``evalkit train`` job), :func:`load_model` / :func:`save_model` (the model file and its

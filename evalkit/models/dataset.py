@@ -22,7 +22,7 @@ import pandas as pd
 from evalkit.errors import EvalkitError, InputError, RolesNotFoundError
 from evalkit.models.corruptions import CORRUPTION_TYPES, Provenance, corrupt
 from evalkit.models.examples import Example, seed_for as _seed_for
-from evalkit.models.windows import WindowConfig, window_features, window_labels
+from evalkit.models.window_features import WindowConfig, window_features, window_labels
 from evalkit.motion import LoadOptions, Motion, mirror, resample
 from evalkit.motion.formats import iter_motion_files
 from evalkit.runner import run_clips
@@ -535,7 +535,7 @@ def window_table(examples: Sequence[Example], config: WindowConfig = WindowConfi
                  progress: bool = False) -> pd.DataFrame:
     """Window features of every example, with labels and provenance columns.
 
-    Columns added to :func:`~evalkit.models.windows.window_features`' output: ``example``
+    Columns added to :func:`~evalkit.models.window_features.window_features`' output: ``example``
     (index into ``examples``), ``group``, ``segment``, ``rig``, ``corruption``, ``severity``,
     ``clip_natural`` (1 natural example, 0 corrupted) and ``label``: 1 for windows of natural
     examples, 0 for windows a corruption touched, -1 for windows of corrupted examples that it

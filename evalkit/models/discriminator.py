@@ -1,7 +1,7 @@
 """The naturalness discriminator: a calibrated scikit-learn classifier of windows and clips.
 
 Following Ikemoto, Arikan & Forsyth (2007), a discriminative classifier on physical and
-data-driven window features (:mod:`evalkit.models.windows`) tells natural from unnatural motion.
+data-driven window features (:mod:`evalkit.models.window_features`) tells natural from unnatural motion.
 :class:`NaturalnessDiscriminator` is a scikit-learn estimator (parameters in ``__init__`` only,
 ``fit`` / ``predict_proba``):
 
@@ -41,7 +41,7 @@ from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import threadpool_limits
 
 from evalkit.errors import InputError
-from evalkit.models.windows import FEATURE_PREFIX, POSE_PREFIX, WindowConfig, window_features
+from evalkit.models.window_features import FEATURE_PREFIX, POSE_PREFIX, WindowConfig, window_features
 from evalkit.motion import Motion
 
 
@@ -222,7 +222,7 @@ def feature_group(name: str) -> str:
 
 
 #: Smallest natural range of the invariants whose features read 0 within what real bodies show
-#: (:data:`~evalkit.models.windows.ASYMMETRY_TOLERANCE`, ``BONE_LENGTH_TOLERANCE``): natural
+#: (:data:`~evalkit.models.window_features.ASYMMETRY_TOLERANCE`, ``BONE_LENGTH_TOLERANCE``): natural
 #: windows are all 0 there, and the excess is counted in units of this span instead.
 ARTIFACT_MIN_SPAN = {"f_asym_max_max": 0.02, "f_bone_len_var": 0.01}
 
@@ -296,7 +296,7 @@ class ArtifactCheck(BaseEstimator):
 class NaturalnessDiscriminator(ClassifierMixin, BaseEstimator):
     """Calibrated classifier of natural (1) vs unnatural (0) motion windows and clips.
 
-    ``X`` is a window table from :func:`~evalkit.models.windows.window_features` (columns
+    ``X`` is a window table from :func:`~evalkit.models.window_features.window_features` (columns
     ``f_*`` and ``pose_*``; other columns are ignored). Class 1 means natural, so
     ``predict_proba(X)[:, 1]`` is the calibrated probability that a window looks natural.
 
@@ -334,7 +334,7 @@ class NaturalnessDiscriminator(ClassifierMixin, BaseEstimator):
             the time average of the stretch verdicts (the least natural stretch is reported
             beside it, see :meth:`predict_clip_proba`), so a minute of natural motion scores
             as its parts do and one bad stretch lowers it in proportion to its time.
-        window: the :class:`~evalkit.models.windows.WindowConfig` the tables were made with
+        window: the :class:`~evalkit.models.window_features.WindowConfig` the tables were made with
             (kept with the model so :func:`score_naturalness` cuts clips the same way).
         n_threads: OpenMP threads for the trees (``None``: all cores). The default of 1 is
             deliberate: on a shared 2-core machine the trees fit 6x faster single-threaded

@@ -32,7 +32,7 @@ from evalkit.models.dataset import (
     Example, ExampleSpec, NaturalClip, example_windows, iter_examples,
 )
 from evalkit.models.discriminator import NaturalnessDiscriminator, fit_clone
-from evalkit.models.windows import WindowConfig
+from evalkit.models.window_features import WindowConfig
 
 DISCRIMINATOR = "discriminator"
 MODERATE = 0.5

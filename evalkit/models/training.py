@@ -9,6 +9,8 @@ twice with the same data, seed and library versions gives the same model.
 
 from __future__ import annotations
 
+import contextlib
+
 import itertools
 import json
 import os
@@ -30,7 +32,7 @@ from evalkit.models.dataset import (
     LONG_LENGTHS, ExampleSpec, example_windows, examples_from_files, iter_examples, load_natural,
 )
 from evalkit.models.discriminator import NaturalnessDiscriminator, fit_clone
-from evalkit.models.windows import WindowConfig
+from evalkit.models.window_features import WindowConfig
 from evalkit.motion import LoadOptions
 
 _LONG_NAME = re.compile(r"@(whole|[0-9.]+s)$")  # names of long examples (dataset.long_examples)
@@ -253,6 +255,26 @@ def _json_default(o: Any) -> Any:
     raise TypeError(f"not JSON-serialisable: {type(o).__name__}")
 
 
+#: Modules of model files written by earlier versions -> where their classes live now.
+RENAMED_MODULES = {"evalkit.models.windows": "evalkit.models.window_features"}
+
+
+@contextlib.contextmanager
+def _renamed_modules():
+    """While a model file is unpickled, its classes' former module names resolve to the modules
+    that hold them now (the aliases are removed again afterwards)."""
+    import importlib
+
+    added = [old for old in RENAMED_MODULES if old not in sys.modules]
+    for old in added:
+        sys.modules[old] = importlib.import_module(RENAMED_MODULES[old])
+    try:
+        yield
+    finally:
+        for old in added:
+            sys.modules.pop(old, None)
+
+
 def load_model(path: str | Path | None = None) -> tuple[NaturalnessDiscriminator, dict]:
     """Load a model and its metadata (``None`` or ``"default"``: the shipped default model).
 
@@ -287,7 +309,8 @@ def load_model(path: str | Path | None = None) -> tuple[NaturalnessDiscriminator
         if differ:
             warnings.warn(f"{path} was saved with {', '.join(differ)}; scores may differ slightly", stacklevel=2)
     try:
-        model = joblib.load(path)
+        with _renamed_modules():
+            model = joblib.load(path)
     except Exception as exc:  # unpickling errors have many types
         raise ConfigError(f"{path}: cannot load the model: not an evalkit model file, or a damaged one "
                           f"(joblib: {type(exc).__name__}: {exc}); fix: give the .joblib that "

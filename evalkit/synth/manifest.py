@@ -19,7 +19,7 @@ import numpy as np
 
 from evalkit.errors import InputError
 from evalkit.motion.model import Motion
-from evalkit.synth.transition import TransitionPlan, check_clip, plan_clips, render_transition_plan
+from evalkit.synth.transition import TransitionPlan, check_clip, plan_clips, realise_transition_plan
 
 SCHEMA = "evalkit.synth.stimulus/1"
 CMU_ACK = (
@@ -191,7 +191,7 @@ def synthesize_transition(
     plan = _servable_plan(graph, a, b, r, request_time_s)
     lead = int(round(lead_s * fps))
     tail = int(round(tail_s * fps))
-    motion, timing = render_transition_plan(cs.clips, plan, lead, tail, name=name)
+    motion, timing = realise_transition_plan(cs.clips, plan, lead, tail, name=name)
     involved = plan_clips(plan)
     source_max = np.max([cs.max_joint_speed(c) for c in involved], axis=0)
     checks = check_clip(motion, source_max, timing["seams"], rigid=cs.rigid_bones())

@@ -46,7 +46,7 @@ from evalkit.synth.bodyparts import SPLIT_PROFILES
 from evalkit.synth.clips import clip_label
 from evalkit.synth.clipset import ClipSet
 from evalkit.synth.smg import DEFAULT_THRESHOLD
-from evalkit.synth.transition import render_transition_plan
+from evalkit.synth.transition import realise_transition_plan
 
 THESIS_FPS = 60.0
 DEFAULT_THRESHOLDS_RMS = (0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35)
@@ -224,7 +224,7 @@ def _skate_table(cs: ClipSet, main, skate_step_s: float) -> pd.DataFrame:
                     plan = g.plan(a, b, r)
                     if plan is None or plan.info.get("guard_ok") is False:
                         continue
-                    m, _ = render_transition_plan(cs.clips, plan, lead, tail)
+                    m, _ = realise_transition_plan(cs.clips, plan, lead, tail)
                     skate_rows.append({"kind": "synthesized", "method": method, "clip": f"{cs.clips[a].name}->{cs.clips[b].name}@{r}", **skate(m)})
     return pd.DataFrame(skate_rows)
 

@@ -227,7 +227,7 @@ def _part_poses(clips, seg_clip, transforms, joints, seg_a, f_a, seg_b, f_b, w_a
     return r_a, t_a
 
 
-def render_transition_plan(
+def realise_transition_plan(
     clips: Sequence[Motion],
     plan: TransitionPlan,
     lead: int,
@@ -361,7 +361,7 @@ def plan_clips(plan: TransitionPlan) -> list[int]:
 def fast_joints(clipset, plan: TransitionPlan, tolerance: float) -> np.ndarray:
     """Joints whose speed around the plan's seams exceeds ``tolerance`` times their fastest
     speed in the clips the plan plays (renders the plan without lead-in or tail)."""
-    motion, timing = render_transition_plan(clipset.clips, plan, lead=2, tail=2)
+    motion, timing = realise_transition_plan(clipset.clips, plan, lead=2, tail=2)
     source_max = np.max([clipset.max_joint_speed(c) for c in plan_clips(plan)], axis=0)
     return np.flatnonzero(seam_speed_ratio(motion, source_max, timing["seams"]) > tolerance)
 
@@ -373,7 +373,7 @@ def check_clip(motion: Motion, source_max: np.ndarray, seams: Sequence[Sequence[
     Args:
         motion: the synthesized clip.
         source_max: ``(joints,)`` fastest speed of each joint in the source clips, m/s.
-        seams: blend ranges in output frames (from :func:`render_transition_plan`).
+        seams: blend ranges in output frames (from :func:`realise_transition_plan`).
         tolerance: a joint "pops" when its seam speed exceeds this times its source maximum.
         rigid: ``(joints,)`` bool, joints whose bone to the parent must keep its length (default:
             every non-root joint; pass :meth:`ClipSet.rigid_bones` for rigs with moving

@@ -93,7 +93,7 @@ def test_shipped_extractor_was_trained_on_the_bundled_capture(cmu_dir):
     assert ext.window_protocol.window == 30 and ext.window_protocol.fps == 30.0
     assert len(hashlib.sha256((DEFAULT_EXTRACTOR / "extractor.npz").read_bytes()).hexdigest()) == 64
     # it reconstructs real windows better than noise
-    from evalkit.distribution.windows import canonical_positions, windows
+    from evalkit.distribution.canonical import canonical_positions, windows
     from evalkit.motion import load_motion
 
     pos, h, _ = canonical_positions(load_motion(cmu_dir / "16_15.amc"), 30.0)
@@ -109,7 +109,7 @@ def test_a_card_from_before_the_activation_setting_loads_as_tanh_and_encodes_as_
     """``data/extractor_format1_tanh`` was trained (window 8, stride 4, 3 epochs, 8 hidden, 4 latent,
     01_01.bvh and 131_01.bvh) by the code before the activation became a protocol setting; its card
     names no activation. It still loads, runs tanh, and gives the embeddings that code gave."""
-    from evalkit.distribution.windows import canonical_positions, windows
+    from evalkit.distribution.canonical import canonical_positions, windows
     from evalkit.motion import load_motion
 
     old = load_extractor(FORMAT1)
@@ -151,7 +151,7 @@ def test_shipped_embedding_does_not_saturate(cmu_dir):
     """FGD of real windows with ever grosser noise against the clean ones keeps rising with the
     shipped extractor (leaky ReLU); a tanh extractor's embedding is bounded by its weights."""
     from evalkit.distribution.frechet import frechet_from_features
-    from evalkit.distribution.windows import canonical_positions, windows
+    from evalkit.distribution.canonical import canonical_positions, windows
     from evalkit.motion import load_motion
 
     pos, h, _ = canonical_positions(load_motion(cmu_dir / "16_15.amc"), 30.0)

@@ -7,7 +7,7 @@ import pytest
 
 from evalkit.distribution.geometric import N_FEATURES, geometric_features
 from evalkit.distribution.physical import l1_divergence, pfc
-from evalkit.distribution.windows import CANONICAL_ROLES, IDX, canonical_positions, frame_poses, windows
+from evalkit.distribution.canonical import CANONICAL_ROLES, IDX, canonical_positions, frame_poses, windows
 from evalkit.errors import RolesNotFoundError
 from evalkit.motion import load_motion
 

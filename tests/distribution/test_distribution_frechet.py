@@ -17,7 +17,7 @@ def test_equals_sqrtm_formula(d, n):
 
 
 def test_equals_sqrtm_on_real_kinetic_features(cmu_dir):
-    from evalkit.distribution.windows import canonical_positions
+    from evalkit.distribution.canonical import canonical_positions
     from evalkit.features.kinetic import kinetic_features
     from evalkit.motion import load_motion
     from evalkit.motion.formats import iter_motion_files
@@ -51,14 +51,14 @@ def test_raw_space_fgd_is_genea_windows_flattened_and_standardised(cmu_dir):
     standardised by the reference's frames; the interval holds the value."""
     from evalkit.distribution.embedding import load_extractor
     from evalkit.distribution.extract import ExtractOptions, features_of_motions
-    from evalkit.distribution.metrics import RAW_MIN_STD, ClipSet, set_metrics
+    from evalkit.distribution.metrics import RAW_MIN_STD, FeatureSet, set_metrics
     from evalkit.motion import load_motion
     from evalkit.motion.formats import iter_motion_files
 
     ms = [load_motion(f) for f in iter_motion_files([cmu_dir])]
     feats = features_of_motions(ms, "x", ExtractOptions(extractor=load_extractor(), score=False))
     sys_, ref = feats[:3], feats[3:]
-    r = set_metrics(ClipSet(sys_), ClipSet(ref), n_boot=50, seed=0)
+    r = set_metrics(FeatureSet(sys_), FeatureSet(ref), n_boot=50, seed=0)
     frames = np.concatenate([c.poses[:, 3:] for c in ref]).astype(float)
     mean, sd = frames.mean(0), np.maximum(frames.std(0), RAW_MIN_STD)
 

@@ -12,7 +12,7 @@ from tests.conftest import shared_data
 from evalkit.distribution.compare import summarise
 from evalkit.distribution.embedding import load_extractor
 from evalkit.distribution.extract import ExtractOptions, features_of_motions
-from evalkit.distribution.metrics import ClipSet, set_metrics
+from evalkit.distribution.metrics import FeatureSet, set_metrics
 
 
 @pytest.fixture(scope="module")
@@ -30,7 +30,7 @@ def opts():
 
 
 def _metrics(sys_feats, ref_feats, n_boot=100):
-    return set_metrics(ClipSet(sys_feats), ClipSet(ref_feats), n_boot=n_boot, seed=0)
+    return set_metrics(FeatureSet(sys_feats), FeatureSet(ref_feats), n_boot=n_boot, seed=0)
 
 
 def test_rising_noise_raises_fgd_fid_k_fid_g_strictly(held_out, opts):

@@ -30,7 +30,7 @@ def _num(x) -> float | None:
 
 def compute() -> dict:
     """``{clip: {column: {"sum", "abs", "nans", "at"}}}`` of the window feature table."""
-    from evalkit.models.windows import window_features
+    from evalkit.models.window_features import window_features
     from evalkit.motion import load_motion
 
     out = {}

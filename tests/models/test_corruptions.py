@@ -12,7 +12,7 @@ from evalkit.errors import InputError
 from evalkit.features.body import ROLE_INDEX, body_of, limb_joints
 from evalkit.models.corruptions import CORRUPTION_TYPES, corrupt
 from evalkit.models.dataset import trim_glitches
-from evalkit.models.windows import WindowConfig, frame_signals, prepare, window_features
+from evalkit.models.window_features import WindowConfig, frame_signals, prepare, window_features
 from evalkit.motion import find_roles, resample
 
 

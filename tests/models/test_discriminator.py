@@ -18,7 +18,7 @@ from evalkit.models.dataset import ExampleSpec, file_sha256, load_natural, make_
 from evalkit.models.discriminator import NaturalnessDiscriminator, fit_clone, score_naturalness
 from evalkit.models.naturalness import add_model_columns
 from evalkit.models.training import DEFAULT_MODEL, TrainOptions, load_model, metadata_path, save_model, train
-from evalkit.models.windows import feature_columns, pose_columns, window_features, window_labels
+from evalkit.models.window_features import feature_columns, pose_columns, window_features, window_labels
 from evalkit.motion import load_motion, resample
 
 TYPES = ("jitter", "transition", "foot_skate", "freeze")
@@ -471,3 +471,24 @@ def test_long_training_clips_teach_the_clip_model_stretch_by_stretch():
     assert np.all(np.diff(long) >= 0)  # consecutive windows, in time order
     assert len(set(ids[58:])) == 2  # 12 windows: two stretches
     assert not set(ids[:7]) & set(long)
+
+
+def test_a_model_file_of_the_former_module_layout_loads(model, walk30, tmp_path, monkeypatch):
+    """Model files pickled while the window features lived in ``evalkit.models.windows`` load
+    and score as before; the alias does not outlive the load."""
+    import sys
+
+    import joblib
+
+    from evalkit.models import window_features
+
+    old = "evalkit.models.windows"
+    monkeypatch.setattr(window_features.WindowConfig, "__module__", old)
+    monkeypatch.setitem(sys.modules, old, window_features)
+    joblib.dump(model, tmp_path / "old.joblib")
+    monkeypatch.undo()
+    assert old.encode() in (tmp_path / "old.joblib").read_bytes()
+    assert old not in sys.modules
+    loaded, _ = load_model(tmp_path / "old.joblib")
+    assert old not in sys.modules
+    assert score_naturalness(loaded, walk30).naturalness == score_naturalness(model, walk30).naturalness

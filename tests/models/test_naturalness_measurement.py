@@ -8,12 +8,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from evalkit.models import windows
+from evalkit.models import window_features as windows
 from evalkit.models.corruptions import corrupt
 from evalkit.models.dataset import trim_glitches
 from evalkit.models.discriminator import FEATURE_GROUPS, feature_group, score_naturalness, speed_notes
 from evalkit.models.training import load_model
-from evalkit.models.windows import feature_columns, window_features
+from evalkit.models.window_features import feature_columns, window_features
 from evalkit.motion import load_motion, resample, write_bvh
 
 RIGS = ("01_01.bvh", "131_03.bvh", "07_05-walk.amc", "16_15.amc")

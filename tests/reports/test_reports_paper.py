@@ -93,7 +93,7 @@ def test_extra_tables_show_identifiers_in_words_and_noise_as_zero(tmp_path):
 
 
 def test_numbers_large_and_small_as_a_paper_prints_them():
-    from reports.render import _latex_escape, fmt_value
+    from reports.document import _latex_escape, fmt_value
 
     assert fmt_value(123456.7) == "123,457" and fmt_value(-2.0e5) == "-200,000"
     assert fmt_value(1.234e-5) == "1.23×10⁻⁵" and fmt_value(3.0e13) == "3.00×10¹³"
@@ -110,7 +110,7 @@ def _wide_table(n_metrics: int = 16) -> pd.DataFrame:
 
 
 def test_wide_tables_split_into_parts_repeating_row_names(tmp_path):
-    from reports.render import TableItem, display_frame, split_columns, to_latex
+    from reports.document import TableItem, display_frame, split_columns, to_latex
 
     item = TableItem(name="wide", caption="Wide", data=_wide_table())
     shown = display_frame(item)

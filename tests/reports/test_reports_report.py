@@ -316,7 +316,7 @@ def test_latex_tables_are_paper_sized_with_human_headers(mushra_report, pairwise
 
 
 def test_wide_table_is_split_for_latex(tmp_path):
-    from reports.render import TableItem, write_table
+    from reports.document import TableItem, write_table
 
     df = pd.DataFrame({f"metric_{i}": [1.0, 2.0] for i in range(12)}, index=["a", "b"]).reset_index(names="system")
     write_table(TableItem("wide", "A wide table", df), tmp_path)

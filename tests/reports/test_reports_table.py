@@ -82,7 +82,7 @@ def test_webtest_ab3_scale_is_accepted_and_range_checked():
 
 def test_latex_writes_less_and_greater_signs_as_math(tmp_path):
     """Without T1 fonts, a bare < in LaTeX text mode prints as an inverted exclamation mark."""
-    from reports.render import TableItem, p_text, write_table
+    from reports.document import TableItem, p_text, write_table
 
     data = pd.DataFrame({"comparison": ["A vs B", "A vs C"], "p_holm": [0.0001, 0.25], "n": [3, 4]})
     write_table(TableItem(name="t", caption="p < 0.05 when n > 4 & 50% agree", data=data), tmp_path)

@@ -31,7 +31,7 @@ from evalkit.synth.gmg import (
     synthesize,
 )
 from evalkit.synth.gmg.plan import EDGE, START, _context, _dp, chain_cost
-from evalkit.synth.gmg.render import SEAM_RADIUS_S, STOP_S, Rendered, gp_time_warp, stroke_stop
+from evalkit.synth.gmg.realise import SEAM_RADIUS_S, STOP_S, Realised, gp_time_warp, stroke_stop
 from evalkit.synth.gmg.report import clip_checks, source_kinematics
 from tests.conftest import shared_data
 
@@ -86,7 +86,7 @@ def test_all_variants_give_clean_clips(results, source):
         assert len(r.plan.placements) >= 3, (name, v)
         # unit quaternions and the database's skeleton
         assert np.allclose(np.linalg.norm(m.rotations, axis=-1), 1.0)
-        assert m.skeleton is r.rendered.motion.skeleton
+        assert m.skeleton is r.realised.motion.skeleton
 
 
 def test_feet_stay_planted(gmg, results, speeches):
@@ -124,7 +124,7 @@ def test_pop_check_flags_a_hard_cut(gmg, results, source):
     from evalkit.motion.model import concatenate
 
     cut = concatenate([ma, mb.with_(translations=mb.translations - mb.translations[:1, :1] + ma.translations[-1:, :1] * np.eye(22)[0][None, :, None])])
-    rendered = Rendered(cut, np.array([ma.n_frames]), np.ones(cut.n_frames, bool))
+    rendered = Realised(cut, np.array([ma.n_frames]), np.ones(cut.n_frames, bool))
     q = clip_checks(rendered, db, source)
     assert q["pops"] and q["seam_accel_max"] > source["accel_max"]
 
@@ -172,7 +172,7 @@ def test_time_warp_and_rendering_play_the_planned_source_frames(gmg, results):
         else:
             assert np.all(np.diff(warp(tt)) >= -1e-9)
         # away from every seam (where the seam low-pass does not reach) the captured frames play
-        far = np.min(np.abs(np.arange(m.n_frames)[:, None] - r.rendered.seams[None, :]), axis=1) / m.fps > SEAM_RADIUS_S
+        far = np.min(np.abs(np.arange(m.n_frames)[:, None] - r.realised.seams[None, :]), axis=1) / m.fps > SEAM_RADIUS_S
         inside = (t >= p.start_time) & (t <= p.end_time) & far
         if not inside.any():
             continue
@@ -185,9 +185,9 @@ def test_time_warp_and_rendering_play_the_planned_source_frames(gmg, results):
 
 def _idle_rotations(gmg, r):
     """``(frames, joints, 4)`` the idle rest pose the renderer plays at every frame of ``r``."""
-    from evalkit.synth.gmg.render import _GesturePlanRenderer
+    from evalkit.synth.gmg.realise import _GesturePlanRealiser
 
-    R = _GesturePlanRenderer(gmg, r.plan, r.motion.fps)
+    R = _GesturePlanRealiser(gmg, r.plan, r.motion.fps)
     return R.rest_pose((0.0, 0.0, 0.0), R.t)[0]
 
 
@@ -205,7 +205,7 @@ def test_body_rests_in_pauses(gmg):
         lo, hi = sp.rest_intervals(r.plan.duration)[0]
         assert (lo, hi) == pytest.approx((3.2, 4.4))
         idle = _idle_rotations(gmg, r)
-        far = np.min(np.abs(np.arange(len(t))[:, None] - r.rendered.seams[None, :]), axis=1) / r.motion.fps > SEAM_RADIUS_S
+        far = np.min(np.abs(np.arange(len(t))[:, None] - r.realised.seams[None, :]), axis=1) / r.motion.fps > SEAM_RADIUS_S
         m = (t >= lo) & (t <= hi) & far
         ang = _same_rotation(r.motion.rotations[m][:, upper], idle[m][:, upper])
         assert m.any() and ang.max() < 1e-6, v

@@ -11,7 +11,7 @@ from evalkit.errors import InputError
 from evalkit.motion import load_motion
 from evalkit.synth import ClipSet, build_bpmg, build_smg, bundled_locomotion, synthesize_transition, write_stimulus
 from evalkit.motion.planar import transform_root
-from evalkit.synth.transition import check_clip, plan_clips, render_transition_plan
+from evalkit.synth.transition import check_clip, plan_clips, realise_transition_plan
 from tests.conftest import shared_data
 
 THRESHOLD = 0.3  # RMS metres: connects walking and running in the bundled clips
@@ -120,7 +120,7 @@ def test_plan_timing_invariants(cs, smg, bpmg):
 
 def test_rendered_clip_follows_sources_outside_the_blends(cs, smg):
     p = smg.plan("16_15", "07_05-walk", 30)
-    motion, timing = render_transition_plan(cs.clips, p, lead=30, tail=40)
+    motion, timing = realise_transition_plan(cs.clips, p, lead=30, tail=40)
     h = p.hops[0]
     walk, slow = cs.clips[0], cs.clips[1]
     # before the first blend the output is the origin clip, frame for frame

@@ -35,7 +35,7 @@ SYSTEMS = (["unedited"] + [f"rot{s:g}deg" for s in rehearse.ROT] + ["unedited_po
 
 
 def folder_windows(folder: Path, protocol) -> np.ndarray:
-    from evalkit.distribution.windows import canonical_positions, windows
+    from evalkit.distribution.canonical import canonical_positions, windows
     from evalkit.motion import load_motion
     from evalkit.motion.formats import iter_motion_files
 
@@ -83,7 +83,7 @@ def limits(out: Path) -> None:
     from evalkit.distribution.embedding import load_extractor
     from evalkit.distribution.frechet import frechet_from_features
     from evalkit.distribution.geometric import geometric_features
-    from evalkit.distribution.windows import canonical_positions, windows
+    from evalkit.distribution.canonical import canonical_positions, windows
     from evalkit.features.kinetic import kinetic_features
     from evalkit.motion import load_motion
     from evalkit.motion.formats import iter_motion_files

@@ -8,7 +8,7 @@ Pipeline (each step in its own module; this one ties them together)::
     gmg = build_gmg(db, threshold=0.6)                   # E1/E2 edges, largest SCC (gmg.graph)
     speech = speech_input("utterance.wav")               # PAPT, PSI, pauses        (gmg.plan)
     result = synthesize(gmg, speech, variant="sync+intensity", seed=0)
-    motion, manifest, objective = result                 # plan (gmg.plan), clip (gmg.render),
+    motion, manifest, objective = result                 # plan (gmg.plan), clip (gmg.realise),
     save_result(result, "out/")                          # report (gmg.report)
 
 Variants (:data:`VARIANTS`): ``random`` (random walk, GPs at captured speed), ``sync`` (apexes on
@@ -49,7 +49,7 @@ from evalkit.synth.gmg.graph import (
     write_statistics,
 )
 from evalkit.synth.gmg.plan import VARIANTS, Placement, Plan, SpeechInput, SynthConfig, detect_pauses, make_plan, speech_input
-from evalkit.synth.gmg.render import Rendered, render_gesture_plan
+from evalkit.synth.gmg.realise import Realised, realise_gesture_plan
 from evalkit.synth.gmg.report import clip_checks, dumps, objective_report, source_kinematics, write_text
 
 __all__ = [
@@ -57,7 +57,7 @@ __all__ = [
     "DEFAULT_THRESHOLD", "TABLE_THRESHOLDS", "GestureMotionGraph", "build_gmg", "gmg_joint_weights",
     "gmg_statistics", "posture_distance", "statistics_latex", "write_statistics",
     "VARIANTS", "Placement", "Plan", "SpeechInput", "SynthConfig", "detect_pauses", "make_plan", "speech_input",
-    "Rendered", "render_gesture_plan", "GMGResult", "synthesize", "save_result", "objective_table", "summarize_objective",
+    "Realised", "realise_gesture_plan", "GMGResult", "synthesize", "save_result", "objective_table", "summarize_objective",
     "pooled_objective", "blind_order", "BLIND_FIGURES", "variant_slug", "clip_checks", "objective_report", "source_kinematics",
     "MANIFEST_FORMAT",
 ]
@@ -80,7 +80,7 @@ class GMGResult:
         motion: the clip (database skeleton, metres); plan: the plan it renders.
         speech: the speech input; manifest: JSON-ready description (see :func:`save_result`).
         objective: the objective report; quality: the clip checks.
-        rendered: the rendering (seam frames).
+        realised: the realised plan (seam frames).
     """
 
     motion: Motion
@@ -89,7 +89,7 @@ class GMGResult:
     manifest: dict
     objective: dict
     quality: dict
-    rendered: Rendered
+    realised: Realised
 
     def __iter__(self):
         return iter((self.motion, self.manifest, self.objective))
@@ -130,9 +130,9 @@ def synthesize(
             speech = speech_input(speech)
     plan = make_plan(gmg, speech, rules, variant, config, seed)
     name = name or f"{speech.name}_{variant_slug(variant)}"
-    rendered = render_gesture_plan(gmg, plan, fps, name=name)
-    objective = objective_report(rendered, speech, plan, rules, gmg.database, gmg.database.config.phase)
-    quality = clip_checks(rendered, gmg.database, source)
+    realised = realise_gesture_plan(gmg, plan, fps, name=name)
+    objective = objective_report(realised, speech, plan, rules, gmg.database, gmg.database.config.phase)
+    quality = clip_checks(realised, gmg.database, source)
     db = gmg.database
     notes = [SEPARATE_NOTE]
     if db.note:
@@ -150,8 +150,8 @@ def synthesize(
         "seed": int(seed),
         "motion": f"{name}.bvh",
         "audio": speech.audio,
-        "fps": rendered.motion.fps,
-        "frames": rendered.motion.n_frames,
+        "fps": realised.motion.fps,
+        "frames": realised.motion.n_frames,
         "notes": notes,
         "stimulus": {"id": f"{speech.name}.{variant_name}", "item": speech.name, "system": variant_name,
                      "file": f"{name}.bvh", "audio": speech.audio},
@@ -166,7 +166,7 @@ def synthesize(
         "objective": objective,
         "quality": quality,
     }
-    return GMGResult(rendered.motion, plan, speech, manifest, objective, quality, rendered)
+    return GMGResult(realised.motion, plan, speech, manifest, objective, quality, realised)
 
 
 def save_result(result: GMGResult, folder: str | os.PathLike, copy_audio: bool = False) -> dict[str, Path]:

@@ -237,10 +237,10 @@ class SynthConfig:
             ``"auto"`` (when the capture is performed standing: not for walks and hops).
         smooth_hz: cutoff (Hz) of the zero-phase low-pass crossfaded in around every seam of
             the rendered clip (``None``: none), see
-            :func:`evalkit.synth.gmg.render.smooth_seams`.
+            :func:`evalkit.synth.gmg.realise.smooth_seams`.
         stroke_stops: render strokes whose capture does not come to a stop at the apex (cut
             from continuous movement) as strokes that do: slowing into the apex, then a hold
-            (:func:`evalkit.synth.gmg.render.stroke_stop`).
+            (:func:`evalkit.synth.gmg.realise.stroke_stop`).
         stroke_contrast: consecutive GPs whose strokes peak within the gesture analysis'
             ``stroke_window_s`` of each other must have peak speeds within its ``stroke_ratio``
             of each other (else the weaker one is, by the analysis' rule, no stroke at all).
@@ -560,7 +560,7 @@ def _context(gmg, speech: SpeechInput, rules: Rules, variant: str, config: Synth
     )
 
 
-#: Rendered stroke peaks differ from captured ones by up to this factor; consecutive strokes are
+#: Realised stroke peaks differ from captured ones by up to this factor; consecutive strokes are
 #: kept this much further apart in peak speed than the gesture analysis' ``stroke_ratio`` asks.
 CONTRAST_MARGIN = 0.85
 

@@ -1,6 +1,6 @@
 """Objective report and clip checks of a GMG output, and writing outputs (BVH + manifest JSON).
 
-**Objective report** (per output, for both the plan and the rendered clip):
+**Objective report** (per output, for both the plan and the realised clip):
 
 * ``offset_*``: apex–PAPT offsets (``PAPT - apex``, seconds; > 0 = apex before the accent peak)
   of stroke apexes paired one-to-one with accents by :func:`evalkit.gesture_speech.match_apexes` (nearest
@@ -18,14 +18,14 @@ Three readings:
 
 * ``planned``: the plan's apex times and predicted GSIs (exact by construction for the rule
   variants: it checks the planner).
-* ``realised``: measured on the rendered clip, GP by GP: the hand trajectories of the output
+* ``realised``: measured on the realised clip, GP by GP: the hand trajectories of the output
   (:func:`evalkit.gesture.hand_trajectories`), the peak speed inside each placed GP's stroke
   (its source frames mapped to output time), the apex by the gesture analysis' rule (``"stop"``:
   where the speed falls below ``apex_fraction`` of the peak before the stroke's end, else the
   slowest frame there; ``"peak"``: the peak) and the GSI
   from the gesture package's stroke features of that window. It includes every effect of time
   scaling and blending on timing and strength.
-* ``analysed``: the rendered clip re-analysed blind, exactly as capture is
+* ``analysed``: the realised clip re-analysed blind, exactly as capture is
   (:func:`evalkit.gesture.analyze_gestures`). The analysis keeps only strokes at least
   ``stroke_ratio`` (0.6) as fast as the fastest movement of their gesture phrase, and chained
   GPs without rest form one long phrase, so it finds only the strongest few strokes of a clip
@@ -101,8 +101,8 @@ def timing_metrics(apex_times, gsi, papts, psi, rules: Rules, max_distance_s: fl
     }
 
 
-def realised_strokes(rendered, plan, db, phase_config=None) -> tuple[np.ndarray, np.ndarray]:
-    """Apex times (s) and GSIs of the placed GPs' strokes as rendered (see the module docstring).
+def realised_strokes(realised, plan, db, phase_config=None) -> tuple[np.ndarray, np.ndarray]:
+    """Apex times (s) and GSIs of the placed GPs' strokes as realised (see the module docstring).
 
     Returns:
         ``(apex_times, gsi)``, one entry per placement (NaN where a stroke could not be measured).
@@ -110,10 +110,10 @@ def realised_strokes(rendered, plan, db, phase_config=None) -> tuple[np.ndarray,
     from evalkit.gesture import PhaseConfig, hand_trajectories
     from evalkit.gesture.phases import Stroke
     from evalkit.gesture.strokes import stroke_features
-    from evalkit.synth.gmg.render import gp_time_warp
+    from evalkit.synth.gmg.realise import gp_time_warp
 
     cfg = phase_config or PhaseConfig()
-    m = rendered.motion
+    m = realised.motion
     n = m.n_frames
     traj = hand_trajectories(m, dict(db.roles))
     speed = traj.speed
@@ -170,7 +170,7 @@ def planned_found(planned_apex_s, found_apex_s, within_s: float = FOUND_WITHIN_S
     return {"planned_found": int(hit.sum()), "planned_found_share": float(hit.mean())}
 
 
-def objective_report(rendered, speech, plan, rules: Rules, db=None, phase_config=None) -> dict:
+def objective_report(realised, speech, plan, rules: Rules, db=None, phase_config=None) -> dict:
     """Objective figures of one output: planned, realised and analysed (see the module
     docstring). ``db`` (the gesture database) is needed for the realised reading."""
     from evalkit.gesture import PhaseConfig, analyze_gestures
@@ -183,17 +183,17 @@ def objective_report(rendered, speech, plan, rules: Rules, db=None, phase_config
         "n_gestures": int(len(pl)),
         "gestures_on_anchor": int(sum(p.anchor >= 0 for p in pl)),
         "speech_duration_s": float(speech.duration),
-        "clip_duration_s": float(rendered.motion.n_frames / rendered.motion.fps),
+        "clip_duration_s": float(realised.motion.n_frames / realised.motion.fps),
         "planned": planned,
     }
     if db is not None:
-        apex, gsi = realised_strokes(rendered, plan, db, phase_config)
+        apex, gsi = realised_strokes(realised, plan, db, phase_config)
         ok = np.isfinite(apex)
         out["realised"] = timing_metrics(apex[ok], gsi[ok], speech.papts, speech.psi, rules)
         out["realised"]["apex_shift_s"] = _num(np.mean(np.abs(apex[ok] - np.array([p.apex_time for p in pl])[ok]))) if ok.any() else None
         out["realised"]["gsi_shift"] = _num(np.mean(np.abs(gsi[ok] - np.array([p.gsi for p in pl])[ok]))) if ok.any() else None
-    g = analyze_gestures(rendered.motion, phase_config or PhaseConfig(), getattr(db, "gsi_scale", None),
-                         roles=dict(db.roles) if db is not None else None, clip=rendered.motion.name)
+    g = analyze_gestures(realised.motion, phase_config or PhaseConfig(), getattr(db, "gsi_scale", None),
+                         roles=dict(db.roles) if db is not None else None, clip=realised.motion.name)
     out["analysed"] = timing_metrics(g.apex_times, g.gsi, speech.papts, speech.psi, rules)
     out["analysed"].update(planned_found(np.array([p.apex_time for p in pl]), g.apex_times))
     out["rule"] = {"synchrony_mean_s": rules.synchrony.mean_s, "synchrony_sd_s": rules.synchrony.sd_s,
@@ -222,9 +222,9 @@ def source_kinematics(db) -> dict:
     return {"speed_max": vmax, "accel_max": amax}
 
 
-def clip_checks(rendered, db, source: dict | None = None) -> dict:
+def clip_checks(realised, db, source: dict | None = None) -> dict:
     """Clip checks (see the module docstring)."""
-    m = rendered.motion
+    m = realised.motion
     finite = bool(np.isfinite(m.rotations).all() and np.isfinite(m.translations).all())
     pos = m.positions
     parents = m.skeleton.parents
@@ -237,7 +237,7 @@ def clip_checks(rendered, db, source: dict | None = None) -> dict:
     keep = med > 1e-3
     drift = float(((lengths.max(0) - lengths.min(0))[keep] / med[keep]).max()) if keep.any() else 0.0
     v, a = _rel_kinematics(pos, m.fps)
-    seams = np.asarray(rendered.seams, dtype=int)
+    seams = np.asarray(realised.seams, dtype=int)
     near_v = np.unique(np.clip(np.concatenate([seams - 1, seams]), 0, max(len(v) - 1, 0))) if len(v) else seams[:0]
     near_a = np.unique(np.clip(np.concatenate([seams - 2, seams - 1, seams]), 0, max(len(a) - 1, 0))) if len(a) else seams[:0]
     src = source or source_kinematics(db)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from evalkit.models.corruptions import corrupt
-from evalkit.models.windows import WindowConfig, swing_locking, window_features, window_starts
+from evalkit.models.window_features import WindowConfig, swing_locking, window_features, window_starts
 from dataclasses import replace
 
 from evalkit.motion import load_motion, resample, write_bvh
@@ -47,7 +47,7 @@ def test_keyframed_limbs_are_exactly_linear_even_after_a_file_round_trip(long30,
     assert len(inside) >= 1
     # windows where the keyed arm rests (the take ends standing) show no velocity to judge;
     # exactly linear keys sit at the floor below which rounding noise is not read
-    from evalkit.models.windows import LINEARITY_FLOOR
+    from evalkit.models.window_features import LINEARITY_FLOOR
 
     floor = np.log10(LINEARITY_FLOOR)
     assert (inside["f_rot_linearity_min"] <= floor + 1e-9).mean() > 0.8
@@ -125,7 +125,7 @@ def test_window_table_has_the_columns_the_shipped_model_was_trained_on(cmu_dir):
     import json
 
     from evalkit.models.training import DEFAULT_MODEL, metadata_path
-    from evalkit.models.windows import WindowConfig, feature_columns, pose_columns, window_features
+    from evalkit.models.window_features import WindowConfig, feature_columns, pose_columns, window_features
     from evalkit.motion import load_motion
 
     meta = json.loads(metadata_path(DEFAULT_MODEL).read_text())

@@ -1,4 +1,4 @@
-"""Rendering a GMG plan into a clip: time-scaled GPs, blended transitions, the rest pose.
+"""Realising a GMG plan as a clip: time-scaled GPs, blended transitions, the rest pose.
 
 * **Time scaling**: a GP's source time follows a cubic Hermite curve through (start, apex, end)
   with slopes ``speed_pre`` at its start, ``speed_post`` at its end and their harmonic mean at the
@@ -88,10 +88,10 @@ class _Recording:
 def _recordings(db) -> dict[str, _Recording]:
     roles = find_roles(db.skeleton, strict=False)
     if "hips" not in roles:
-        raise RolesNotFoundError("GMG rendering needs the hips joint")
+        raise RolesNotFoundError("realising a GMG plan needs the hips joint")
     pair = next(((a, b) for a, b in (("left_hip", "right_hip"), ("left_shoulder", "right_shoulder")) if a in roles and b in roles), None)
     if pair is None:
-        raise RolesNotFoundError("GMG rendering needs left/right hips or shoulders to find the body's heading")
+        raise RolesNotFoundError("realising a GMG plan needs left/right hips or shoulders to find the body's heading")
     # align by the feet (both ankles' midpoint) so that blends between GPs do not slide the feet;
     # by the hips when the rig has no ankles
     feet = [roles[r] for r in ("left_ankle", "right_ankle") if r in roles] if all(r in roles for r in ("left_ankle", "right_ankle")) else [roles["hips"]]
@@ -397,8 +397,8 @@ class _Seg:
 
 
 @dataclass(frozen=True, eq=False)
-class Rendered:
-    """A rendered plan.
+class Realised:
+    """A plan realised as a clip.
 
     Attributes:
         motion: the clip.
@@ -426,9 +426,9 @@ def _idle_frames(db, rec: _Recording, rest_frame: int) -> tuple[float, float]:
     return float(rest_frame), 0.0
 
 
-class _GesturePlanRenderer:
-    """Fills the frames of one rendered plan: GP spans, blends, the idle rest pose (see the
-    module docstring). One instance renders one plan."""
+class _GesturePlanRealiser:
+    """Fills the frames of one realised plan: GP spans, blends, the idle rest pose (see the
+    module docstring). One instance realises one plan."""
 
     def __init__(self, gmg, plan, fps: float):
         db = gmg.database
@@ -509,7 +509,7 @@ class _GesturePlanRenderer:
         return quat.normalize(rot), tr
 
     def rest_pose(self, T, times: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The idle rest pose at output times (frames of this rendering), moved by ``T``: a
+        """The idle rest pose at output times (frames of this realisation), moved by ``T``: a
         resting figure breathes and sways as captured instead of freezing."""
         tt = np.asarray(times, dtype=float)
         if self.idle is None:
@@ -602,7 +602,7 @@ class _GesturePlanRenderer:
         self.fill_blend(m & (t <= a), lambda tt: self.seg_pose(p, tt), lambda tt: self.rest_pose(T_r, tt), w0, a)
         self.hold_rest(m & (t > a), T_r)
 
-    def render(self) -> tuple[np.ndarray, np.ndarray]:
+    def realise(self) -> tuple[np.ndarray, np.ndarray]:
         """``(rotations, translations)`` of every frame."""
         self.fill_gps()
         self.fill_start()
@@ -610,7 +610,7 @@ class _GesturePlanRenderer:
             self.fill_between(k)
         self.fill_end()
         if not self.done.all():  # pragma: no cover - defensive: every frame belongs to some part
-            raise RuntimeError(f"GMG rendering left {int((~self.done).sum())} frames empty")
+            raise RuntimeError(f"realising a GMG plan left {int((~self.done).sum())} frames empty")
         return quat.normalize(self.rot), self.tr
 
 
@@ -668,17 +668,17 @@ def _finish(out: Motion, db, plan, seams_s: np.ndarray, smooth_hz: float | None)
     return _consistent_offsets(out)
 
 
-def render_gesture_plan(gmg, plan, fps: float | None = None, name: str = "gmg") -> Rendered:
+def realise_gesture_plan(gmg, plan, fps: float | None = None, name: str = "gmg") -> Realised:
     """The clip of a GMG plan (a :class:`~evalkit.synth.gmg.plan.Plan`) at ``fps`` (default: the
     database's frame rate), on the database's skeleton (see the module docstring)."""
     db = gmg.database
     fps = float(fps or db.fps)
     if not fps > 0:
         raise InputError(f"fps must be > 0, got {fps}")
-    r = _GesturePlanRenderer(gmg, plan, fps)
-    rot, tr = r.render()
+    r = _GesturePlanRealiser(gmg, plan, fps)
+    rot, tr = r.realise()
     out = Motion(db.skeleton, fps, rot, tr, name=name, meta={"source": name, "generator": "evalkit GMG"})
     seams = np.asarray(r.seams, dtype=float)
     out = _finish(out, db, plan, seams, getattr(plan, "smooth_hz", None))
     seam_frames = np.unique(np.clip(np.round(seams * fps).astype(int), 0, r.n - 1))
-    return Rendered(out, seam_frames, r.gp_frames)
+    return Realised(out, seam_frames, r.gp_frames)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from evalkit.features.ground import FootTrack, GroundConfig, foot_track
+from evalkit.features.signal import runs
 from evalkit.motion import Motion
 
 
@@ -34,13 +35,6 @@ class ContactConfig:
     speed: float = 0.4
     min_duration: float = 0.05
     max_gap: float = 0.05
-
-
-def runs(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Start and stop (exclusive) frame indices of the runs of ``True`` in a 1-D bool array."""
-    m = np.concatenate([[False], np.asarray(mask, dtype=bool), [False]])
-    d = np.diff(m.astype(np.int8))
-    return np.flatnonzero(d == 1), np.flatnonzero(d == -1)
 
 
 def clean_runs(mask: np.ndarray, fps: float, min_duration: float, max_gap: float) -> np.ndarray:

@@ -25,6 +25,7 @@ import numpy as np
 
 from evalkit.features.body import REFERENCE_HEIGHT_M, BodyIndex, body_index
 from evalkit.features.signal import DEFAULT_CUTOFF_HZ, MATRIX_MAX_FRAMES, apply_matrix, derivative, lowpass
+from evalkit.features.signal import runs as true_runs
 from evalkit.motion import Motion
 from evalkit.motion.vectors import norm, norm_xz
 
@@ -451,7 +452,8 @@ def _contact_runs(heights: np.ndarray, still: np.ndarray, rate: float, step_min:
     runs = []
     for side in (0, 1):
         merged: list[list[int]] = []
-        for a, b in _true_runs(still[:, side]):  # a blip of speed does not split a contact
+        for a, stop in zip(*true_runs(still[:, side])):  # a blip of speed does not split a contact
+            a, b = int(a), int(stop) - 1
             if merged and a - merged[-1][1] - 1 <= gap_n:
                 merged[-1][1] = b
             else:
@@ -598,13 +600,6 @@ def _median(x: np.ndarray) -> float:
     v = np.sort(x)
     n = v.size
     return float(v[n // 2]) if n % 2 else float((v[n // 2 - 1] + v[n // 2]) / 2)
-
-
-def _true_runs(mask: np.ndarray) -> list[tuple[int, int]]:
-    """``[(first, last), ...]`` index ranges where ``mask`` is true."""
-    m = np.concatenate([[False], np.asarray(mask, dtype=bool), [False]])
-    d = np.flatnonzero(np.diff(m.astype(np.int8)))
-    return [(int(a), int(b) - 1) for a, b in zip(d[::2], d[1::2])]
 
 
 def fit_slope(smooth: np.ndarray, speed: np.ndarray, levels: np.ndarray, scale: float = 1.0,

@@ -328,7 +328,7 @@ def flight_frames(track: FootTrack, contacts: np.ndarray, fps: float, trim_s: fl
                   contact_config: ContactConfig | None = None) -> np.ndarray:
     """``(frames,)`` bool: airborne (no foot planted, every foot point above the contact height),
     with ``trim_s`` seconds removed at each end of every flight phase."""
-    from evalkit.features.contacts import runs
+    from evalkit.features.signal import runs
 
     cfg = contact_config or ContactConfig()
     low = track.heights.reshape(track.heights.shape[0], -1).min(axis=1)

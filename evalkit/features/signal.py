@@ -8,6 +8,9 @@ differences scaled by the frame rate.
 The filter is a zero-phase Butterworth low-pass (``scipy.signal.butter`` + ``sosfiltfilt``), the
 usual choice for motion-capture marker data in biomechanics (Winter, *Biomechanics and Motor
 Control of Human Movement*, 4th ed., 2009, ch. 3, which recommends cut-offs around 6 Hz for gait).
+
+Runs of a true/false signal (contacts, rests, silences) are found by :func:`runs`, the one
+place that does it.
 """
 
 from __future__ import annotations
@@ -167,3 +170,14 @@ def smooth_derivative(
 ) -> np.ndarray:
     """Low-pass filter (cut-off in Hz) then differentiate; see :func:`lowpass`, :func:`derivative`."""
     return derivative(lowpass(x, fps, cutoff_hz), fps, order)
+
+
+def runs(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Runs of ``True`` in a 1-D bool array: ``(starts, stops)``, frame indices, stops exclusive.
+
+    >>> runs(np.array([0, 1, 1, 0, 1], dtype=bool))
+    (array([1, 4]), array([3, 5]))
+    """
+    m = np.concatenate([[False], np.asarray(mask, dtype=bool), [False]])
+    d = np.diff(m.astype(np.int8))
+    return np.flatnonzero(d == 1), np.flatnonzero(d == -1)

@@ -35,6 +35,7 @@ import numpy as np
 from scipy.signal import find_peaks, peak_prominences
 
 from evalkit.errors import InputError
+from evalkit.features.signal import runs
 from evalkit.gesture.trajectory import HandTrajectories
 
 PHASES = ("rest", "preparation", "stroke", "hold", "retraction")
@@ -161,13 +162,6 @@ def _rest_position(pos: np.ndarray, speed: np.ndarray, cfg: PhaseConfig) -> np.n
     return np.median(pos[low], axis=0)
 
 
-def _runs(mask: np.ndarray) -> list[tuple[int, int]]:
-    """``(start, end_exclusive)`` of the True runs of a boolean array."""
-    m = np.concatenate([[False], mask, [False]]).astype(np.int8)
-    d = np.diff(m)
-    return list(zip(np.flatnonzero(d == 1), np.flatnonzero(d == -1)))
-
-
 def _parabolic(values: np.ndarray, i: int) -> float:
     if 0 < i < len(values) - 1:
         y0, y1, y2 = values[i - 1:i + 2]
@@ -207,7 +201,7 @@ def _resting(traj: HandTrajectories, cfg: PhaseConfig) -> np.ndarray:
         near = np.linalg.norm(pos - rest, axis=1) < cfg.rest_radius
         resting &= near & (sp < cfg.move_speed)
     min_rest = max(1, int(round(cfg.min_rest_s * traj.fps)))
-    for a, b in _runs(resting):
+    for a, b in zip(*runs(resting)):
         if b - a < min_rest and a > 0 and b < n:
             resting[a:b] = False
     return resting
@@ -291,7 +285,7 @@ def segment_gestures(traj: HandTrajectories, config: PhaseConfig = PhaseConfig()
     resting = _resting(traj, cfg)
     labels = np.full(n, "rest", dtype=object)
     phrases: list[PhraseSegment] = []
-    for a, b in _runs(~resting):
+    for a, b in zip(*runs(~resting)):
         if (b - a) < cfg.min_phrase_s * traj.fps:
             continue
         ph = _segment_phrase(traj, labels, a, b, bool(a > 0 and resting[a - 1]), bool(b < n and resting[b]), cfg)

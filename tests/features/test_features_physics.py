@@ -10,7 +10,7 @@ from scipy.spatial import ConvexHull
 from evalkit.data import sample_path
 from evalkit.features import foot_contacts, foot_track
 from evalkit.features.body import body_index
-from evalkit.features.contacts import runs
+from evalkit.features.signal import runs
 from evalkit.features.physics import (
     WINTER_SEGMENTS, center_of_mass, distance_outside_hull, physics_traces, segment_weights, support_points, zmp,
 )

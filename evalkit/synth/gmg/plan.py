@@ -46,6 +46,7 @@ import numpy as np
 import pandas as pd
 
 from evalkit.errors import InputError
+from evalkit.features.signal import runs
 from evalkit.gesture_speech import Rules
 
 VARIANTS = ("random", "sync", "sync+intensity")
@@ -143,9 +144,8 @@ def detect_pauses(times: np.ndarray, db: np.ndarray, duration: float, min_pause_
     if len(t) == 0:
         return [(0.0, float(duration))] if duration >= min_pause_s else []
     silent = d < np.percentile(d, 99) - silence_db
-    m = np.concatenate([[0], silent.astype(np.int8), [0]])
-    starts = np.flatnonzero(np.diff(m) == 1)
-    ends = np.flatnonzero(np.diff(m) == -1) - 1
+    starts, stops = runs(silent)
+    ends = stops - 1
     step = float(np.median(np.diff(t))) if len(t) > 1 else 0.01
     out = []
     for a, b in zip(starts, ends):

@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from evalkit.errors import FileFormatError, InputError
+from evalkit.features.body import yaw_of_lateral
 from evalkit.gesture.analysis import GesturePhrase, analyze_gestures
 from evalkit.gesture.phases import PhaseConfig
 from evalkit.motion import LoadOptions, Motion, find_roles, quat
@@ -98,12 +99,14 @@ class _Piece:
     apex_err: np.ndarray    # measured minus expected apex of the scaled piece, s
 
 
-def _heading(motion: Motion, frame: int, roles: dict[str, int]) -> float:
+def _lateral_angle(motion: Motion, frame: int, roles: dict[str, int]) -> float:
+    """Angle (radians about +Y) that turns the body's left->right axis of ``frame`` onto +x:
+    ``pi`` minus its heading (:func:`evalkit.features.body.yaw_of_lateral`; hips, else shoulders)."""
     pos = motion.positions[frame]
     for a, b in (("left_hip", "right_hip"), ("left_shoulder", "right_shoulder")):
         if a in roles and b in roles:
-            lat = pos[roles[b]] - pos[roles[a]]
-            return float(np.arctan2(lat[2], lat[0]))
+            angle = float(np.pi - yaw_of_lateral(pos[roles[b]] - pos[roles[a]]))
+            return angle - 2 * np.pi if angle > np.pi else angle
     return 0.0
 
 
@@ -111,7 +114,7 @@ def _normalise(motion: Motion, roles: dict[str, int]) -> Motion:
     """The clip moved so its hips start above the origin and turned so its first frame's
     left->right axis is +x (a rotation about the vertical through the hips)."""
     hips = motion.positions[0, roles["hips"]]
-    angle = _heading(motion, 0, roles)
+    angle = _lateral_angle(motion, 0, roles)
     q = quat.about_y(angle)  # rotating by +angle about y maps the lateral axis onto +x
     rot = motion.rotations.copy()
     tr = motion.translations.copy()

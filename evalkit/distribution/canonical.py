@@ -24,7 +24,8 @@ from typing import Mapping
 import numpy as np
 
 from evalkit.errors import RolesNotFoundError
-from evalkit.motion import Motion, find_roles, resample, skeleton_height
+from evalkit.features.body import heading, roles_of
+from evalkit.motion import Motion, resample, skeleton_height
 from evalkit.motion.roles import ROLE_NAMES
 
 #: The canonical joint set, in this order.
@@ -44,7 +45,7 @@ def canonical_joints(motion: Motion, roles: Mapping[str, str] | None = None) -> 
     Raises:
         RolesNotFoundError: a role other than the toes is missing (the message says how to map it).
     """
-    found = find_roles(motion.skeleton, overrides=roles, strict=False)
+    found = roles_of(motion, roles)
     fell_back = []
     out = []
     missing = []
@@ -86,8 +87,7 @@ def canonical_positions(motion: Motion, fps: float, roles: Mapping[str, str] | N
 
 def _heading_rotation(pos: np.ndarray) -> np.ndarray:
     """``(N, 2, 2)`` rotations of the (x, z) plane that turn each pose's hip line onto +X."""
-    side = pos[:, IDX["left_hip"]] - pos[:, IDX["right_hip"]]
-    theta = np.arctan2(side[:, 2], side[:, 0])
+    theta = -heading(pos, shoulders=False)  # the hip line's angle from +X
     c, s = np.cos(theta), np.sin(theta)
     # x' = c x + s z ; z' = -s x + c z
     return np.stack([np.stack([c, s], -1), np.stack([-s, c], -1)], -2)

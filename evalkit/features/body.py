@@ -12,11 +12,18 @@ Two views, both built on :func:`evalkit.motion.find_roles` and :func:`evalkit.mo
   used, lengths are divided by the body height, and poses are expressed as unit bone directions
   in the body's heading frame (independent of bone lengths and of where a rig puts its joint
   centres).
+
+Both are derived once per clip and kept on it (:meth:`evalkit.motion.Motion.derived`): the roles
+(:func:`roles_of`), the role positions (:func:`body_of`) and the heading (:attr:`Body.heading`)
+are worked out the first time an analysis asks and shared by every later one (metrics,
+naturalness, distribution features, corruptions). The body's heading is defined here once
+(:func:`heading`, :func:`yaw_of_lateral`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Mapping
 
 import numpy as np
@@ -83,6 +90,29 @@ def hand_joints(parents: np.ndarray, roles: Mapping[str, int]) -> np.ndarray:
     return np.flatnonzero(below)
 
 
+def _roles_key(roles: Mapping | None) -> tuple:
+    return tuple(sorted((roles or {}).items()))
+
+
+def roles_of(motion: Motion, roles: Mapping[str, str] | None = None) -> dict[str, int]:
+    """``{role: joint index}`` of every role found in ``motion``'s skeleton (not strict), found
+    once per clip and overrides and kept on the clip.
+
+    Args:
+        motion: the clip.
+        roles: optional ``{role: joint name}`` overrides (see :func:`evalkit.motion.find_roles`).
+
+    >>> from evalkit.data import SAMPLES_DIR
+    >>> from evalkit.motion import load_motion
+    >>> m = load_motion(SAMPLES_DIR / "cmu" / "01_01.bvh")
+    >>> m.skeleton.names[roles_of(m)["left_ankle"]]
+    'LeftFoot'
+    """
+    found = motion.derived(("roles", _roles_key(roles)),
+                           lambda: find_roles(motion.skeleton, overrides=roles, strict=False))
+    return dict(found)
+
+
 def body_index(motion: Motion, roles: Mapping[str, str] | None = None) -> BodyIndex:
     """Resolve foot points and body height for ``motion``.
 
@@ -93,7 +123,7 @@ def body_index(motion: Motion, roles: Mapping[str, str] | None = None) -> BodyIn
     Raises:
         RolesNotFoundError: if the left/right ankles (needed by every foot metric) are missing.
     """
-    found = find_roles(motion.skeleton, overrides=roles, strict=False)
+    found = roles_of(motion, roles)
     needed = [f"{s}_ankle" for s in SIDES]
     missing = [r for r in needed if r not in found]
     if missing:
@@ -171,26 +201,60 @@ class Body:
         """``(frames, 3)`` world position of one role, metres."""
         return self.positions[:, ROLE_INDEX[name]]
 
+    @cached_property
+    def heading(self) -> np.ndarray:
+        """``(frames,)`` yaw of the body's forward direction about +Y, radians (:func:`heading`)."""
+        yaw = heading(self.positions)
+        yaw.setflags(write=False)
+        return yaw
+
 
 def body_of(motion: Motion, roles: dict[str, int] | None = None) -> Body:
-    """The :class:`Body` of a motion (raises :class:`RolesNotFoundError` if roles are missing)."""
-    roles = roles or find_roles(motion.skeleton, strict=True)
-    idx = [roles[r] for r in ROLE_NAMES]
-    return Body(positions=np.asarray(motion.positions[:, idx]), height=skeleton_height(motion), fps=motion.fps)
+    """The :class:`Body` of a motion, built once per clip (and role map) and kept on it.
 
+    Args:
+        motion: the clip.
+        roles: ``{role: joint index}`` of all 18 roles, or ``None`` to find them.
 
-def heading(positions: np.ndarray) -> np.ndarray:
-    """``(frames,)`` yaw of the body's forward direction about +Y, radians.
+    Raises:
+        RolesNotFoundError: a role is missing (the message says how to map it).
 
-    Forward is ``up x right`` with ``right`` the horizontal vector from the left to the right
-    hip (averaged with the shoulders' for robustness). ``positions``: ``(frames, 18, 3)``.
+    >>> from evalkit.data import SAMPLES_DIR
+    >>> from evalkit.motion import load_motion
+    >>> m = load_motion(SAMPLES_DIR / "cmu" / "01_01.bvh")
+    >>> b = body_of(m)
+    >>> b.positions.shape[1:], b is body_of(m), b.heading.shape == (m.n_frames,)
+    ((18, 3), True, True)
     """
-    right = (positions[:, ROLE_INDEX["right_hip"]] - positions[:, ROLE_INDEX["left_hip"]]) + (
-        positions[:, ROLE_INDEX["right_shoulder"]] - positions[:, ROLE_INDEX["left_shoulder"]]
-    )
-    # forward = up x right = (0,1,0) x (rx, ry, rz) = (rz, 0, -rx)
-    fx, fz = right[:, 2], -right[:, 0]
-    return np.arctan2(fx, fz)
+    def build() -> Body:
+        found = roles or find_roles(motion.skeleton, strict=True)
+        idx = [found[r] for r in ROLE_NAMES]
+        pos = np.asarray(motion.positions[:, idx])
+        pos.setflags(write=False)  # shared by every analysis of the clip
+        return Body(positions=pos, height=skeleton_height(motion), fps=motion.fps)
+
+    return motion.derived(("body", _roles_key(roles)), build)
+
+
+def yaw_of_lateral(lateral: np.ndarray) -> np.ndarray:
+    """``(...)`` yaw about +Y, radians, of the forward direction of a body whose left-to-right
+    axis is ``lateral`` (``(..., 3)``, metres or any unit): forward is ``up x lateral``, and the
+    yaw grows with :func:`evalkit.motion.quat.about_y`. The one definition of a body's heading."""
+    # forward = up x lateral = (0,1,0) x (lx, ly, lz) = (lz, 0, -lx)
+    return np.arctan2(lateral[..., 2], -lateral[..., 0])
+
+
+def heading(positions: np.ndarray, shoulders: bool = True) -> np.ndarray:
+    """``(frames,)`` yaw of the body's forward direction about +Y, radians (:func:`yaw_of_lateral`).
+
+    The left-to-right axis is the horizontal vector from the left to the right hip, with the
+    shoulders' added for robustness (``shoulders=False``: the hips alone).
+    ``positions``: ``(frames, 18, 3)`` role positions (:class:`Body`).
+    """
+    right = positions[:, ROLE_INDEX["right_hip"]] - positions[:, ROLE_INDEX["left_hip"]]
+    if shoulders:
+        right = right + (positions[:, ROLE_INDEX["right_shoulder"]] - positions[:, ROLE_INDEX["left_shoulder"]])
+    return yaw_of_lateral(right)
 
 
 def to_heading_frame(vectors: np.ndarray, yaw: np.ndarray) -> np.ndarray:

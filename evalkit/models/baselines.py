@@ -86,7 +86,7 @@ class RenGMMBaseline(BaseEstimator):
         body = prepare(motion, self.window)
         p = body.positions / body.height
         n = len(p)
-        yaw = np.unwrap(heading(body.positions))
+        yaw = np.unwrap(body.heading)
         rel = to_heading_frame(p - p[:, ROLE_INDEX["hips"]][:, None], yaw)
         vel = np.gradient(rel, axis=0) * body.fps * 0.1 if n > 1 else np.zeros_like(rel)
         out = {}

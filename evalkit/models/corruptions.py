@@ -75,7 +75,7 @@ import numpy as np
 from scipy.spatial.transform import Rotation
 
 from evalkit.errors import InputError
-from evalkit.features.body import LIMB_ROOTS, NORMALISED_HEIGHT_M, body_of, bone_directions, heading, limb_joints
+from evalkit.features.body import LIMB_ROOTS, NORMALISED_HEIGHT_M, body_of, bone_directions, limb_joints
 from evalkit.motion import Motion, find_roles, skeleton_height
 from evalkit.motion import quat
 
@@ -285,9 +285,9 @@ def _transition(m: Motion, s: float, rng: np.random.Generator, donor: Motion | N
     j = int(cand[pick])
     nb = int(round(max_blend_s * (1.0 - s) * rng.uniform(0.5, 1.0) * fps))
 
-    pa = body_of(m).positions
-    pb = body_of(b_m).positions
-    delta = float(heading(pa[i:i + 1])[0] - heading(pb[j:j + 1])[0])
+    ba, bb = body_of(m), body_of(b_m)
+    pa, pb = ba.positions, bb.positions
+    delta = float(ba.heading[i] - bb.heading[j])
     hips_b = quat.rotate(quat.about_y(delta), pb[j, 0])
     shift = np.array([pa[i, 0, 0] - hips_b[0], 0.0, pa[i, 0, 2] - hips_b[2]])
     rot_b, tr_b = _yaw_shift(b_m.rotations, b_m.translations, delta, shift)

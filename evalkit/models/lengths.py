@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from evalkit.errors import InputError
+from evalkit.features.body import body_of, yaw_of_lateral
 from evalkit.models.corruptions import corrupt
 from evalkit.models.examples import Example, seed_for as _seed_for
 from evalkit.motion import Motion, quat
@@ -166,7 +167,6 @@ def _acceleration(motion: Motion) -> np.ndarray:
     """``(frames,)`` largest acceleration of the body's role joints per frame (m/s^2; second
     differences, 0 at the ends). Role joints only: a rig's fixed ground node (Bandai Namco's
     joint 0) is moved with the body by a loop, which is no motion of the body."""
-    from evalkit.features.body import body_of
 
     p = body_of(motion).positions
     a = np.zeros(motion.n_frames)
@@ -220,8 +220,7 @@ def natural_at_length(motion: Motion, length_s: float, min_loop_s: float = 3.0) 
 
 def _yaw(positions: np.ndarray, left: int, right: int) -> float:
     """Yaw (radians about +Y) of the horizontal left-to-right hip direction of one frame."""
-    r = positions[right] - positions[left]
-    return float(np.arctan2(r[2], -r[0]))  # as evalkit.features.body.heading: grows with quat.about_y
+    return float(yaw_of_lateral(positions[right] - positions[left]))
 
 
 def join_continuous(originals: list[Motion], pieces: list[Motion]) -> Motion:

@@ -64,7 +64,7 @@ from scipy.signal import savgol_filter
 from scipy.spatial.transform import Rotation
 
 from evalkit.errors import InputError
-from evalkit.features.body import (BONES, FOOT_ROLES, LIMB_ROOTS, ROLE_INDEX, Body, body_of, bone_vectors, heading,
+from evalkit.features.body import (BONES, FOOT_ROLES, LIMB_ROOTS, ROLE_INDEX, Body, body_of, bone_vectors,
                                  limb_joints, to_heading_frame)
 from evalkit.features.ground import terrain_heights
 from evalkit.motion import Motion, find_roles, quat, resample
@@ -364,7 +364,7 @@ def frame_signals(body: Body, config: WindowConfig = WindowConfig()) -> dict[str
     pm = body.positions  # metres
     p = pm / body.height
     vn, an, jn = (_norm(_diff(p, k, fps)) for k in (1, 2, 3))  # (F, 18) speed, acc., jerk
-    yaw = np.unwrap(heading(pm))
+    yaw = np.unwrap(body.heading)
     vec = bone_vectors(pm)
     loc = local_limb_directions(p)
     l1 = _norm(_diff(loc, 1, fps))  # (F, local bones), rad/s
@@ -796,7 +796,7 @@ def window_features(motion: Motion | Body, config: WindowConfig = WindowConfig()
         warnings.simplefilter("ignore", RuntimeWarning)
         cols.update(_window_signal_statistics(sig, rot, lengths, idx, config))
         cols.update(_velocity_spectrum_shares(p, idx, w, fps, config))
-        cols.update(_coordination_features(body.positions, p, idx, fps))
+        cols.update(_coordination_features(body.heading, p, idx, fps))
         loc = local_limb_directions(p)
         cols.update(_swing_features(loc, sig, idx, starts, w, fps))
         cols.update(_relative_features(cols))
@@ -868,10 +868,11 @@ def _velocity_spectrum_shares(p: np.ndarray, idx: np.ndarray, w: int, fps: float
             "vhf_ratio": spec[:, freqs > 10.0].sum(axis=(1, 2, 3)) / total}
 
 
-def _coordination_features(pm: np.ndarray, p: np.ndarray, idx: np.ndarray, fps: float) -> dict[str, np.ndarray]:
+def _coordination_features(heading_yaw: np.ndarray, p: np.ndarray, idx: np.ndarray, fps: float) -> dict[str, np.ndarray]:
     """Correlation of the feet's, the wrists' and each arm's with the opposite leg's forward
-    velocity relative to the hips, in the heading frame (forward = +Z)."""
-    yaw = np.unwrap(heading(pm))
+    velocity relative to the hips, in the heading frame (forward = +Z; ``heading_yaw``: the
+    body's :attr:`~evalkit.features.body.Body.heading`)."""
+    yaw = np.unwrap(heading_yaw)
     vloc = to_heading_frame(_diff(p, 1, fps), yaw)
     fwd = vloc[..., 2]
     la, ra = fwd[:, ROLE_INDEX["left_ankle"]][idx], fwd[:, ROLE_INDEX["right_ankle"]][idx]
@@ -924,7 +925,7 @@ def _pose_samples(body: Body, idx: np.ndarray, w: int, config: WindowConfig) -> 
     """``(W, pose_samples * bones * 6)`` float32 pose samples of each window for the PCA
     reconstruction error: bone directions in the heading frame and their change (×0.1 s)."""
     n = body.n_frames
-    dirs = to_heading_frame(bone_vectors(body.positions), np.unwrap(heading(body.positions)))
+    dirs = to_heading_frame(bone_vectors(body.positions), np.unwrap(body.heading))
     dirs = dirs / np.maximum(_norm(dirs)[..., None], 1e-9)
     ddirs = _diff(dirs, 1, body.fps) * 0.1
     pose = np.concatenate([dirs, ddirs], axis=-1).reshape(n, -1).astype(np.float32)  # (F, bones*6)

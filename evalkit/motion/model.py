@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Hashable, Mapping, Sequence
 
 import numpy as np
 
@@ -193,6 +193,25 @@ class Motion:
         pos = global_positions(self)
         pos.setflags(write=False)
         return pos
+
+    def derived(self, key: Hashable, compute: Callable[[], Any]) -> Any:
+        """A fact derived from this clip (its body's role positions, heading, ...), computed once.
+
+        The value of ``compute()`` is kept on the clip under ``key`` and returned by every later
+        call with the same key: a motion is immutable, so a fact derived from it stays true, and
+        every operation returns a new motion that starts with none. The packages above the core
+        own what is derived (e.g. :func:`evalkit.features.body.body_of`).
+
+        >>> from evalkit.data import SAMPLES_DIR
+        >>> from evalkit.motion import load_motion
+        >>> m = load_motion(SAMPLES_DIR / "cmu" / "01_01.bvh")
+        >>> m.derived("frames", lambda: m.n_frames) is m.derived("frames", lambda: -1)
+        True
+        """
+        facts = self.__dict__.setdefault("_derived", {})
+        if key not in facts:
+            facts[key] = compute()
+        return facts[key]
 
     # -- operations returning new motions -----------------------------------------------
     def slice(self, start: int | None = None, stop: int | None = None, step: int | None = None) -> "Motion":

@@ -192,3 +192,58 @@ def run_clips(inputs: Sequence[str | os.PathLike | tuple[str | os.PathLike, str]
     finally:
         bar.close()
     return [r for part in results for r in part]
+
+
+@dataclass(frozen=True)
+class KeepMotion:
+    """An analysis that returns the loaded motion itself (for callers that need the clips)."""
+
+    name: str = "motion"
+
+    def __call__(self, motion, clip):
+        return motion
+
+
+def load_clips(sources: Sequence[Any], load: LoadOptions | None = None, *, jobs: int = 1, scheduler: Any = None,
+               progress: bool = False, desc: str = "reading clips") -> list:
+    """The motions of ``sources``, in order, each file read once through :func:`run_clips`.
+
+    For the commands and builders that need the clips themselves (a reference set, a generator's
+    clip database, gesture phrases, the extractor's training windows) rather than per-clip rows.
+
+    Args:
+        sources: motion files, folders (searched recursively, see
+            :func:`evalkit.motion.formats.iter_motion_files`) and already-loaded
+            :class:`~evalkit.motion.Motion` objects (taken as they are), in any mix.
+        load: how the files are read (``None``: the defaults).
+        jobs, scheduler, progress, desc: as for :func:`run_clips`.
+
+    Returns:
+        ``list[Motion]``: the given motions and the files' motions, in the order given (a
+        folder's files in :func:`~evalkit.motion.formats.iter_motion_files` order).
+
+    Raises:
+        InputError: a folder holds no motion file; the first file that cannot be read raises
+            its own error.
+
+    >>> from evalkit.data import SAMPLES_DIR
+    >>> [m.name for m in load_clips([SAMPLES_DIR / "cmu" / "01_01.bvh"])]
+    ['01_01']
+    """
+    from evalkit.motion import Motion
+    from evalkit.motion.formats import FOLDER_EXTENSIONS, iter_motion_files
+
+    slots: list[Any] = []
+    files: list[Path] = []
+    for src in sources:
+        if isinstance(src, Motion):
+            slots.append(src)
+            continue
+        found = list(iter_motion_files([src]))
+        if not found:
+            raise InputError(f"{src}: no motion files ({', '.join(FOLDER_EXTENSIONS)}) found")
+        slots.extend(len(files) + i for i in range(len(found)))
+        files.extend(found)
+    runs = run_clips(files, (KeepMotion(),), load, jobs=jobs, scheduler=scheduler, progress=progress, desc=desc,
+                     record_warnings=False, errors="raise")
+    return [s if isinstance(s, Motion) else runs[s].results["motion"] for s in slots]

@@ -32,6 +32,7 @@ from evalkit.features.body import yaw_of_lateral
 from evalkit.gesture.analysis import GesturePhrase, analyze_gestures
 from evalkit.gesture.phases import PhaseConfig
 from evalkit.motion import LoadOptions, Motion, find_roles, quat
+from evalkit.runner import load_clips
 from evalkit.speech.accents import AccentConfig, analyze_speech
 from evalkit.speech.audio import Audio
 
@@ -353,14 +354,7 @@ def single_stroke_sources(
     clips; the pieces then start and end away from rest and the blends between them are less
     clean.
     """
-    from evalkit.motion.formats import iter_motion_files
-
-    motions = []
-    for s in paths_or_motions:
-        if isinstance(s, Motion):
-            motions.append(s)
-        else:
-            motions.extend((load or LoadOptions()).load(p) for p in iter_motion_files([s]))
+    motions = load_clips(list(paths_or_motions), load)
     out = []
     for m in motions:
         g = analyze_gestures(m, phase_config)

@@ -378,10 +378,11 @@ def training_windows(files: Sequence[str | os.PathLike], protocol: WindowProtoco
     """
     from evalkit.distribution.canonical import canonical_positions, windows
     from evalkit.motion import mirror
+    from evalkit.runner import load_clips
 
     out, data = [], []
-    for f in sorted(Path(p) for p in files):
-        m = (load or LoadOptions()).load(f)
+    paths = sorted(Path(p) for p in files)
+    for f, m in zip(paths, load_clips(paths, load)):
         versions_ = [m]
         if settings.augment == "mirror":
             versions_.append(mirror(m))

@@ -7,11 +7,12 @@ from typing import Iterable
 
 import numpy as np
 
-from evalkit.errors import EvalkitError, InputError
+from evalkit.errors import InputError
 from evalkit.features.kinematics import Reference, derivative_magnitudes, histograms, joint_angles, role_joints
 from evalkit.features.kinetic import fm_vector
 from evalkit.features.score import ScoreConfig, analyse
 from evalkit.motion import LoadOptions, Motion
+from evalkit.runner import KeepMotion, run_clips
 
 
 def reference_from_motions(motions: Iterable[Motion], config: ScoreConfig | None = None,
@@ -52,12 +53,12 @@ def build_reference(paths: Iterable[str | os.PathLike], config: ScoreConfig | No
     if not files:
         raise InputError(f"no motion files ({', '.join(MOTION_EXTENSIONS)}) under {', '.join(map(str, paths))}")
     motions, used, errors = [], [], []
-    for f in files:
-        try:
-            motions.append((load or LoadOptions()).load(f))
-            used.append(str(f))
-        except EvalkitError as exc:
-            errors.append(str(exc))
+    for run in run_clips(files, (KeepMotion(),), load, record_warnings=False):
+        if run.ok:
+            motions.append(run.results["motion"])
+            used.append(run.path)
+        else:
+            errors.append(run.error)
     if not motions:
         raise InputError(f"no reference clip could be read; first error: {errors[0]}")
     return reference_from_motions(motions, config, used)

@@ -16,6 +16,7 @@ from evalkit.gesture.phases import PhaseConfig, Segmentation, segment_gestures
 from evalkit.gesture.strokes import default_gsi_scale, stroke_features
 from evalkit.gesture.trajectory import HandTrajectories, hand_trajectories
 from evalkit.motion import LoadOptions, Motion
+from evalkit.runner import load_clips
 
 
 @dataclass(frozen=True)
@@ -203,21 +204,8 @@ def gesture_database(
         every phrase of every clip, in clip then time order. ``clip`` holds the file path, so
         ``load_motion(p.clip).slice(p.start_frame, p.end_frame)`` gives the phrase's motion.
     """
-    from evalkit.motion.formats import iter_motion_files
-
-    items: list[Motion | Path] = []
-    for src in sources:
-        if isinstance(src, Motion):
-            items.append(src)
-        else:
-            items.extend(iter_motion_files([src]))
-    if progress:
-        from tqdm import tqdm
-
-        items = tqdm(items, desc="gesture phrases", unit="clip")
     out: list[GesturePhrase] = []
-    for item in items:
-        motion = item if isinstance(item, Motion) else (load or LoadOptions()).load(item)
+    for motion in load_clips(list(sources), load, progress=progress, desc="gesture clips"):
         out.extend(analyze_gestures(motion, config, gsi_scale).phrases)
     return out
 

@@ -33,6 +33,7 @@ from evalkit.motion.formats import LoadOptions
 from evalkit.motion.model import Motion, Skeleton
 from evalkit.motion.ops import resample
 from evalkit.motion.roles import find_roles
+from evalkit.runner import load_clips
 
 #: Motion labels of known CMU takes (CMU's own descriptions), used in tables and manifests.
 KNOWN_LABELS: dict[str, str] = {
@@ -223,17 +224,9 @@ def prepare_clips(
     Returns:
         Clips in input order, named by file stem, with ``meta["source"]`` kept.
     """
-    from evalkit.motion.formats import iter_motion_files
-
-    motions: list[Motion] = []
-    paths = []
-    for c in clips:
-        if isinstance(c, Motion):
-            motions.append(c)
-        else:
-            paths.append(c)
-            for p in iter_motion_files([c]):
-                motions.append((load or LoadOptions()).load(p))
+    clips = list(clips)
+    paths = [c for c in clips if not isinstance(c, Motion)]
+    motions: list[Motion] = load_clips(clips, load)
     if not motions:
         raise InputError("no motion clips given" + (f" (looked in {', '.join(map(str, paths))})" if paths else ""))
     names = [m.name for m in motions]

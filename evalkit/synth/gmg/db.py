@@ -42,6 +42,7 @@ from evalkit.gesture.strokes import default_gsi_scale, stroke_features
 from evalkit.gesture.trajectory import HandTrajectories
 from evalkit.motion import LoadOptions, Motion, Skeleton, find_roles, quat
 from evalkit.motion.fk import forward_kinematics
+from evalkit.runner import load_clips
 
 #: Note written into manifests and reports when the database is built from the bundled CMU clips.
 CMU_NOTE = ("gesture database built from CMU non-conversational capture (stylised walk-stop and start-hop-stop, "
@@ -333,17 +334,7 @@ def _rest_frame(analyses: Sequence[GestureAnalysis]) -> tuple[str, int]:
 
 
 def _load(sources: Iterable[Motion | str | os.PathLike], load: LoadOptions | None) -> list[Motion]:
-    from evalkit.motion.formats import iter_motion_files
-
-    out: list[Motion] = []
-    for src in sources:
-        if isinstance(src, Motion):
-            out.append(src)
-            continue
-        files = list(iter_motion_files([src]))
-        if not files:
-            raise InputError(f"{src}: no BVH or AMC files found")
-        out.extend((load or LoadOptions()).load(p) for p in files)
+    out: list[Motion] = load_clips(list(sources), load)
     if not out:
         raise InputError("no gesture clips given")
     return out

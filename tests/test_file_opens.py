@@ -1,0 +1,91 @@
+"""Each motion file is opened once per command, traced at the interpreter's ``open`` audit event
+(every ``open()``, ``Path.read_bytes``, ``numpy.load`` ... raises it), not at a reader."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from evalkit.cli import main
+from evalkit.data import SAMPLES_DIR
+
+CMU = SAMPLES_DIR / "cmu"
+_TRACE: list[Counter | None] = [None]
+
+
+def _hook(event, args):
+    counter = _TRACE[0]
+    if counter is not None and event == "open" and isinstance(args[0], (str, bytes, Path)):
+        counter[str(Path(str(args[0] if not isinstance(args[0], bytes) else args[0].decode())).resolve())] += 1
+
+
+sys.addaudithook(_hook)  # audit hooks cannot be removed; it records only inside `opens()`
+
+
+class opens:
+    """Context manager: a Counter of files opened inside it, by resolved path."""
+
+    def __enter__(self) -> Counter:
+        _TRACE[0] = Counter()
+        return _TRACE[0]
+
+    def __exit__(self, *exc) -> None:
+        _TRACE[0] = None
+
+
+@pytest.fixture()
+def clips(tmp_path):
+    """Two systems' and a reference set's BVH files (real CMU capture), copied apart."""
+    out = {}
+    for name, files in (("a", ["01_01.bvh", "131_03.bvh"]), ("b", ["131_01.bvh", "131_03.bvh"]),
+                        ("ref", ["01_01.bvh", "131_01.bvh", "131_03.bvh"])):
+        d = tmp_path / name
+        d.mkdir()
+        for f in files:
+            shutil.copyfile(CMU / f, d / f)
+        out[name] = d
+    return out
+
+
+def _motion_opens(counter: Counter, folder: Path) -> dict[str, int]:
+    root = str(folder.resolve())
+    return {p: n for p, n in counter.items() if p.startswith(root) and p.endswith(".bvh")}
+
+
+def test_score_with_model_and_reference_opens_each_file_once(clips, tmp_path, capsys):
+    with opens() as counter:
+        assert main(["score", str(clips["a"]), "--model", "default", "--reference", str(clips["ref"]),
+                     "-o", str(tmp_path / "s.csv"), "-q"]) == 0
+    files = sorted(p.resolve() for p in clips["a"].iterdir())
+    assert _motion_opens(counter, clips["a"]) == {str(f): 1 for f in files}
+    assert set(_motion_opens(counter, clips["ref"]).values()) == {1}
+    assert len(_motion_opens(counter, clips["ref"])) == len(list(clips["ref"].iterdir()))
+
+
+def test_compare_opens_each_file_once(clips, tmp_path, capsys):
+    with opens() as counter:
+        assert main(["compare", "--reference", str(clips["ref"]), f"a={clips['a']}", f"b={clips['b']}",
+                     "--bootstrap", "20", "--out", str(tmp_path / "cmp"), "-q"]) == 0
+    for name in ("a", "b", "ref"):
+        got = _motion_opens(counter, clips[name])
+        assert got and set(got.values()) == {1}, (name, got)
+        assert len(got) == len(list(clips[name].iterdir()))
+
+
+def test_builders_read_each_clip_once(clips, tmp_path):
+    """The clip databases and reference sets built from folders read each file once."""
+    from evalkit.features.reference import build_reference
+    from evalkit.runner import load_clips
+
+    with opens() as counter:
+        ref = build_reference([clips["ref"]])
+        motions = load_clips([clips["a"]])
+    assert ref.n_clips == 3
+    assert set(_motion_opens(counter, clips["ref"]).values()) == {1}
+    assert set(_motion_opens(counter, clips["a"]).values()) == {1}
+    assert [m.name for m in motions] == sorted(p.stem for p in clips["a"].iterdir())
+

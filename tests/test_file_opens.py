@@ -89,3 +89,27 @@ def test_builders_read_each_clip_once(clips, tmp_path):
     assert set(_motion_opens(counter, clips["a"]).values()) == {1}
     assert [m.name for m in motions] == sorted(p.stem for p in clips["a"].iterdir())
 
+
+
+def test_training_opens_each_file_once_and_keeps_its_hash(clips, tmp_path, capsys):
+    """`evalkit train` reads each natural file once (the hash is taken from that read); a copy
+    of a file (same bytes) is left out, and the model card lists each kept file's SHA-256."""
+    import hashlib
+    import json
+
+    shutil.copyfile(CMU / "16_15.amc", clips["ref"] / "16_15.amc")
+    shutil.copyfile(CMU / "16.asf", clips["ref"] / "16.asf")
+    dup = clips["ref"] / "copy"
+    dup.mkdir()
+    shutil.copyfile(CMU / "131_01.bvh", dup / "131_01-again.bvh")
+    out = tmp_path / "m.joblib"
+    with opens() as counter:
+        assert main(["train", "--natural", str(clips["ref"]), "--out", str(out), "-q"]) == 0
+    motion_files = [p for p in clips["ref"].rglob("*") if p.suffix in (".bvh", ".amc")]
+    got = {p: n for p, n in counter.items() if p.startswith(str(clips["ref"].resolve())) and p.endswith((".bvh", ".amc"))}
+    assert got == {str(p.resolve()): 1 for p in motion_files}
+    card = json.loads(out.with_suffix(".json").read_text())
+    text = json.dumps(card)
+    for p in motion_files:
+        assert hashlib.sha256(p.read_bytes()).hexdigest() in text
+    assert "131_01-again" not in text  # same bytes as 131_01.bvh: left out

@@ -34,7 +34,7 @@ from sklearn.mixture import GaussianMixture
 from sklearn.preprocessing import StandardScaler
 
 from evalkit.errors import InputError
-from evalkit.features.body import PARTS, ROLE_INDEX, heading, to_heading_frame
+from evalkit.features.body import PARTS, ROLE_INDEX, to_heading_frame
 from evalkit.models.window_features import WindowConfig, frame_signals, prepare, window_starts
 from evalkit.motion import Motion, find_roles, resample
 from evalkit.motion import quat

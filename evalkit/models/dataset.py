@@ -125,29 +125,26 @@ def load_natural(paths: Iterable[str | Path], fps: float = 30.0, group_by: str =
 
     Identical files (same bytes) are read once; with ``dedupe_takes`` the same CMU take in a
     second format (``01_01.amc`` next to ``01_01.bvh``) is skipped too, but not a retarget of
-    it to another rig in another folder. Which files count is decided from one pass over each
-    file's bytes (its hash and, for BVH, its joint count); the kept files are then read once by
-    :func:`evalkit.runner.run_clips`. A file that cannot be read raises its error.
+    it to another rig in another folder. Each file is read once, by :func:`evalkit.runner.run_clips`
+    (its hash taken from that read, :attr:`LoadOptions.digest`); which files count is then decided
+    from the hash and the rig family (for BVH, its joint count). A file that cannot be read raises
+    its error.
     """
     files = list(iter_motion_files(paths))
     if not files:
         raise InputError(f"no motion files (.bvh, .amc) found in {', '.join(map(str, paths))}")
+    runs = run_clips(files, (_NaturalMotion(fps),), replace(load or LoadOptions(), digest=True), progress=progress,
+                     desc="reading clips", record_warnings=False, errors="raise")
     seen_hash: set[str] = set()
     seen_take: set[tuple[str, str]] = set()
-    kept: list[tuple[Path, str, str, str]] = []
-    for f in files:
-        digest, family = _digest_and_family(f)
+    out: list[NaturalClip] = []
+    for f, run in zip(files, runs):
+        m, plain, digest, family = run.results["natural"]
         group, take = group_of(f, group_by)
         if digest in seen_hash or (dedupe_takes and (take, family) in seen_take):
             continue
         seen_hash.add(digest)
         seen_take.add((take, family))
-        kept.append((f, digest, group, take))
-    runs = run_clips([f for f, *_ in kept], (_NaturalMotion(fps),), load, progress=progress,
-                     desc="reading clips", record_warnings=False, errors="raise")
-    out: list[NaturalClip] = []
-    for (f, digest, group, take), run in zip(kept, runs):
-        m, plain = run.results["natural"]
         rig = f"{m.n_joints}j:{m.skeleton.names[0]}"
         out.append(NaturalClip(motion=m, path=str(f), group=group, take=take, sha256=digest, rig=rig,
                                decimated=plain))
@@ -157,13 +154,14 @@ def load_natural(paths: Iterable[str | Path], fps: float = 30.0, group_by: str =
 @dataclass(frozen=True)
 class _NaturalMotion:
     """Runner analysis: a natural clip trimmed of start glitches, at ``fps``, named after its file,
-    and the same clip decimated without a filter (:attr:`NaturalClip.decimated`; ``None`` at the
-    working rate already)."""
+    the same clip decimated without a filter (:attr:`NaturalClip.decimated`; ``None`` at the
+    working rate already), the file's SHA-256 and its rig family (:func:`_family`)."""
 
     fps: float
     name: str = "natural"
 
-    def __call__(self, motion: Motion, clip) -> tuple[Motion, Motion | None]:
+    def __call__(self, motion: Motion, clip) -> tuple[Motion, Motion | None, str, str]:
+        digest, family = motion.meta["sha256"], _family(clip.path, motion)
         try:
             m = trim_glitches(motion)
         except RolesNotFoundError as exc:  # say which file needs the role map
@@ -174,44 +172,16 @@ class _NaturalMotion:
             m = resample(m, self.fps, band_limited=True)
             if plain.n_frames != m.n_frames:
                 plain = None
-        return replace(m, name=clip.path.stem), plain
+        return replace(m, name=clip.path.stem), plain, digest, family
 
 
-def _digest_and_family(path: Path) -> tuple[str, str]:
-    """:func:`file_sha256` of a file and its rig family, from one pass over its bytes. Files of
-    one capture in different formats (a CMU AMC and its 31-joint cgspeed BVH) share a family;
-    retargets to another rig (another joint count) do not."""
-    from evalkit.motion.formats import clip_source
-
+def _family(path: Path, motion: Motion) -> str:
+    """The rig family of a file: files of one capture in different formats (a CMU AMC and its
+    31-joint cgspeed BVH) share one; retargets to another rig (another joint count) do not."""
     ext = path.suffix.lower()
-    if ext != ".bvh":  # a CMU AMC and its 31-joint cgspeed BVH are one family; arrays: their own rigs
-        return file_sha256(path), "cmu31" if ext == ".amc" else "array" + ext
-    source, index = clip_source(path)
-    h = hashlib.sha256()
-    joints, counting, pending = 0, True, b""
-    with open(source, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-            if counting:
-                lines = (pending + chunk).splitlines(keepends=True)
-                pending = lines.pop() if lines and not lines[-1].endswith((b"\n", b"\r")) else b""
-                joints, counting = _count_joints(lines, joints)
-    if counting and pending:
-        joints, _ = _count_joints([pending], joints)
-    if index is not None:
-        h.update(f"#{index}".encode())
-    return h.hexdigest(), "cmu31" if joints == 31 else f"bvh{joints}"
-
-
-def _count_joints(lines: list[bytes], n: int) -> tuple[int, bool]:
-    """ROOT/JOINT lines of a BVH header added to ``n``; ``False`` once the MOTION line is reached."""
-    for line in lines:
-        s = line.decode("utf-8", errors="replace").strip()
-        if s.startswith(("ROOT", "JOINT")):
-            n += 1
-        elif s.startswith("MOTION"):
-            return n, False
-    return n, True
+    if ext == ".bvh":
+        return "cmu31" if motion.n_joints == 31 else f"bvh{motion.n_joints}"
+    return "cmu31" if ext == ".amc" else "array" + ext
 
 
 def segments(clip: NaturalClip, length_s: float = 4.0, min_s: float = 1.0) -> list[Motion]:

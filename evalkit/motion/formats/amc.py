@@ -10,6 +10,7 @@ AMC files carry no frame rate: CMU's is 120 fps, the default.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,6 +49,13 @@ class AsfSkeleton:
     root_axis_order: str
     degrees: bool
     path: str | None
+
+
+def _read_bytes(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        raise FileFormatError(path, None, "file not found") from None
 
 
 def _read_text(path: Path) -> list[str]:
@@ -435,15 +443,22 @@ def _local_rotations(asf: AsfSkeleton, dof_values: dict[str, np.ndarray], degree
 
 
 def read_amc(asf: AsfSkeleton, path: str | os.PathLike, fps: float = 120.0,
-             units: str | float = "auto", up: str = "auto", roles=None) -> Motion:
+             units: str | float = "auto", up: str = "auto", roles=None, digest: bool = False) -> Motion:
     """Read AMC motion for a parsed ASF skeleton into a :class:`Motion` (metres, Y-up).
+
+    ``digest``: record the SHA-256 hex digest of the AMC file's bytes in ``meta["sha256"]``
+    (from the one read of the file).
 
     Raises:
         FileFormatError: naming the line, for a malformed file or one beyond
             :mod:`evalkit.motion.formats.limits`.
     """
     path = Path(path)
-    lines = _read_text(path)
+    if digest:
+        data = _read_bytes(path)
+        lines = data.decode("utf-8-sig", errors="replace").splitlines()
+    else:
+        lines = _read_text(path)
     sk = asf.skeleton
     frame_starts, deg_flag, force3 = _amc_header(lines)
     degrees = asf.degrees if deg_flag is None else deg_flag
@@ -465,7 +480,8 @@ def read_amc(asf: AsfSkeleton, path: str | os.PathLike, fps: float = 120.0,
     rotations, translations = _local_rotations(asf, dof_values, degrees, force3, n_f)
     motion = Motion(
         skeleton=sk, fps=fps, rotations=rotations, translations=translations, name=path.stem,
-        meta={"source": str(path), "format": "amc", "asf": asf.path, "fps_assumed": fps},
+        meta={"source": str(path), "format": "amc", "asf": asf.path, "fps_assumed": fps,
+              **({"sha256": hashlib.sha256(data).hexdigest()} if digest else {})},
     )
     return normalize_motion(motion, units=units, up=up, roles=roles)
 
@@ -496,6 +512,6 @@ def find_asf(amc_path: Path) -> Path:
 
 
 def read_asf_amc(asf_path, amc_path, fps: float = 120.0, units: str | float = "auto", up: str = "auto",
-                 roles=None) -> Motion:
-    """Read an ASF skeleton and an AMC motion into one :class:`Motion`."""
-    return read_amc(read_asf(asf_path), amc_path, fps=fps, units=units, up=up, roles=roles)
+                 roles=None, digest: bool = False) -> Motion:
+    """Read an ASF skeleton and an AMC motion into one :class:`Motion` (``digest``: see :func:`read_amc`)."""
+    return read_amc(read_asf(asf_path), amc_path, fps=fps, units=units, up=up, roles=roles, digest=digest)

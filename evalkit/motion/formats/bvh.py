@@ -8,6 +8,7 @@ large files: the MOTION block is parsed in one vectorised call. Malformed files 
 
 from __future__ import annotations
 
+import hashlib
 import io
 import os
 import re
@@ -31,7 +32,7 @@ NUMPY_PARSE_MAX_VALUES = 1_500_000
 
 
 def read_bvh(path: str | os.PathLike, units: str | float = "auto", up: str = "auto", roles=None,
-             fps: float | None = None) -> Motion:
+             fps: float | None = None, digest: bool = False) -> Motion:
     """Read a BVH file into a :class:`Motion` in metres, Y-up.
 
     Args:
@@ -42,6 +43,8 @@ def read_bvh(path: str | os.PathLike, units: str | float = "auto", up: str = "au
         roles: a role map for unusual rigs (see :func:`evalkit.motion.normalize.normalize_motion`).
         fps: frame rate to use instead of the file's ``Frame Time`` (``--bvh-fps``), for files
             that state a wrong one; ``None`` reads the file's.
+        digest: record the SHA-256 hex digest of the file's bytes in ``meta["sha256"]`` (from
+            the one read of the file).
 
     Raises:
         FileFormatError: a malformed file, or one beyond :mod:`evalkit.motion.formats.limits`.
@@ -53,6 +56,7 @@ def read_bvh(path: str | os.PathLike, units: str | float = "auto", up: str = "au
         raise FileFormatError(path, None, "file not found") from None
     except IsADirectoryError:
         raise FileFormatError(path, None, "is a directory, expected a .bvh file") from None
+    sha256 = hashlib.sha256(data).hexdigest() if digest else None
     if data.startswith(b"\xef\xbb\xbf"):  # UTF-8 byte-order mark (some Windows editors)
         data = data[3:]
     try:
@@ -61,7 +65,10 @@ def read_bvh(path: str | os.PathLike, units: str | float = "auto", up: str = "au
         text = data.decode("latin-1")
     if "\r" in text and "\n" not in text:  # classic Mac OS line endings
         text = text.replace("\r", "\n")
-    return parse_bvh(text, path=path, units=units, up=up, roles=roles, fps=fps)
+    motion = parse_bvh(text, path=path, units=units, up=up, roles=roles, fps=fps)
+    if sha256 is not None:
+        motion.meta["sha256"] = sha256  # the reader's own new dict: nothing else holds it yet
+    return motion
 
 
 class _Tokens:

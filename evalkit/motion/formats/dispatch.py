@@ -46,6 +46,7 @@ def load_motion(
     body_model: str | os.PathLike | None = None,
     allow_pickle: bool = False,
     bvh_fps: float | None = None,
+    digest: bool = False,
 ) -> Motion:
     """Read a motion file into a :class:`Motion` (metres, Y-up), chosen by extension and content:
     ``.bvh``; ``.amc`` (with its ``.asf``); ``.npz`` SMPL-family parameters (AMASS, BEAT2) or
@@ -67,6 +68,9 @@ def load_motion(
         allow_pickle: trust pickles fully (``--allow-pickle``); otherwise only plain data is read.
         bvh_fps: frame rate of BVH files instead of their ``Frame Time`` (``--bvh-fps``), for
             exports that state a wrong one.
+        digest: record the SHA-256 hex digest of the file's bytes in ``meta["sha256"]`` (of
+            one clip of a multi-clip file: of its bytes and ``#index``). BVH and AMC take it
+            from the one read of the file; array files are read once more for it.
 
     Example (a bundled CMU walk, ASF/AMC at 120 frames/s):
 
@@ -95,14 +99,17 @@ def load_motion(
 
     if ext in (".npz", ".npy", ".csv"):
         check_not_lfs_pointer(p)
-        return _load_array_file(p, ext, units, up, roles, skeleton, array_fps, body_model, allow_pickle, clip)
+        motion = _load_array_file(p, ext, units, up, roles, skeleton, array_fps, body_model, allow_pickle, clip)
+        if digest:
+            motion = motion.with_(meta={**motion.meta, "sha256": _file_digest(p, clip)})
+        return motion
     try:  # text formats: a file that does not parse is looked at again only then (one open per good file)
         if ext == ".bvh":
-            return read_bvh(p, units=units, up=up, roles=roles, fps=bvh_fps)
+            return read_bvh(p, units=units, up=up, roles=roles, fps=bvh_fps, digest=digest)
         if ext == ".amc":
             asf_path = Path(asf) if asf else find_asf(p)
             return read_asf_amc(asf_path, p, fps=120.0 if fps is None else fps, units=units, up=up,
-                                roles=roles)
+                                roles=roles, digest=digest)
     except FileFormatError:
         check_not_lfs_pointer(p)
         raise
@@ -127,6 +134,7 @@ class LoadOptions:
         body_model: SMPL-family model file (or a loaded model) for parameter files.
         allow_pickle: trust pickles fully.
         bvh_fps: frame rate of BVH files instead of their ``Frame Time``, frames/s.
+        digest: record each file's SHA-256 in ``meta["sha256"]`` (training data records).
     """
 
     units: str | float = "auto"
@@ -139,6 +147,7 @@ class LoadOptions:
     body_model: object = None
     allow_pickle: bool = False
     bvh_fps: float | None = None
+    digest: bool = False
 
     def load(self, path: str | os.PathLike, **override) -> Motion:
         """``load_motion(path, ...)`` with these options (``override``: options replaced for this call)."""
@@ -147,6 +156,19 @@ class LoadOptions:
     def kwargs(self) -> dict:
         """The options as keyword arguments of :func:`load_motion`."""
         return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+def _file_digest(path: Path, clip: int | None) -> str:
+    """SHA-256 hex digest of a file's bytes (and ``#clip`` for one clip of a multi-clip file)."""
+    import hashlib
+
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    if clip is not None:
+        h.update(f"#{clip}".encode())
+    return h.hexdigest()
 
 
 def clip_source(path: str | os.PathLike) -> tuple[Path, int | None]:

@@ -38,6 +38,7 @@ import os
 import platform
 import zipfile
 from dataclasses import asdict, dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -215,8 +216,13 @@ class Extractor:
     def latent(self) -> int:
         return int(self.weights["W2"].shape[1])
 
-    def _params(self) -> dict[str, np.ndarray]:
+    @cached_property
+    def _params64(self) -> dict[str, np.ndarray]:
+        """The weights in float64, converted once per extractor (every clip's windows use them)."""
         return {k: np.asarray(v, np.float64) for k, v in self.weights.items()}
+
+    def _params(self) -> dict[str, np.ndarray]:
+        return self._params64
 
     @property
     def inputs(self) -> str:

@@ -142,3 +142,38 @@ def test_a_frozen_pose_has_a_ground_estimate(walk_motion):
     assert c.shape == (n, 2) and np.isfinite(track.levels).all()
     lowest = held.positions[0, :, 1].min()
     assert abs(float(track.levels.min()) - lowest) < 0.05
+
+
+def test_the_robust_plane_fit_is_scipys_soft_l1_minimiser(walk_motion):
+    """The ground's slope fit gives the parameters scipy.optimize.least_squares finds with the
+    same soft-L1 loss, on the planted foot heights of real walks (flat and tilted by 3 %)."""
+    from scipy.optimize import least_squares
+
+    from evalkit.features import ground
+
+    cases = []
+    real = ground._soft_l1_fit
+
+    def record(jac, h, f_scale, **kw):
+        cases.append((jac.copy(), h.copy(), f_scale))
+        return real(jac, h, f_scale, **kw)
+
+    import unittest.mock as mock
+
+    with mock.patch.object(ground, "_soft_l1_fit", record):
+        foot_track(walk_motion)
+        pos = walk_motion.translations.copy()
+        pos[:, 0, 1] += 0.03 * walk_motion.positions[:, 0, 0]  # the floor rises 3 % along x
+        foot_track(walk_motion.with_(translations=pos))
+    assert cases, "no slope fit ran on a walk"
+    for jac, h, f in cases:
+        want = least_squares(lambda p: jac @ p - h, np.zeros(jac.shape[1]), jac=lambda p: jac,
+                             loss="soft_l1", f_scale=f).x
+        np.testing.assert_allclose(real(jac, h, f), want, rtol=0, atol=1e-8)
+        # with outliers the robust fit is not the plain least-squares one
+    jac, h, f = cases[0]
+    h_out = h.copy()
+    h_out[: len(h) // 10] += 0.05
+    robust = real(jac, h_out, f)
+    plain = np.linalg.lstsq(jac, h_out, rcond=None)[0]
+    assert abs(robust[-1] - real(jac, h, f)[-1]) < abs(plain[-1] - real(jac, h, f)[-1])

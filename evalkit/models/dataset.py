@@ -10,7 +10,6 @@ identified per file), otherwise the file.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -58,17 +57,11 @@ class NaturalClip:
 
 
 def file_sha256(path: str | Path) -> str:
-    """SHA-256 hex digest of a file's bytes (of one clip of a multi-clip file: its bytes and index)."""
-    from evalkit.motion.formats import clip_source
+    """SHA-256 hex digest of a file's bytes (of one clip of a multi-clip file: its bytes and index;
+    :func:`evalkit.motion.formats.file_digest`)."""
+    from evalkit.motion.formats import file_digest
 
-    path, index = clip_source(path)
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    if index is not None:
-        h.update(f"#{index}".encode())
-    return h.hexdigest()
+    return file_digest(path)
 
 
 def group_of(path: str | Path, by: str = "subject") -> tuple[str, str]:

@@ -101,7 +101,7 @@ def load_motion(
         check_not_lfs_pointer(p)
         motion = _load_array_file(p, ext, units, up, roles, skeleton, array_fps, body_model, allow_pickle, clip)
         if digest:
-            motion = motion.with_(meta={**motion.meta, "sha256": _file_digest(p, clip)})
+            motion = motion.with_(meta={**motion.meta, "sha256": file_digest(path)})
         return motion
     try:  # text formats: a file that does not parse is looked at again only then (one open per good file)
         if ext == ".bvh":
@@ -158,10 +158,12 @@ class LoadOptions:
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
-def _file_digest(path: Path, clip: int | None) -> str:
-    """SHA-256 hex digest of a file's bytes (and ``#clip`` for one clip of a multi-clip file)."""
+def file_digest(path: str | os.PathLike) -> str:
+    """SHA-256 hex digest of a motion file's bytes (of one clip of a multi-clip file,
+    ``results#3.npy``: of its bytes and ``#3``), read in 1 MiB pieces."""
     import hashlib
 
+    path, clip = clip_source(path)
     h = hashlib.sha256()
     with open(path, "rb") as fh:
         for chunk in iter(lambda: fh.read(1 << 20), b""):

@@ -367,3 +367,50 @@ def test_no_private_name_is_imported_from_another_unit():
                 if alias.name.startswith("_") and not alias.name.startswith("__"):
                     slips.append(f"{name}:{node.lineno} imports {node.module}.{alias.name}")
     assert not slips, "private names imported across units:\n  " + "\n  ".join(slips)
+
+
+@lru_cache(maxsize=None)
+def public_modules() -> dict[str, set[str]]:
+    """Unit -> its modules other units may import, from docs/ARCHITECTURE.md."""
+    text = ARCHITECTURE.read_text(encoding="utf-8")
+    m = re.search(r"<!-- public-modules:begin.*?-->(.*?)<!-- public-modules:end -->", text, re.S)
+    assert m, f"{ARCHITECTURE}: no table between '<!-- public-modules:begin' and '<!-- public-modules:end -->'"
+    out: dict[str, set[str]] = {}
+    for row in m.group(1).splitlines():
+        cells = [c.strip() for c in row.strip().strip("|").split("|")]
+        units = re.findall(r"`([\w.]+)`", cells[0]) if cells else []
+        if len(cells) < 2 or len(units) != 1:
+            continue
+        out[units[0]] = {f"{units[0]}.{name}" for name in re.findall(r"`([\w.]+)`", cells[1])}
+    assert out, f"{ARCHITECTURE}: the public-modules table has no rows"
+    return out
+
+
+def test_other_units_import_only_a_units_face_and_its_public_modules():
+    """A module of a unit not listed as public in docs/ARCHITECTURE.md is private to the unit:
+    another unit importing it fails here (list it there, or import the face instead)."""
+    table = public_modules()
+    for unit, names in table.items():
+        assert unit in layer_table(), f"public-modules table: {unit} is not a unit of the layer table"
+        missing = sorted(n for n in names if n not in modules())
+        assert not missing, f"public-modules table names modules that do not exist: {missing}"
+    slips = private_module_slips(project_edges())
+    assert not slips, "private modules imported by another unit:\n  " + "\n  ".join(slips)
+    # the rule catches what it forbids: reports reaching into a private module of features
+    assert private_module_slips({"reports.objective": {"evalkit.features.kinematics": 3}}) == [
+        "reports.objective:3 imports evalkit.features.kinematics, private to evalkit.features"]
+    assert private_module_slips({"reports.objective": {"evalkit.features.score": 3}}) == []
+
+
+def private_module_slips(edges: dict[str, dict[str, int]]) -> list[str]:
+    """Imports in ``edges`` (importer -> {module: line}) of a module another unit keeps private."""
+    table = public_modules()
+    slips = []
+    for name, targets in edges.items():
+        for target, line in targets.items():
+            unit = unit_of(target)
+            if unit is None or unit == unit_of(name) or target == unit:
+                continue
+            if target not in table.get(unit, set()):
+                slips.append(f"{name}:{line} imports {target}, private to {unit}")
+    return slips

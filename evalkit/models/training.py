@@ -149,7 +149,7 @@ def train(natural: Sequence[str | Path], unnatural: Sequence[str | Path] = (), o
 
     files = [{"path": _display_path(c.path), "sha256": c.sha256, "group": c.group, "rig": c.rig,
               "frames": c.motion.n_frames, "class": "natural"} for c in clips]
-    files += [{"path": _display_path(e.motion.meta.get("source", e.segment)), "sha256": _sha(e.motion.meta.get("source")),
+    files += [{"path": _display_path(e.motion.meta.get("source", e.segment)), "sha256": e.motion.meta.get("sha256") or _sha(e.motion.meta.get("source")),
                "group": e.group, "rig": e.rig, "frames": e.motion.n_frames, "class": "unnatural"} for e in user_bad]
     model_params = {k: (asdict(v) if isinstance(v, WindowConfig) else v) for k, v in model.get_params().items()}
     meta = {

@@ -203,13 +203,14 @@ def read_positions_array(path: str | os.PathLike, arr: np.ndarray, units="auto",
 
 
 def read_positions_npz(path: str | os.PathLike, units="auto", up="auto", fps: float | None = None,
-                       skeleton=None, roles=None) -> Motion:
+                       skeleton=None, roles=None, data: bytes | None = None) -> Motion:
     """An ``.npz`` of ``positions (frames, joints, 3)`` with optional ``names``, ``parents``,
-    ``fps`` (evalkit's own convert output, or any tool's)."""
+    ``fps`` (evalkit's own convert output, or any tool's); ``data``: the file's bytes, when
+    already read."""
     from evalkit.motion.formats.npz import npz_arrays
 
     path = Path(path)
-    data = npz_arrays(path, ("positions", "joints", "names", "parents", "fps"))
+    data = npz_arrays(path, ("positions", "joints", "names", "parents", "fps"), data)
     key = "positions" if "positions" in data else ("joints" if "joints" in data else None)
     if key is None:
         raise FileFormatError(path, None, f"missing key 'positions' (frames, joints, 3) or 'poses' (SMPL-family "
@@ -253,15 +254,17 @@ def _matching_preset(names: tuple[str, ...], parents: tuple[int, ...]) -> Skelet
 
 
 def read_csv_positions(path: str | os.PathLike, units="auto", up="auto", fps: float | None = None,
-                       skeleton=None, roles=None) -> Motion:
+                       skeleton=None, roles=None, data: bytes | None = None) -> Motion:
     """A ``.csv`` with one row per frame of ``3·J`` numbers and an optional header row (read with
     the standard library's csv module: the files are small and pandas is not a motion-core
-    dependency)."""
+    dependency); ``data``: the file's bytes, when already read."""
     import csv
+    import io
 
     path = Path(path)
     try:
-        with path.open(encoding="utf-8", errors="replace", newline="") as fh:
+        with (io.TextIOWrapper(io.BytesIO(data), encoding="utf-8", errors="replace", newline="") if data is not None
+              else path.open(encoding="utf-8", errors="replace", newline="")) as fh:
             rows = [r for r in csv.reader(fh) if r and any(c.strip() for c in r)]
     except OSError as exc:
         raise FileFormatError(path, None, f"cannot read ({exc.strerror})") from None

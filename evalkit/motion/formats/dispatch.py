@@ -4,6 +4,7 @@ extension and (``.npz``/``.npy``) its content; files and folders expanded into m
 from __future__ import annotations
 
 import functools
+import io
 import os
 import re
 import tokenize
@@ -69,8 +70,9 @@ def load_motion(
         bvh_fps: frame rate of BVH files instead of their ``Frame Time`` (``--bvh-fps``), for
             exports that state a wrong one.
         digest: record the SHA-256 hex digest of the file's bytes in ``meta["sha256"]`` (of
-            one clip of a multi-clip file: of its bytes and ``#index``). BVH and AMC take it
-            from the one read of the file; array files are read once more for it.
+            one clip of a multi-clip file: of its bytes and ``#index``), taken from the one read
+            of the file (every reader reads a file once; an MDM ``results.npy`` once per process
+            for all its samples).
 
     Example (a bundled CMU walk, ASF/AMC at 120 frames/s):
 
@@ -98,11 +100,8 @@ def load_motion(
     from evalkit.motion.formats.npz import check_not_lfs_pointer
 
     if ext in (".npz", ".npy", ".csv"):
-        check_not_lfs_pointer(p)
-        motion = _load_array_file(p, ext, units, up, roles, skeleton, array_fps, body_model, allow_pickle, clip)
-        if digest:
-            motion = motion.with_(meta={**motion.meta, "sha256": file_digest(path)})
-        return motion
+        return _load_array_file(p, ext, units, up, roles, skeleton, array_fps, body_model, allow_pickle, clip,
+                                digest)
     try:  # text formats: a file that does not parse is looked at again only then (one open per good file)
         if ext == ".bvh":
             return read_bvh(p, units=units, up=up, roles=roles, fps=bvh_fps, digest=digest)
@@ -185,9 +184,28 @@ def clip_source(path: str | os.PathLike) -> tuple[Path, int | None]:
 
 
 def _load_array_file(p: Path, ext: str, units, up, roles, skeleton, array_fps, body_model, allow_pickle,
-                     clip) -> Motion:
+                     clip, digest) -> Motion:
+    """An array file read once, as bytes (checked, hashed and parsed in memory); a sample of an
+    MDM results file from the process's copy of the file after its first read."""
+    import hashlib
+
+    from evalkit.motion.formats import humanml3d as hml
+    from evalkit.motion.formats.npz import check_not_lfs_pointer, read_file_bytes
+
+    data = None
+    if not (ext == ".npy" and clip is not None and hml.results_kept(p, allow_pickle)):
+        data = read_file_bytes(p)
+        check_not_lfs_pointer(p, data)
     try:
-        return _read_array_file(p, ext, units, up, roles, skeleton, array_fps, body_model, allow_pickle, clip)
+        if ext == ".npy" and clip is not None:
+            if not _is_object_npy(p, data):
+                raise InputError(f"{p}: holds one clip; {p.stem}#{clip}{p.suffix} names a sample of a results file")
+            return hml.read_results_clip(p, clip, units, up, array_fps, skeleton, roles, allow_pickle, data, digest)
+        motion = _read_array_file(p, ext, units, up, roles, skeleton, array_fps, body_model, allow_pickle, data,
+                                  digest)
+        if digest and "sha256" not in motion.meta:
+            motion = motion.with_(meta={**motion.meta, "sha256": hashlib.sha256(data).hexdigest()})
+        return motion
     except (ValueError, IndexError, KeyError, TypeError, OverflowError, FloatingPointError, MemoryError,
             RecursionError, zlib.error, SyntaxError, tokenize.TokenError) as exc:
         if isinstance(exc, EvalkitError):
@@ -196,39 +214,57 @@ def _load_array_file(p: Path, ext: str, units, up, roles, skeleton, array_fps, b
         raise FileFormatError(p, None, f"unreadable content ({type(exc).__name__}: {exc})") from None
 
 
+def _is_object_npy(p: Path, data: bytes | None) -> bool:
+    """Whether an ``.npy`` holds a pickled object (an MDM results dict) by its header; ``data=None``:
+    its content is already in memory as a results file."""
+    if data is None:
+        return True
+    fh = io.BytesIO(data)
+    try:
+        version = np.lib.format.read_magic(fh)
+        if version == (1, 0):
+            dtype = np.lib.format.read_array_header_1_0(fh, max_header_size=1 << 20)[2]
+        else:
+            dtype = np.lib.format.read_array_header_2_0(fh, max_header_size=1 << 20)[2]
+    except (ValueError, EOFError) as exc:
+        raise FileFormatError(p, None, f"not a readable .npy file ({exc})") from None
+    return dtype.hasobject
+
+
 def _read_array_file(p: Path, ext: str, units, up, roles, skeleton, array_fps, body_model, allow_pickle,
-                     clip) -> Motion:
+                     data: bytes, digest: bool) -> Motion:
     from evalkit.motion.formats import arrays, smpl
     from evalkit.motion.formats.npz import npz_keys
 
     if ext == ".npz":
-        keys = npz_keys(p)
+        keys = npz_keys(p, data)
         if smpl.is_param_file(keys):
             model = _body_model(body_model, allow_pickle) if body_model is not None else None
-            return smpl.read_smpl_params(p, units=units, up=up, fps=array_fps, body_model=model, roles=roles)
+            return smpl.read_smpl_params(p, units=units, up=up, fps=array_fps, body_model=model, roles=roles,
+                                         data=data)
         if "positions" not in keys and "joints" not in keys and "betas" in keys:
             raise FileFormatError(p, None, f"holds a body shape only (keys: {', '.join(keys)}; AMASS's "
                                            "shape.npz), no motion: expected 'poses' or 'positions'")
-        return arrays.read_positions_npz(p, units=units, up=up, fps=array_fps, skeleton=skeleton, roles=roles)
+        return arrays.read_positions_npz(p, units=units, up=up, fps=array_fps, skeleton=skeleton, roles=roles,
+                                         data=data)
     if ext == ".npy":
-        return _read_npy(p, units, up, array_fps, skeleton, roles, clip, allow_pickle)
-    return arrays.read_csv_positions(p, units=units, up=up, fps=array_fps, skeleton=skeleton, roles=roles)
+        return _read_npy(p, units, up, array_fps, skeleton, roles, allow_pickle, data, digest)
+    return arrays.read_csv_positions(p, units=units, up=up, fps=array_fps, skeleton=skeleton, roles=roles, data=data)
 
 
-def _read_npy(path: Path, units, up, fps, skeleton, roles, clip, allow_pickle) -> Motion:
-    """A ``.npy`` by its content: a pickled dict is an MDM results file, ``(frames, 263)`` HumanML3D
-    features, ``(frames, 22, 3)`` HumanML3D joints (20 fps), anything else joint positions."""
+def _read_npy(path: Path, units, up, fps, skeleton, roles, allow_pickle, data: bytes, digest: bool) -> Motion:
+    """A ``.npy`` (its bytes ``data``) by its content: a pickled dict is an MDM results file,
+    ``(frames, 263)`` HumanML3D features, ``(frames, 22, 3)`` HumanML3D joints (20 fps), anything
+    else joint positions."""
     from evalkit.motion.formats import arrays
     from evalkit.motion.formats import humanml3d as hml
 
     try:
-        arr = np.load(path, mmap_mode="r", allow_pickle=False)
+        arr = np.load(io.BytesIO(data), allow_pickle=False)
     except ValueError:  # object array: a pickled results dict
-        return hml.read_results_clip(path, clip, units, up, fps, skeleton, roles, allow_pickle)
+        return hml.read_results_clip(path, None, units, up, fps, skeleton, roles, allow_pickle, data, digest)
     except (OSError, EOFError) as exc:
         raise FileFormatError(path, None, f"not a readable .npy file ({exc})") from None
-    if clip is not None:
-        raise InputError(f"{path}: holds one clip; {path.stem}#{clip}{path.suffix} names a sample of a results file")
     if arr.dtype.kind not in "fiu":
         raise FileFormatError(path, None, f"expected numbers, found {arr.dtype} data")
     if arr.ndim == 2 and arr.shape[1] == hml.N_FEATURES and skeleton is None:
@@ -260,50 +296,75 @@ def _cached_body_model(path: str, mtime_ns: int, size: int, allow_pickle: bool):
     return load_body_model(path, allow_pickle)
 
 
+def _npy_look(p: Path) -> tuple[tuple, np.dtype] | None:
+    """Shape and dtype from an ``.npy``'s header (its first bytes only), ``None`` if unreadable."""
+    try:
+        with open(p, "rb") as fh:
+            version = np.lib.format.read_magic(fh)
+            reader = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+            shape, _, dtype = reader(fh, max_header_size=1 << 20)
+        return shape, dtype
+    except (OSError, EOFError, ValueError, OverflowError, MemoryError, SyntaxError, tokenize.TokenError):
+        return None
+
+
+def _results_clips(p: Path, allow_pickle: bool) -> int:
+    """Samples of an MDM results file (read once per process), 1 when it is not plain results."""
+    from evalkit.motion.formats.humanml3d import read_results
+
+    try:
+        return len(read_results(p, allow_pickle)["clips"])
+    except (EvalkitError, OSError, ValueError, IndexError, KeyError, TypeError, OverflowError, MemoryError,
+            RecursionError):
+        return 1  # not plain data or not a results file: reported, as this file's error, when it is loaded
+
+
 def clip_count(path: str | os.PathLike, allow_pickle: bool = False) -> int:
-    """How many clips a file holds (an MDM ``results.npy``: its samples; others: 1)."""
+    """How many clips a file holds (an MDM ``results.npy``: its samples; others: 1). Looks at an
+    ``.npy``'s header; a results file is read whole (once per process, kept for its samples)."""
     p = Path(path)
     if p.suffix.lower() != ".npy":
         return 1
-    from evalkit.motion.formats.humanml3d import read_results
-    import numpy as np
-
-    try:
-        np.load(p, mmap_mode="r", allow_pickle=False)
-        return 1
-    except ValueError:
-        pass
-    except (OSError, EOFError, EvalkitError, OverflowError, MemoryError, SyntaxError, tokenize.TokenError):
-        return 1  # unreadable: reported when it is loaded
-    try:
-        return len(read_results(p, allow_pickle)["clips"])
-    except (EvalkitError, ValueError, IndexError, KeyError, TypeError, OverflowError, MemoryError, RecursionError):
-        return 1  # not plain data or not a results file: reported, as this file's error, when it is loaded
+    look = _npy_look(p)
+    if look is None or not look[1].hasobject:
+        return 1  # numbers (one clip) or unreadable (reported when it is loaded)
+    return _results_clips(p, allow_pickle)
 
 
 def holds_motion(path: str | os.PathLike) -> bool:
     """Whether an ``.npz``/``.npy`` found in a folder is motion (cheap look at its keys or header;
     AMASS's ``shape.npz`` and other arrays are skipped)."""
-    p = Path(path)
+    return bool(_folder_clips(Path(path)))
+
+
+def _folder_clips(p: Path) -> list[Path]:
+    """The clips of a file found in a folder, from one look at it: a BVH or AMC is itself; an
+    ``.npz`` when its keys are motion; an ``.npy`` when its header says motion (``(frames, joints,
+    3)`` or ``(frames, 263)``), an MDM results file as its samples; an unreadable file is itself
+    (its load reports it); other arrays are skipped."""
     ext = p.suffix.lower()
-    try:
-        if ext == ".npz":
-            from evalkit.motion.formats.npz import npz_keys
-            from evalkit.motion.formats.smpl import is_param_file
+    if ext in (".bvh", ".amc"):
+        return [p]
+    if ext == ".npz":
+        from evalkit.motion.formats.npz import npz_keys
+        from evalkit.motion.formats.smpl import is_param_file
 
+        try:
             keys = npz_keys(p)
-            return is_param_file(keys) or "positions" in keys or "joints" in keys
-        if ext == ".npy":
-            import numpy as np
+        except (OSError, EOFError, EvalkitError, ValueError, OverflowError, MemoryError):
+            return [p]
+        return [p] if is_param_file(keys) or "positions" in keys or "joints" in keys else []
+    look = _npy_look(p)
+    if look is None:
+        return [p]
+    shape, dtype = look
+    if dtype.hasobject:
+        return _clip_paths(p, _results_clips(p, False))
+    return [p] if (len(shape) == 3 and shape[2] == 3) or (len(shape) == 2 and shape[1] == 263) else []
 
-            try:
-                arr = np.load(p, mmap_mode="r", allow_pickle=False)
-            except ValueError:
-                return True  # a pickled dict: an MDM results file (checked when read)
-            return (arr.ndim == 3 and arr.shape[2] == 3) or (arr.ndim == 2 and arr.shape[1] == 263)
-    except (OSError, EOFError, EvalkitError, ValueError, OverflowError, MemoryError, SyntaxError, tokenize.TokenError):
-        return True  # unreadable: let the reader report it
-    return True
+
+def _clip_paths(p: Path, n: int) -> list[Path]:
+    return [p] if n <= 1 else [p.with_name(f"{p.stem}#{i}{p.suffix}") for i in range(n)]
 
 
 def _expand(p: Path) -> list[Path]:
@@ -313,9 +374,7 @@ def _expand(p: Path) -> list[Path]:
         n = clip_count(p)
     except (EvalkitError, OSError, ValueError, OverflowError, MemoryError, RecursionError):
         return [p]
-    if n <= 1:
-        return [p]
-    return [p.with_name(f"{p.stem}#{i}{p.suffix}") for i in range(n)]
+    return _clip_paths(p, n)
 
 
 def iter_motion_files(paths: Iterable[str | os.PathLike]) -> Iterator[Path]:
@@ -326,15 +385,14 @@ def iter_motion_files(paths: Iterable[str | os.PathLike]) -> Iterator[Path]:
     for item in paths:
         p = Path(item)
         if p.is_dir():
-            found = sorted(q for q in p.rglob("*") if q.suffix.lower() in FOLDER_EXTENSIONS and q.is_file()
-                           and (q.suffix.lower() in (".bvh", ".amc") or holds_motion(q)))
+            found = [c for q in sorted(q for q in p.rglob("*") if q.suffix.lower() in FOLDER_EXTENSIONS
+                                       and q.is_file()) for c in _folder_clips(q)]
         elif p.exists():
-            found = [p]
+            found = _expand(p)
         elif _CLIP_RE.match(p.name):
             found = [p]
         else:
             raise InputError(f"{p}: no such file or folder")
-        found = [c for q in found for c in (_expand(q) if q.exists() else [q])]
         for q in found:
             if q not in seen:
                 seen.add(q)

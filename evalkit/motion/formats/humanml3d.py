@@ -22,7 +22,7 @@
 
 from __future__ import annotations
 
-import functools
+import hashlib
 import os
 import warnings
 from pathlib import Path
@@ -133,24 +133,48 @@ def check_features(path: Path, feats: np.ndarray) -> None:
 
 
 # -- MDM results ---------------------------------------------------------------------------------
-def read_results(path: str | os.PathLike, allow_pickle: bool = False) -> dict:
+def read_results(path: str | os.PathLike, allow_pickle: bool = False, data: bytes | None = None) -> dict:
     """The validated content of an MDM-style ``results.npy``: ``{"clips": [(T_i, 22, 3) ...],
-    "text": [...], "fps": 20.0}``. Errors name the file, the key and the shape found."""
+    "text": [...], "fps": 20.0}``. Errors name the file, the key and the shape found.
+
+    Kept per file version (path, modification time, size) for the process, so scoring the N
+    samples of one file reads it once; ``data``: the file's bytes, when already read."""
     path = Path(path)
     try:
         st = path.stat()
     except OSError as exc:
         raise FileFormatError(path, None, f"cannot read ({exc.strerror})") from None
-    return _read_results(str(path), st.st_mtime_ns, st.st_size, bool(allow_pickle))
+    key = (str(path), st.st_mtime_ns, st.st_size, bool(allow_pickle))
+    if key not in _RESULTS:
+        from evalkit.motion.formats.npz import read_file_bytes
+
+        data = read_file_bytes(path) if data is None else data
+        res = _read_results(path, allow_pickle, data)
+        res["sha256"] = hashlib.sha256(data)  # of the file's bytes, for load_motion(digest=True)
+        while len(_RESULTS) >= _RESULTS_KEPT:
+            _RESULTS.pop(next(iter(_RESULTS)))
+        _RESULTS[key] = res
+    return _RESULTS[key]
 
 
-@functools.lru_cache(maxsize=2)
-def _read_results(name: str, mtime_ns: int, size: int, allow_pickle: bool) -> dict:
-    """Cached per file version: scoring N samples of one file reads it once per process."""
+def results_kept(path: str | os.PathLike, allow_pickle: bool = False) -> bool:
+    """Whether this version of the results file ``path`` is already in memory (read once)."""
+    try:
+        st = Path(path).stat()
+    except OSError:
+        return False
+    return (str(path), st.st_mtime_ns, st.st_size, bool(allow_pickle)) in _RESULTS
+
+
+#: Results files kept in memory per process (the last two read), by version.
+_RESULTS_KEPT = 2
+_RESULTS: dict = {}
+
+
+def _read_results(path: Path, allow_pickle: bool, data: bytes | None) -> dict:
     from evalkit.motion.formats.safepickle import read_object_npy
 
-    path = Path(name)
-    obj = read_object_npy(path, allow_pickle)
+    obj = read_object_npy(path, allow_pickle, data)
     if not isinstance(obj, dict):
         raise FileFormatError(path, None, f"expected a dict with 'motion', 'text', 'lengths' (MDM results), "
                                           f"found {type(obj).__name__}")
@@ -202,15 +226,19 @@ def read_features(path: str | os.PathLike, arr: np.ndarray, units="auto", up="au
 
 
 def read_results_clip(path: str | os.PathLike, clip: int | None = None, units="auto", up="auto",
-                      fps: float | None = None, skeleton=None, roles=None, allow_pickle: bool = False):
+                      fps: float | None = None, skeleton=None, roles=None, allow_pickle: bool = False,
+                      data: bytes | None = None, digest: bool = False):
     """Sample ``clip`` of an MDM ``results.npy`` (the first, with a warning, when ``None`` and the
-    file holds several) as a :class:`Motion` named ``<stem>#<clip>`` with its prompt in ``meta``."""
+    file holds several) as a :class:`Motion` named ``<stem>#<clip>`` with its prompt in ``meta``
+    (``data``: the file's bytes, when already read; ``digest``: ``meta["sha256"]`` as
+    :func:`~evalkit.motion.formats.file_digest` gives it for the name read)."""
     from evalkit.errors import InputError
     from evalkit.motion.formats.arrays import frame_rate, positions_to_motion, skeleton_for
 
     path = Path(path)
-    res = read_results(path, allow_pickle)
+    res = read_results(path, allow_pickle, data)
     n = len(res["clips"])
+    named = clip is not None
     if clip is None:
         if n > 1:
             warnings.warn_explicit(f"{path}: holds {n} clips; reading the first (name another as "
@@ -224,4 +252,13 @@ def read_results_clip(path: str | os.PathLike, clip: int | None = None, units="a
                                name=f"{path.stem}#{clip}",
                                meta={"source": str(path.with_name(f"{path.stem}#{clip}{path.suffix}")),
                                      "file": str(path), "format": "mdm-results", "clip_index": clip,
-                                     "text": res["text"][clip], "table_columns": {"text": res["text"][clip]}})
+                                     "text": res["text"][clip], "table_columns": {"text": res["text"][clip]},
+                                     **({"sha256": _clip_digest(res, clip, named)} if digest else {})})
+
+
+def _clip_digest(res: dict, clip: int, named: bool) -> str:
+    """SHA-256 of the results file's bytes (and, for a sample named ``results#3.npy``, ``#3``)."""
+    h = res["sha256"].copy()
+    if named:
+        h.update(f"#{clip}".encode())
+    return h.hexdigest()

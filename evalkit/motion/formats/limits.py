@@ -27,6 +27,10 @@ MAX_FRAME_JOINTS = 10_000_000
 #: model file (SMPL-X's largest array is about 100 MB); checked on the declared shape before
 #: anything is allocated, so a zip bomb or a lying header is refused.
 MAX_ARRAY_BYTES = 512 * 1024 * 1024
+#: Most bytes of one array file (``.npy``, ``.npz``, ``.csv``) read into memory whole (1 GiB):
+#: loading reads such a file once, as bytes, and parses them there; checked on the file's size
+#: before reading.
+MAX_FILE_BYTES = 1024 * 1024 * 1024
 #: Frame rates a file may declare, frames per second (capture systems run at 1000 Hz at most;
 #: below 1 fps a file is a slide show, and the metrics' time grids would be sized by its
 #: duration rather than its frames).

@@ -1,7 +1,12 @@
-"""Reading ``.npz`` archives without unpickling: their member names and the arrays a reader needs."""
+"""Reading ``.npz`` archives without unpickling: their member names and the arrays a reader needs.
+
+Each function takes the file's ``path`` (named in every error) and, optionally, its bytes
+``data`` already read by the dispatcher, so that loading a file opens it once.
+"""
 
 from __future__ import annotations
 
+import io
 import math
 import os
 import zipfile
@@ -17,13 +22,40 @@ from evalkit.errors import FileFormatError
 LFS_POINTER = b"version https://git-lfs.github.com/spec/"
 
 
-def check_not_lfs_pointer(path: str | os.PathLike) -> None:
-    """Refuse a Git LFS pointer file (a few lines of text standing in for the data) by name."""
+def source(path: str | os.PathLike, data: bytes | None):
+    """What numpy and zipfile read: the bytes in memory when given, else the file."""
+    return io.BytesIO(data) if data is not None else path
+
+
+def read_file_bytes(path: str | os.PathLike) -> bytes:
+    """All bytes of a motion file, refusing one larger than :data:`~evalkit.motion.formats.limits.MAX_FILE_BYTES`
+    before reading it (errors name the file)."""
+    from evalkit.motion.formats.limits import MAX_FILE_BYTES
+
     try:
         with open(path, "rb") as fh:
-            head = fh.read(len(LFS_POINTER))
-    except OSError:
-        return  # unreadable: the reader reports it
+            size = os.fstat(fh.fileno()).st_size
+            if size > MAX_FILE_BYTES:
+                raise FileFormatError(path, None, f"{size:,} bytes, more than the {MAX_FILE_BYTES:,} bytes evalkit "
+                                                  "reads from one file (evalkit.motion.formats.limits.MAX_FILE_BYTES)")
+            return fh.read()
+    except FileNotFoundError:
+        raise FileFormatError(path, None, "file not found") from None
+    except OSError as exc:
+        raise FileFormatError(path, None, f"cannot read ({exc.strerror or exc})") from None
+
+
+def check_not_lfs_pointer(path: str | os.PathLike, data: bytes | None = None) -> None:
+    """Refuse a Git LFS pointer file (a few lines of text standing in for the data) by name
+    (``data``: the file's bytes, when already read)."""
+    if data is not None:
+        head = data[:len(LFS_POINTER)]
+    else:
+        try:
+            with open(path, "rb") as fh:
+                head = fh.read(len(LFS_POINTER))
+        except OSError:
+            return  # unreadable: the reader reports it
     if head == LFS_POINTER:
         raise FileFormatError(path, None, "is a Git LFS pointer, not the data: fetch the file itself "
                                           "(git lfs pull in its repository) and read that")
@@ -54,12 +86,13 @@ def _check_member(path, z: zipfile.ZipFile, key: str) -> None:
                                           f"{info.file_size:,} bytes")
 
 
-def npz_arrays(path: Path, keys=None) -> dict:
+def npz_arrays(path: Path, keys=None, data: bytes | None = None) -> dict:
     """Arrays of an ``.npz`` without unpickling, by key (only ``keys`` when given; an object array
-    is reported, not loaded), and ``"__keys__"``: the names of all its arrays."""
-    check_not_lfs_pointer(path)
+    is reported, not loaded), and ``"__keys__"``: the names of all its arrays (``data``: the
+    file's bytes, when already read)."""
+    check_not_lfs_pointer(path, data)
     try:
-        with np.load(path, allow_pickle=False) as z:
+        with np.load(source(path, data), allow_pickle=False) as z:
             names = list(z.files)
             out = {}
             for k in names if keys is None else [k for k in keys if k in names]:
@@ -77,11 +110,12 @@ def npz_arrays(path: Path, keys=None) -> dict:
         raise FileFormatError(path, None, f"not a readable .npz file ({type(exc).__name__}: {exc})") from None
 
 
-def npz_keys(path: str | os.PathLike) -> list[str]:
-    """Names of the arrays in an ``.npz`` (cheap: reads the zip directory only)."""
-    check_not_lfs_pointer(path)
+def npz_keys(path: str | os.PathLike, data: bytes | None = None) -> list[str]:
+    """Names of the arrays in an ``.npz`` (cheap: reads the zip directory only; ``data``: the
+    file's bytes, when already read)."""
     try:
-        with zipfile.ZipFile(path) as z:
+        with zipfile.ZipFile(source(path, data)) as z:
             return [n[:-4] if n.endswith(".npy") else n for n in z.namelist()]
     except (OSError, zipfile.BadZipFile, ValueError) as exc:
+        check_not_lfs_pointer(path, data)  # only a file that is not a zip is looked at again
         raise FileFormatError(path, None, f"not a readable .npz file ({exc})") from None

@@ -235,12 +235,13 @@ def _header3(fh):
     return np.lib.format.read_array_header_2_0(fh, max_header_size=1 << 20)
 
 
-def read_object_npy(path: str | Path, allow_pickle: bool = False) -> Any:
+def read_object_npy(path: str | Path, allow_pickle: bool = False, data: bytes | None = None) -> Any:
     """The object stored in an ``.npy`` file of object dtype (``np.save`` of a dict), read with
-    :func:`safe_loads`. A 0-d object array yields its item."""
+    :func:`safe_loads`. A 0-d object array yields its item (``data``: the file's bytes, when
+    already read)."""
     path = Path(path)
     try:
-        with open(path, "rb") as fh:
+        with (io.BytesIO(data) if data is not None else open(path, "rb")) as fh:
             version = np.lib.format.read_magic(fh)
             reader = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
             shape, _, dtype = reader(fh, max_header_size=1 << 20) if version != (3, 0) else _header3(fh)

@@ -241,6 +241,7 @@ def read_smpl_params(
     body_model: str | os.PathLike | BodyModel | None = None,
     allow_pickle: bool = False,
     roles: Mapping[str, str] | None = None,
+    data: bytes | None = None,
 ) -> Motion:
     """Read an AMASS-style or BEAT2/EMAGE-style SMPL-family ``.npz`` into a :class:`Motion`.
 
@@ -254,6 +255,7 @@ def read_smpl_params(
         body_model: the official model file (``.npz``/``.pkl``) or a :class:`BodyModel`; without
             one the default adult skeleton is used and a warning says so.
         roles: a role map (``--roles``) on top of the topology's roles by index.
+        data: the file's bytes, when already read (``path`` then only names it).
 
     Returns:
         The clip in metres, Y-up, on the topology of the pose vector (SMPL 24, SMPL-H 52,
@@ -262,7 +264,7 @@ def read_smpl_params(
     from evalkit.motion.normalize import normalize_motion
 
     path = Path(path)
-    data = npz_arrays(path, PARAM_KEYS)
+    data = npz_arrays(path, PARAM_KEYS, data)
     poses = _poses(path, data)
     n_f = len(poses)
     n_j = poses.shape[1] // 3

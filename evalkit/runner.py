@@ -185,13 +185,20 @@ def run_clips(inputs: Sequence[str | os.PathLike | tuple[str | os.PathLike, str]
     job = _Job(load or LoadOptions(), tuple(analyses), record_warnings, errors == "raise", blas_threads)
     workers = jobs if jobs > 0 else (os.cpu_count() or 1)
     size = chunk_size or max(1, min(max_chunk, len(items) // max(1, 4 * workers)))
-    chunks = [items[i:i + size] for i in range(0, len(items), size)]
+    # a cluster's workers run in folders of their own: they are sent absolute paths (the files
+    # must be where the workers can read them, e.g. a shared file system), and each result
+    # names its input as it was given
+    sent = [(str(Path(p).absolute()), t) for p, t in items] if scheduler is not None else items
+    chunks = [sent[i:i + size] for i in range(0, len(sent), size)]
     bar = tqdm(total=len(items), unit="clip", disable=not progress, desc=desc)
     try:
         results = run_chunks(run_chunk, chunks, job, workers, scheduler, bar)
     finally:
         bar.close()
-    return [r for part in results for r in part]
+    runs = [r for part in results for r in part]
+    for run, (given, _) in zip(runs, items):
+        run.path = given
+    return runs
 
 
 @dataclass(frozen=True)

@@ -91,6 +91,34 @@ def test_worker_processes_and_chunks_give_the_same_runs_in_input_order():
     assert [(r.path, r.error, r.results) for r in pooled] == [(r.path, r.error, r.results) for r in here]
 
 
+@dataclass(frozen=True)
+class WhereRead:
+    """The path the worker read the clip from."""
+
+    name: str = "where"
+
+    def __call__(self, motion, clip):
+        return str(clip.path)
+
+
+def test_a_cluster_is_sent_absolute_paths_and_runs_name_the_inputs_as_given(tmp_path, monkeypatch):
+    """Dask workers run in folders of their own: relative inputs reach them as absolute paths,
+    and each run still names its input as the caller gave it."""
+    import distributed  # in the 'test' extra
+
+    for f in CLIPS[:2]:
+        shutil.copyfile(f, tmp_path / f.name)
+    shutil.copyfile(CMU / "16.asf", tmp_path / "16.asf")
+    monkeypatch.chdir(tmp_path)
+    given = [f.name for f in CLIPS[:2]]
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False, host="127.0.0.1",
+                                  protocol="tcp://", dashboard_address=None) as cluster:
+        runs = run_clips(given, (Frames(), WhereRead()), scheduler=cluster.scheduler_address, chunk_size=1)
+    assert [r.path for r in runs] == given
+    assert [r.results["where"] for r in runs] == [str(tmp_path / g) for g in given]
+    assert [r.results["frames"][0] for r in runs] == [load_motion(f).n_frames for f in CLIPS[:2]]
+
+
 def test_reading_warnings_are_recorded_per_clip(tmp_path):
     src = CLIPS[0]
     slow = tmp_path / "slow.bvh"

@@ -26,6 +26,9 @@ examples:
   # your capture plus clips your system got wrong
   evalkit train --natural mocap/ --unnatural failures/ --out mymodel.joblib
 
+  # a large set (AMASS-size) on a Dask cluster: files read and examples made on its workers
+  evalkit train --natural /data/amass --scheduler tcp://scheduler:8786 --out amass.joblib
+
   # grouped cross-validation against the baselines, with a report, no model written
   evalkit train --natural evalkit/data/samples/cmu ../shared/data/mocap --evaluate report/
 
@@ -99,7 +102,11 @@ def register(sub) -> None:
     p.add_argument("--no-loco", action="store_true",
                    help="--evaluate: skip the leave-one-corruption-type-out runs (much faster)")
     p.add_argument("--jobs", "-j", type=int, default=1, metavar="N",
-                   help="--evaluate: cross-validation fits in N processes at once (same results; default: 1)")
+                   help="N local processes read the files and make the training examples (with --evaluate: "
+                        "the cross-validation fits); same model, same results (default: 1)")
+    p.add_argument("--scheduler", metavar="ADDRESS",
+                   help="read the files and make the training examples on a Dask distributed cluster, e.g. "
+                        "tcp://127.0.0.1:8786 (overrides --jobs; the fit runs here; same model as one process)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bars")
     add_load_options(p)
 
@@ -137,6 +144,8 @@ def _options(args: argparse.Namespace):
         raise InputError(f"--per-type must be 0 or more, got {args.per_type}")
     if args.jobs < 1:
         raise InputError(f"--jobs must be at least 1, got {args.jobs}")
+    if args.evaluate and args.scheduler:
+        raise InputError("--evaluate runs on this machine (use --jobs N); --scheduler is for training a model")
     if args.evaluate and args.folds < 2:
         raise InputError(f"--folds must be at least 2 (cross-validation trains on some folds and tests on "
                          f"another), got {args.folds}")
@@ -194,7 +203,8 @@ def run(args: argparse.Namespace) -> int:
     from evalkit.models.training import save_model, train
 
     t0 = time.perf_counter()
-    model, meta = train(args.natural, args.unnatural, options, load, progress=not args.quiet)
+    model, meta = train(args.natural, args.unnatural, options, load, progress=not args.quiet, jobs=args.jobs,
+                        scheduler=args.scheduler)
     meta["command"] = "evalkit train " + " ".join(_quote(a) for a in sys.argv[2:]) if sys.argv[1:2] == ["train"] else None
     path, meta_path = save_model(model, meta, args.out)
     ex = meta["examples"]

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -113,7 +113,7 @@ def trim_glitches(motion: Motion, max_s: float = 0.25, ratio: float = 6.0) -> Mo
 
 def load_natural(paths: Iterable[str | Path], fps: float = 30.0, group_by: str = "subject",
                  load: LoadOptions | None = None, dedupe_takes: bool = True,
-                 progress: bool = False) -> list[NaturalClip]:
+                 progress: bool = False, jobs: int = 1, scheduler: Any = None) -> list[NaturalClip]:
     """Read natural clips from files/folders (with ``load``), trim start glitches, resample to ``fps``.
 
     Identical files (same bytes) are read once; with ``dedupe_takes`` the same CMU take in a
@@ -121,13 +121,14 @@ def load_natural(paths: Iterable[str | Path], fps: float = 30.0, group_by: str =
     it to another rig in another folder. Each file is read once, by :func:`evalkit.runner.run_clips`
     (its hash taken from that read, :attr:`LoadOptions.digest`); which files count is then decided
     from the hash and the rig family (for BVH, its joint count). A file that cannot be read raises
-    its error.
+    its error. ``jobs``, ``scheduler``: read in local processes or on a Dask cluster
+    (:func:`~evalkit.runner.run_clips`), same clips in the same order.
     """
     files = list(iter_motion_files(paths))
     if not files:
         raise InputError(f"no motion files (.bvh, .amc) found in {', '.join(map(str, paths))}")
     runs = run_clips(files, (_NaturalMotion(fps),), replace(load or LoadOptions(), digest=True), progress=progress,
-                     desc="reading clips", record_warnings=False, errors="raise")
+                     desc="reading clips", record_warnings=False, errors="raise", jobs=jobs, scheduler=scheduler)
     seen_hash: set[str] = set()
     seen_take: set[tuple[str, str]] = set()
     out: list[NaturalClip] = []
@@ -251,36 +252,52 @@ def iter_examples(clips: Sequence[NaturalClip], spec: ExampleSpec = ExampleSpec(
             raise InputError(f"unknown corruption {t!r}; expected one of {', '.join(CORRUPTION_TYPES)}")
     if spec.transplant_donor not in ("other_clip", "same_clip"):
         raise InputError(f"transplant_donor must be 'other_clip' or 'same_clip', got {spec.transplant_donor!r}")
-    partners = _donor_partners(clips) if spec.transplant_donor == "other_clip" else {}
-    it = clips if subset is None else [clips[i] for i in subset]
+    partners = donor_partners(clips) if spec.transplant_donor == "other_clip" else {}
+    lengths = long_lengths_of(len(clips), spec.long_lengths, spec.seed) if spec.long_lengths else None
+    order = range(len(clips)) if subset is None else subset
     if progress:
         from tqdm import tqdm
 
-        it = tqdm(it, desc=f"making {spec.tag} examples", unit="clip")
-    for clip in it:
-        segs = segments(clip, segment_s)
-        if spec.mirror:  # the mirror image of the clip as datasets decimate it, where it was resampled
-            source = segs if clip.decimated is None else segments(replace(clip, motion=clip.decimated), segment_s)
-            mirrored = [replace(mirror(s), name=s.name + "~mirror") for s in source]
-            if spec.augment:
-                mirrored = [augment_natural(s, np.random.default_rng(_seed_for(spec.seed, "augment", s.name)))
-                            for s in mirrored]
-            segs = segs + mirrored
-        for seg in segs:
-            yield Example(seg, Provenance(source=seg.name), clip.group, seg.name, clip.rig)
-            yield from _corrupted(seg, clip, spec, partners)
-        if spec.long_lengths:  # this clip's long examples (long_examples), right after its segments
-            yield from long_examples(clips, spec, partners, only=clip)
+        order = tqdm(order, desc=f"making {spec.tag} examples", unit="clip")
+    for i in order:
+        clip = clips[i]
+        yield from clip_examples(clip, spec, segment_s, partners.get(id(clip), []),
+                                 lengths[i] if lengths is not None else None)
 
 
-def _corrupted(seg: Motion, clip: NaturalClip, spec: ExampleSpec, partners: dict):
+def clip_examples(clip: NaturalClip, spec: ExampleSpec, segment_s: float, donors: Sequence[NaturalClip],
+                  long_length: tuple[float, float] | None):
+    """One natural clip's examples in :func:`iter_examples`' order: its segments (and their
+    mirror images), each followed by its corrupted versions, then its long examples.
+
+    Everything a clip's examples need from the other clips is given: ``donors`` (the other takes
+    of its group and rig that limb transplants draw from, :func:`donor_partners`) and
+    ``long_length`` (its entry of :func:`long_lengths_of` over all clips, ``None`` without long
+    examples). So the clips of a large set can be turned into examples apart, in any process
+    (``evalkit train --jobs/--scheduler``), with the same examples as in one pass."""
+    segs = segments(clip, segment_s)
+    if spec.mirror:  # the mirror image of the clip as datasets decimate it, where it was resampled
+        source = segs if clip.decimated is None else segments(replace(clip, motion=clip.decimated), segment_s)
+        mirrored = [replace(mirror(s), name=s.name + "~mirror") for s in source]
+        if spec.augment:
+            mirrored = [augment_natural(s, np.random.default_rng(_seed_for(spec.seed, "augment", s.name)))
+                        for s in mirrored]
+        segs = segs + mirrored
+    for seg in segs:
+        yield Example(seg, Provenance(source=seg.name), clip.group, seg.name, clip.rig)
+        yield from _corrupted(seg, clip, spec, donors)
+    if spec.long_lengths and long_length is not None:  # right after its segments
+        yield from _clip_long_examples(clip, spec, donors, long_length)
+
+
+def _corrupted(seg: Motion, clip: NaturalClip, spec: ExampleSpec, donors: Sequence[NaturalClip]):
     """The corrupted versions of one segment (``spec.per_type`` per type)."""
     for kind in spec.types:
         for r in range(spec.per_type):
             seed = _seed_for(spec.seed, spec.tag, seg.name, kind, r)
             rng = np.random.default_rng(seed)
             sev = spec.severity if spec.severity is not None else float(rng.uniform(*spec.severity_range))
-            donor = _donor(clip, seg.name, kind, rng, partners)
+            donor = _donor(donors, seg.name, kind, rng)
             try:
                 c = corrupt(seg, kind, sev, seed=seed, donor=donor)
             except RolesNotFoundError:
@@ -290,12 +307,11 @@ def _corrupted(seg: Motion, clip: NaturalClip, spec: ExampleSpec, partners: dict
             yield Example(c.motion, c.provenance, clip.group, seg.name, clip.rig)
 
 
-def _donor(clip: NaturalClip, name: str, kind: str, rng: np.random.Generator, partners: dict) -> Motion | None:
+def _donor(donors: Sequence[NaturalClip], name: str, kind: str, rng: np.random.Generator) -> Motion | None:
     """The donor clip of a limb transplant between clips (``None``: the clip's own other times)."""
-    if kind != "transplant" or not partners.get(id(clip)):
+    if kind != "transplant" or not donors:
         return None
-    options = partners[id(clip)]
-    donor = options[int(rng.integers(len(options)))].motion
+    donor = donors[int(rng.integers(len(donors)))].motion
     return mirror(donor) if "~mirror" in name else donor  # a mirrored segment takes a mirrored limb
 
 
@@ -348,46 +364,52 @@ def long_examples(clips: Sequence[NaturalClip], spec: ExampleSpec, partners: dic
     clip-context features are those of the long clip.
     Deterministic given ``spec.seed`` and the clips' order. ``only``: this clip's examples only.
     """
-    from evalkit.models.lengths import corrupt_at_length
-
     partners = partners if partners is not None else (
-        _donor_partners(clips) if spec.transplant_donor == "other_clip" else {})
+        donor_partners(clips) if spec.transplant_donor == "other_clip" else {})
     lengths = long_lengths_of(len(clips), spec.long_lengths, spec.seed)
     for i, clip in enumerate(clips):
         if only is not None and clip is not only:
             continue
-        if clip.motion.duration < 1.0:
+        yield from _clip_long_examples(clip, spec, partners.get(id(clip), []), lengths[i])
+
+
+def _clip_long_examples(clip: NaturalClip, spec: ExampleSpec, donors: Sequence[NaturalClip],
+                        length: tuple[float, float]):
+    """One clip's long examples (:func:`long_examples`) at its ``length`` (of it, of its mirror image)."""
+    from evalkit.models.lengths import corrupt_at_length
+
+    if clip.motion.duration < 1.0:
+        return
+    sources = [_at_length(clip.motion, length[0])]
+    if spec.mirror:
+        m = replace(mirror(clip.motion), name=clip.motion.name + "~mirror")
+        if spec.augment:
+            m = augment_natural(m, np.random.default_rng(_seed_for(spec.seed, "augment", m.name)))
+        sources.append(_at_length(m, length[1]))
+    for motion, how in sources:
+        meta = dict(motion.meta)
+        meta["long_example"] = how
+        motion = replace(motion, meta=meta)
+        yield Example(motion, Provenance(source=motion.name), clip.group, motion.name, clip.rig)
+    for t, kind in enumerate(spec.types):
+        motion = sources[t % len(sources)][0]
+        seed = _seed_for(spec.seed, spec.tag, "long", motion.name, kind)
+        rng = np.random.default_rng(seed)
+        sev = spec.severity if spec.severity is not None else float(rng.uniform(*spec.severity_range))
+        donor = _donor(donors, motion.name, kind, rng)
+        try:
+            m, intervals = corrupt_at_length(motion, kind, sev, seed, spec.long_piece_s, donor=donor)
+        except RolesNotFoundError:
+            raise
+        except EvalkitError:
             continue
-        sources = [_at_length(clip.motion, lengths[i][0])]
-        if spec.mirror:
-            m = replace(mirror(clip.motion), name=clip.motion.name + "~mirror")
-            if spec.augment:
-                m = augment_natural(m, np.random.default_rng(_seed_for(spec.seed, "augment", m.name)))
-            sources.append(_at_length(m, lengths[i][1]))
-        for motion, how in sources:
-            meta = dict(motion.meta)
-            meta["long_example"] = how
-            motion = replace(motion, meta=meta)
-            yield Example(motion, Provenance(source=motion.name), clip.group, motion.name, clip.rig)
-        for t, kind in enumerate(spec.types):
-            motion = sources[t % len(sources)][0]
-            seed = _seed_for(spec.seed, spec.tag, "long", motion.name, kind)
-            rng = np.random.default_rng(seed)
-            sev = spec.severity if spec.severity is not None else float(rng.uniform(*spec.severity_range))
-            donor = _donor(clip, motion.name, kind, rng, partners)
-            try:
-                m, intervals = corrupt_at_length(motion, kind, sev, seed, spec.long_piece_s, donor=donor)
-            except RolesNotFoundError:
-                raise
-            except EvalkitError:
-                continue
-            if not intervals:
-                continue
-            prov = Provenance(source=motion.name, corruption=kind, severity=sev, seed=seed, intervals=intervals)
-            yield Example(m, prov, clip.group, motion.name, clip.rig)
+        if not intervals:
+            continue
+        prov = Provenance(source=motion.name, corruption=kind, severity=sev, seed=seed, intervals=intervals)
+        yield Example(m, prov, clip.group, motion.name, clip.rig)
 
 
-def _donor_partners(clips: Sequence[NaturalClip]) -> dict[int, list[NaturalClip]]:
+def donor_partners(clips: Sequence[NaturalClip]) -> dict[int, list[NaturalClip]]:
     """For each clip (by ``id``), the other clips of its group on the same skeleton (same joint
     names and rig) and of another take: the donors of limb transplants between clips."""
     out: dict[int, list[NaturalClip]] = {}

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 
-import itertools
 import json
 import os
 import platform
@@ -29,7 +28,8 @@ from evalkit.errors import ConfigError, InputError
 from evalkit.textfile import read_utf8_text
 from evalkit.models.corruptions import CORRUPTION_TYPES
 from evalkit.models.dataset import (
-    LONG_LENGTHS, ExampleSpec, example_windows, examples_from_files, iter_examples, load_natural,
+    LONG_LENGTHS, ExampleSpec, NaturalClip, clip_examples, donor_partners, example_windows, examples_from_files,
+    load_natural, long_lengths_of,
 )
 from evalkit.models.discriminator import NaturalnessDiscriminator, fit_clone
 from evalkit.models.window_features import WindowConfig
@@ -114,23 +114,33 @@ def _display_path(p: str) -> str:
 
 
 def train(natural: Sequence[str | Path], unnatural: Sequence[str | Path] = (), options: TrainOptions = TrainOptions(),
-          load: LoadOptions | None = None, progress: bool = True) -> tuple[NaturalnessDiscriminator, dict]:
+          load: LoadOptions | None = None, progress: bool = True, jobs: int = 1,
+          scheduler: Any = None) -> tuple[NaturalnessDiscriminator, dict]:
     """Fit a discriminator on natural capture (plus optional unnatural clips), files read with ``load``.
 
     Unnatural examples are the natural segments corrupted with ``options.types`` and every clip
     under ``unnatural`` (all of whose windows count as unnatural).
 
+    Args:
+        jobs: local worker processes that read the files and make the examples' window
+            features (joblib); ignored with ``scheduler``.
+        scheduler: a Dask scheduler address (``"tcp://host:8786"``) or ``distributed.Client``:
+            the files are read and the examples made on its workers. Either way the examples,
+            their numbering and the model are those of one process (only the fit itself runs
+            here, on this machine's cores).
+
     Returns:
         the fitted model and its metadata (see the module docstring).
     """
     fps = options.window.fps
-    clips = load_natural(natural, fps=fps, group_by=options.group_by, load=load, progress=progress)
+    clips = load_natural(natural, fps=fps, group_by=options.group_by, load=load, progress=progress,
+                         jobs=jobs, scheduler=scheduler)
     spec = ExampleSpec(types=tuple(options.types), per_type=options.per_type, severity=None,
                        severity_range=tuple(options.severity_range), mirror=options.mirror, seed=options.seed,
                        tag="train", transplant_donor=options.transplant_donor,
                        long_lengths=tuple(options.long_lengths))
     user_bad = examples_from_files(unnatural, natural=False, fps=fps, load=load) if unnatural else []
-    table, counts, long_made, seconds = _example_table(clips, spec, options, user_bad, progress)
+    table, counts, long_made, seconds = _example_table(clips, spec, options, user_bad, progress, jobs, scheduler)
     n_groups = table.loc[table["label"] >= 0, "group"].nunique()
     if n_groups < 2:
         raise InputError(
@@ -184,34 +194,105 @@ def train(natural: Sequence[str | Path], unnatural: Sequence[str | Path] = (), o
     return model, meta
 
 
-def _example_table(clips, spec: ExampleSpec, options: TrainOptions, user_bad: list, progress: bool):
-    """Window features of every training example, made one clip at a time (memory stays with
-    the feature table). Returns ``(table, counts per corruption, long natural examples per
-    construction, seconds of segments / long examples)``."""
-    counts: dict[str, int] = {}
-    long_made: dict[str, int] = {}
-    seconds = {"segments": 0.0, "long": 0.0}
-    frames = []
-    gen = itertools.chain(iter_examples(clips, spec, options.segment_s), user_bad)
-    if progress:
-        from tqdm import tqdm
+@dataclass(frozen=True)
+class _TableJob:
+    """What every example-making task needs besides its clips (scattered once to a Dask cluster)."""
 
-        gen = tqdm(gen, desc="examples", unit="clip")
-    for i, ex in enumerate(gen):  # one clip at a time: memory stays with the feature table
-        counts[ex.provenance.corruption] = counts.get(ex.provenance.corruption, 0) + 1
+    spec: ExampleSpec
+    segment_s: float
+    window: WindowConfig
+
+
+def _clip_tables(items: list[tuple[NaturalClip, list, tuple | None]], job: _TableJob) -> list[tuple]:
+    """Per ``(clip, its transplant donors, its long lengths)``: ``(examples made, counts per
+    corruption, long natural examples per construction, seconds, window table or None)``, the
+    table's ``example`` numbered from 0 within the clip (a task of :func:`_example_table`)."""
+    out = []
+    for clip, donors, length in items:
+        tally = _Tally()
+        frames, k = [], 0
+        for ex in clip_examples(clip, job.spec, job.segment_s, donors, length):  # one at a time: memory
+            tally.add(ex)
+            f = example_windows(k, ex, job.window)
+            k += 1
+            if f is not None:
+                frames.append(f)
+        out.append((k, tally, pd.concat(frames, ignore_index=True) if frames else None))
+    return out
+
+
+@dataclass
+class _Tally:
+    """Examples made, by corruption and by long-example construction, and their seconds."""
+
+    counts: dict = field(default_factory=dict)
+    long_made: dict = field(default_factory=dict)
+    seconds: dict = field(default_factory=lambda: {"segments": 0.0, "long": 0.0})
+
+    def add(self, ex) -> None:
+        self.counts[ex.provenance.corruption] = self.counts.get(ex.provenance.corruption, 0) + 1
         if "long_example" in ex.motion.meta and ex.natural:
             how = ex.motion.meta["long_example"]
-            long_made[how] = long_made.get(how, 0) + 1
-        seconds["long" if _LONG_NAME.search(ex.segment) else "segments"] += ex.motion.duration
-        f = example_windows(i, ex, options.window)
+            self.long_made[how] = self.long_made.get(how, 0) + 1
+        self.seconds["long" if _LONG_NAME.search(ex.segment) else "segments"] += ex.motion.duration
+
+    def merge(self, other: "_Tally") -> None:
+        for mine, theirs in ((self.counts, other.counts), (self.long_made, other.long_made),
+                             (self.seconds, other.seconds)):
+            for k, v in theirs.items():
+                mine[k] = mine.get(k, 0) + v
+
+
+def _example_table(clips, spec: ExampleSpec, options: TrainOptions, user_bad: list, progress: bool,
+                   jobs: int = 1, scheduler: Any = None):
+    """Window features of every training example. Returns ``(table, counts per corruption, long
+    natural examples per construction, seconds of segments / long examples)``.
+
+    The natural clips are made into examples apart (:func:`~evalkit.models.dataset.clip_examples`,
+    each given its transplant donors and long lengths), in chunks run here, in ``jobs`` processes
+    or on a Dask cluster (:func:`evalkit.parallel.run_chunks`); chunks come back in order and are
+    numbered as one pass would number them, so the table is the same however it was made. A
+    task holds its clips (and their donors) and the tables they give, never the whole set."""
+    from tqdm.auto import tqdm
+
+    from evalkit.parallel import run_chunks
+
+    partners = donor_partners(clips) if spec.transplant_donor == "other_clip" else {}
+    lengths = long_lengths_of(len(clips), spec.long_lengths, spec.seed) if spec.long_lengths else None
+    items = [(c, partners.get(id(c), []), lengths[i] if lengths is not None else None) for i, c in enumerate(clips)]
+    workers = 1 if scheduler is None and jobs <= 1 else max(1, jobs)
+    size = max(1, min(8, len(items) // max(1, 4 * workers)))
+    chunks = [items[i:i + size] for i in range(0, len(items), size)]
+    bar = tqdm(total=len(items), desc="examples", unit="clip", disable=not progress)
+    try:
+        parts = run_chunks(_clip_tables, chunks, _TableJob(spec, options.segment_s, options.window), workers,
+                           scheduler, bar)
+    finally:
+        bar.close()
+    rows = [r for part in parts for r in part]
+    if user_bad:  # the user's own unnatural clips, after the natural ones, as one pass takes them
+        tally = _Tally()
+        frames, k = [], 0
+        for ex in user_bad:
+            tally.add(ex)
+            f = example_windows(k, ex, options.window)
+            k += 1
+            if f is not None:
+                frames.append(f)
+        rows.append((k, tally, pd.concat(frames, ignore_index=True) if frames else None))
+    total, frames, offset = _Tally(), [], 0
+    for k, tally, f in rows:
+        total.merge(tally)
         if f is not None:
+            f["example"] += offset
             frames.append(f)
-    if not any(k != "none" for k in counts):
+        offset += k
+    if not any(c != "none" for c in total.counts):
         raise InputError("no unnatural examples: give corruption types or --unnatural clips")
     if not frames:
         raise InputError("no clip could be turned into windows (all too short?)")
     table = pd.concat(frames, ignore_index=True)
-    return table, counts, long_made, seconds
+    return table, total.counts, total.long_made, total.seconds
 
 
 def _sha(path: str | None) -> str | None:

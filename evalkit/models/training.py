@@ -207,18 +207,22 @@ def _clip_tables(items: list[tuple[NaturalClip, list, tuple | None]], job: _Tabl
     """Per ``(clip, its transplant donors, its long lengths)``: ``(examples made, counts per
     corruption, long natural examples per construction, seconds, window table or None)``, the
     table's ``example`` numbered from 0 within the clip (a task of :func:`_example_table`)."""
-    out = []
-    for clip, donors, length in items:
-        tally = _Tally()
-        frames, k = [], 0
-        for ex in clip_examples(clip, job.spec, job.segment_s, donors, length):  # one at a time: memory
-            tally.add(ex)
-            f = example_windows(k, ex, job.window)
-            k += 1
-            if f is not None:
-                frames.append(f)
-        out.append((k, tally, pd.concat(frames, ignore_index=True) if frames else None))
-    return out
+    return [_tables_of(clip_examples(clip, job.spec, job.segment_s, donors, length), job.window)
+            for clip, donors, length in items]
+
+
+def _tables_of(examples, window: WindowConfig) -> tuple:
+    """``(examples made, their tally, window table or None)`` of examples taken one at a time
+    (memory stays with the table), numbered from 0."""
+    tally = _Tally()
+    frames, k = [], 0
+    for ex in examples:
+        tally.add(ex)
+        f = example_windows(k, ex, window)
+        k += 1
+        if f is not None:
+            frames.append(f)
+    return k, tally, pd.concat(frames, ignore_index=True) if frames else None
 
 
 @dataclass
@@ -271,15 +275,7 @@ def _example_table(clips, spec: ExampleSpec, options: TrainOptions, user_bad: li
         bar.close()
     rows = [r for part in parts for r in part]
     if user_bad:  # the user's own unnatural clips, after the natural ones, as one pass takes them
-        tally = _Tally()
-        frames, k = [], 0
-        for ex in user_bad:
-            tally.add(ex)
-            f = example_windows(k, ex, options.window)
-            k += 1
-            if f is not None:
-                frames.append(f)
-        rows.append((k, tally, pd.concat(frames, ignore_index=True) if frames else None))
+        rows.append(_tables_of(user_bad, options.window))
     total, frames, offset = _Tally(), [], 0
     for k, tally, f in rows:
         total.merge(tally)

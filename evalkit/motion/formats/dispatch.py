@@ -219,16 +219,18 @@ def _is_object_npy(p: Path, data: bytes | None) -> bool:
     its content is already in memory as a results file."""
     if data is None:
         return True
-    fh = io.BytesIO(data)
     try:
-        version = np.lib.format.read_magic(fh)
-        if version == (1, 0):
-            dtype = np.lib.format.read_array_header_1_0(fh, max_header_size=1 << 20)[2]
-        else:
-            dtype = np.lib.format.read_array_header_2_0(fh, max_header_size=1 << 20)[2]
+        return _npy_header(io.BytesIO(data))[1].hasobject
     except (ValueError, EOFError) as exc:
         raise FileFormatError(p, None, f"not a readable .npy file ({exc})") from None
-    return dtype.hasobject
+
+
+def _npy_header(fh) -> tuple[tuple, np.dtype]:
+    """Shape and dtype from the header at the start of an open ``.npy`` (its first bytes only)."""
+    version = np.lib.format.read_magic(fh)
+    reader = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+    shape, _, dtype = reader(fh, max_header_size=1 << 20)
+    return shape, dtype
 
 
 def _read_array_file(p: Path, ext: str, units, up, roles, skeleton, array_fps, body_model, allow_pickle,
@@ -300,10 +302,7 @@ def _npy_look(p: Path) -> tuple[tuple, np.dtype] | None:
     """Shape and dtype from an ``.npy``'s header (its first bytes only), ``None`` if unreadable."""
     try:
         with open(p, "rb") as fh:
-            version = np.lib.format.read_magic(fh)
-            reader = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
-            shape, _, dtype = reader(fh, max_header_size=1 << 20)
-        return shape, dtype
+            return _npy_header(fh)
     except (OSError, EOFError, ValueError, OverflowError, MemoryError, SyntaxError, tokenize.TokenError):
         return None
 

@@ -21,6 +21,8 @@ import numpy as np
 from scipy.signal import butter, sosfilt, sosfilt_zi, sosfiltfilt
 from scipy.signal._arraytools import odd_ext
 
+from evalkit.features.matrix_cache import bytes_lru_cache
+
 #: Default low-pass cut-off for positions before differentiation, Hz.
 DEFAULT_CUTOFF_HZ = 6.0
 
@@ -118,7 +120,12 @@ MATRIX_MAX_WORK = 250_000
 MATRIX_VECTOR_MAX_WORK = 9_000
 
 
-@lru_cache(maxsize=32)
+#: Bytes of filter matrices kept per process: every length up to FILTER_MATRIX_MAX_FRAMES at one
+#: cut-off and rate (about 45 MB), so a test set of many clip lengths builds each matrix once.
+FILTER_MATRIX_CACHE_BYTES = 64 * 2**20
+
+
+@bytes_lru_cache(FILTER_MATRIX_CACHE_BYTES)
 def _filter_matrix(order: int, wn: float, n: int, padlen: int) -> np.ndarray:
     """``(n, n)`` matrix ``M`` with ``M @ x == sosfiltfilt(sos, x, axis=0, padlen=padlen)``:
     zero-phase filtering with odd extension is linear in ``x``, so filtering the identity gives

@@ -163,11 +163,12 @@ def _summarise(feats, system_names, ext, n_boot, seed, audio, score) -> Comparis
         row["n_failed"] = float(len(failed.get(name, [])))
         rows.append(row)
     a, b = half_split(len(ref_clips), seed)
+    half_a, half_b = ref.subset(a), ref.subset(b)
     rvr = {"system": REAL_VS_REAL}
-    rvr.update(set_metrics(ref.subset(a), ref.subset(b), n_boot, seed, score_cols))
+    rvr.update(set_metrics(half_a, half_b, n_boot, seed, score_cols))
     rvr["n_failed"] = float(len(failed.get(REFERENCE, [])))
     rows.append(rvr)
-    support = floor_support(ref.subset(a), ref.subset(b), wp.window)
+    support = floor_support(half_a, half_b, wp.window)
     unsupported = floor_warnings(support)
     if unsupported:
         warnings.warn(f"real-vs-real floor not meaningful for {'; '.join(unsupported)}: {FLOOR_REASON}")
@@ -193,7 +194,7 @@ def _summarise(feats, system_names, ext, n_boot, seed, audio, score) -> Comparis
     table["n_ref_clips"] = ref.n
     table.loc[table["system"] == REAL_VS_REAL, "n_ref_clips"] = len(b)
     table["n_ref_windows"] = ref.n_windows
-    table.loc[table["system"] == REAL_VS_REAL, "n_ref_windows"] = ref.subset(b).n_windows
+    table.loc[table["system"] == REAL_VS_REAL, "n_ref_windows"] = half_b.n_windows
     table["bootstrap"] = n_boot
     clips = _clip_table(feats, score_cols)
     protocol = _protocol(ext, ref, groups, failed, system_names, n_boot, seed, a, b, audio, score)

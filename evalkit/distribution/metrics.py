@@ -93,10 +93,8 @@ class _RawStats:
         return mu, cov
 
 
-def _raw_blocks(clips, window: int, mean: np.ndarray, scale: np.ndarray, block_frames: int = 0):
-    """Yield ``(clip indices, windows)`` blocks of about ``block_frames`` frames (default
-    :data:`_RAW_BLOCK_FRAMES`)."""
-    block_frames = block_frames or _RAW_BLOCK_FRAMES
+def _raw_blocks(clips, window: int, mean: np.ndarray, scale: np.ndarray, block_frames: int = _RAW_BLOCK_FRAMES):
+    """Yield ``(clip indices, windows)`` blocks of about ``block_frames`` frames."""
     block, idx, frames = [], [], 0
     for i, c in enumerate(clips):
         w = _raw_clip_windows(c.poses, window, mean, scale)

@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from evalkit.features.matrix_cache import bytes_lru_cache
 from evalkit.features.body import REFERENCE_HEIGHT_M, BodyIndex, body_index
+from evalkit.features.matrix_cache import bytes_lru_cache
 from evalkit.features.signal import DEFAULT_CUTOFF_HZ, MATRIX_MAX_FRAMES, apply_matrix, derivative, lowpass
 from evalkit.features.signal import runs as true_runs
 from evalkit.motion import Motion

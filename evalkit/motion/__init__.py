@@ -14,7 +14,7 @@ from evalkit.motion.formats.bvh import read_bvh, write_bvh, parse_bvh
 from evalkit.motion.formats.amc import read_asf, read_amc, read_asf_amc
 from evalkit.motion.fk import forward_kinematics, global_positions
 from evalkit.motion.roles import ROLE_NAMES, find_roles, load_role_map
-from evalkit.motion.ops import resample, mirror, skeleton_height
+from evalkit.motion.ops import low_pass, resample, mirror, skeleton_height
 
 __all__ = [
     "Motion",
@@ -33,6 +33,7 @@ __all__ = [
     "find_roles",
     "load_role_map",
     "resample",
+    "low_pass",
     "mirror",
     "skeleton_height",
 ]

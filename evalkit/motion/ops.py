@@ -1,4 +1,4 @@
-"""Operations on motions: resampling, sampling at fractional frames, mirroring, size."""
+"""Operations on motions: resampling, low-pass filtering, sampling at fractional frames, mirroring, size."""
 
 from __future__ import annotations
 
@@ -52,19 +52,46 @@ def resample(motion: Motion, fps: float, band_limited: bool = False) -> Motion:
     return replace(motion, fps=float(fps), rotations=new_rot, translations=new_tr, meta=meta)
 
 
+def low_pass(motion: Motion, cutoff_hz: float) -> Motion:
+    """The clip with its movement low-passed at ``cutoff_hz`` (Hz), at its own frame rate.
+
+    The continuous quaternions and the translations go through a zero-phase 4th-order
+    Butterworth low-pass (the filter :func:`resample` uses when the rate falls) and the
+    quaternions are renormalised; frames, rate and skeleton are unchanged. A clip of fewer than
+    4 frames, or a cutoff at or above the clip's Nyquist rate (``fps / 2``), is returned as is.
+    """
+    if not (np.isfinite(cutoff_hz) and cutoff_hz > 0):
+        raise InputError(f"low-pass cutoff must be positive, got {cutoff_hz}")
+    n = motion.n_frames
+    if n < 4 or cutoff_hz >= 0.5 * motion.fps:
+        return motion
+    rot = quat.make_continuous(motion.rotations, axis=0)
+    j = rot.shape[1]
+    flat = np.concatenate([rot.reshape(n, -1), motion.translations.reshape(n, -1)], axis=1)
+    flat = _low_passed(flat, cutoff_hz, motion.fps)
+    return replace(motion, rotations=quat.normalize(flat[:, : j * 4].reshape(n, j, 4)),
+                   translations=flat[:, j * 4:].reshape(n, j, 3))
+
+
+def _low_passed(flat: np.ndarray, cutoff_hz: float, fps: float) -> np.ndarray:
+    """Zero-phase 4th-order Butterworth low-pass of ``(F, columns)`` along frames."""
+    from scipy.signal import butter, sosfiltfilt
+
+    sos = butter(4, cutoff_hz, fs=fps, output="sos")
+    # odd extension keeps level and slope at the ends; short clips pad less
+    return sosfiltfilt(sos, flat, axis=0, padlen=min(3 * (2 * len(sos) + 1), len(flat) - 1))
+
+
 def _band_limited(rot: np.ndarray, tr: np.ndarray, t: np.ndarray, old_fps: float,
                   new_fps: float) -> tuple[np.ndarray, np.ndarray]:
     """Low-pass (when the rate falls) and cubic-spline sampling at old-frame positions ``t`` of
     continuous quaternions ``(F, J, 4)`` and translations ``(F, J, 3)``."""
     from scipy.interpolate import CubicSpline
-    from scipy.signal import butter, sosfiltfilt
 
     n = len(rot)
     flat = np.concatenate([rot.reshape(n, -1), tr.reshape(n, -1)], axis=1)
     if new_fps < old_fps:
-        sos = butter(4, BAND_SHARE * new_fps, fs=old_fps, output="sos")
-        # odd extension keeps level and slope at the ends; short clips pad less
-        flat = sosfiltfilt(sos, flat, axis=0, padlen=min(3 * (2 * len(sos) + 1), n - 1))
+        flat = _low_passed(flat, BAND_SHARE * new_fps, old_fps)
     out = CubicSpline(np.arange(n), flat, axis=0)(t)
     j = rot.shape[1]
     new_rot = quat.normalize(out[:, : j * 4].reshape(len(t), j, 4))

@@ -1,4 +1,4 @@
-"""Slicing, resampling, mirroring, units and up-axis overrides on real clips."""
+"""Slicing, resampling, low-pass filtering, mirroring, units and up-axis overrides on real clips."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from evalkit.errors import InputError
-from evalkit.motion import find_roles, load_motion, mirror, resample, skeleton_height
+from evalkit.motion import find_roles, load_motion, low_pass, mirror, resample, skeleton_height
 
 
 def test_slice(walk_motion):
@@ -29,6 +29,25 @@ def test_resample_halves_frames_and_keeps_poses(walk_motion):
     err = np.abs(up.positions[4:] - walk_motion.positions[4 : up.n_frames]).max()
     assert err < 0.01
     assert abs(up.duration - walk_motion.duration) < 2 / 60
+
+
+def test_low_pass_removes_what_is_above_its_cutoff_and_keeps_the_walk(walk_motion):
+    walk = walk_motion[4:]  # frames 1-2 of this take hold a capture glitch of the left fingers
+    lp = low_pass(walk, 12.0)
+    assert lp.n_frames == walk.n_frames and lp.fps == walk.fps
+    np.testing.assert_allclose(np.linalg.norm(lp.rotations, axis=-1), 1.0, atol=1e-12)
+    # the walk itself (a few Hz) is kept within millimetres
+    assert np.abs(lp.positions - walk.positions).max() < 0.01
+    # a frame-to-frame wobble of the root (60 Hz at 120 fps, +-1 cm) is cut to under a tenth
+    tr = walk.translations.copy()
+    tr[::2, 0, 1] += 0.02
+    wobbly = walk.with_(translations=tr)
+    left = low_pass(wobbly, 12.0).translations[10:-10, 0, 1] - lp.translations[10:-10, 0, 1]  # ends: padding
+    assert np.abs(left - 0.01).max() < 0.001
+    # at or above the clip's Nyquist rate there is nothing to remove
+    assert low_pass(walk, 60.0) is walk
+    with pytest.raises(InputError):
+        low_pass(walk, 0.0)
 
 
 def test_resample_uses_slerp_midpoint():

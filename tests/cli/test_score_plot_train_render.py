@@ -84,6 +84,7 @@ def test_plot_refuses_an_implausible_dpi(tmp_path, clip, capsys, args, message):
     (["-o", "m.joblib", "--seed", "99999999999999999999"], "--seed must be 0 to 4294967295"),
     (["-o", "m.joblib", "--window", "0.01"], "--window must span 8 frames at --fps 30"),
     (["-o", "m.joblib", "--fps", "1e6"], "--fps must be 5 to 240 frames per second"),
+    (["-o", "m.joblib", "--band-hz", "15"], "--band-hz must be above 0 and below half of --fps (15 Hz)"),
     (["-o", "m.txt"], "m.txt: unsupported output format '.txt'; use .joblib"),
     (["--evaluate", "rep", "--folds", "1"], "--folds must be at least 2"),
     (["-o", "m.joblib", "--roles", "nosuch.yaml"], "nosuch.yaml: role map file not found"),

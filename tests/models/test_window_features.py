@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from evalkit.errors import InputError
 from evalkit.models.corruptions import corrupt
 from evalkit.models.window_features import WindowConfig, swing_locking, window_features, window_starts
 from dataclasses import replace
@@ -134,3 +135,26 @@ def test_window_table_has_the_columns_the_shipped_model_was_trained_on(cmu_dir):
     assert feature_columns(table) + pose_derived == meta["features"]
     assert len(pose_columns(table)) == meta["pose_columns"]
     assert len(table) >= 5
+
+
+def test_the_working_rate_low_pass_brings_a_decimated_take_to_its_resampled_twin(cmu_dir):
+    """The same real take given at 30 fps (every fourth frame, as datasets make their rates) and
+    at 120 fps (resampled band-limited): low-passed at 12 Hz at the working rate, their window
+    features differ about half as much as without (the decimated take keeps its 12-15 Hz)."""
+    from evalkit.models.window_features import WindowConfig, feature_columns, window_features
+    from evalkit.motion import load_motion
+
+    take = load_motion(cmu_dir / "01_01.bvh")[1:]  # frame 0 is cgspeed's added T-pose
+
+    def apart(config):
+        a, b = window_features(take.slice(0, None, 4), config), window_features(take, config)
+        n = min(len(a), len(b))
+        cols = [c for c in feature_columns(a) if c.startswith("f_")]
+        x, y = a[cols][:n].to_numpy(), b[cols][:n].to_numpy()
+        with np.errstate(invalid="ignore"):
+            return np.nanmean(np.nanmedian(np.abs(x - y) / (np.abs(x) + np.abs(y) + 1e-9), axis=0))
+
+    plain, banded = apart(WindowConfig()), apart(WindowConfig(band_hz=12.0))
+    assert banded < 0.65 * plain, (banded, plain)
+    with pytest.raises(InputError):
+        WindowConfig(band_hz=0.0)

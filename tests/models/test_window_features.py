@@ -141,8 +141,7 @@ def test_the_working_rate_low_pass_brings_a_decimated_take_to_its_resampled_twin
     """The same real take given at 30 fps (every fourth frame, as datasets make their rates) and
     at 120 fps (resampled band-limited): low-passed at 12 Hz at the working rate, their window
     features differ about half as much as without (the decimated take keeps its 12-15 Hz)."""
-    from evalkit.models.window_features import WindowConfig, feature_columns, window_features
-    from evalkit.motion import load_motion
+    from evalkit.models.window_features import feature_columns
 
     take = load_motion(cmu_dir / "01_01.bvh")[1:]  # frame 0 is cgspeed's added T-pose
 

@@ -212,10 +212,10 @@ def skeleton_height(motion: Motion) -> float:
 
     sk = motion.skeleton
     roles = find_roles(sk, strict=False)
+    lengths = sk.bone_lengths()
 
     def chain(a: int, b: int) -> float:
         # length from joint b up to its ancestor a
-        lengths = sk.bone_lengths()
         total, j = 0.0, b
         while j != a and j >= 0:
             total += lengths[j]

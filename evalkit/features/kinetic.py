@@ -111,9 +111,17 @@ def fm_vector(positions: np.ndarray, fps: float, body: BodyIndex,
 
 def fm_distance(a: np.ndarray, b: np.ndarray) -> float:
     """FMDistance: Euclidean distance between two :func:`fm_vector` results (shared roles only)."""
+    return float(fm_distances(a, np.asarray(b, float)[None])[0])
+
+
+def fm_distances(a: np.ndarray, refs: np.ndarray) -> np.ndarray:
+    """:func:`fm_distance` of one :func:`fm_vector` ``a`` ``(D,)`` to each row of ``refs``
+    ``(K, D)``, in one pass: ``(K,)`` distances (NaN where the two share no finite entry)."""
     a = np.asarray(a, float)
-    b = np.asarray(b, float)
-    ok = np.isfinite(a) & np.isfinite(b)
-    if not ok.any():
-        return float("nan")
-    return float(np.linalg.norm(a[ok] - b[ok]))
+    refs = np.asarray(refs, float)
+    ok = np.isfinite(a) & np.isfinite(refs)
+    with np.errstate(invalid="ignore"):  # inf - inf where a side is not finite: masked out
+        diff = np.where(ok, a - refs, 0.0)
+    d = np.sqrt(np.einsum("kd,kd->k", diff, diff))
+    d[~ok.any(axis=1)] = np.nan
+    return d

@@ -25,7 +25,7 @@ from evalkit.features.kinematics import (
     Reference, angle_outliers, bone_length_drift, derivative_magnitudes, genea_accel_jerk, hellinger,
     histograms, jerk_per_frame, joint_angles, role_joints,
 )
-from evalkit.features.kinetic import fm_distance, fm_vector, kinetic_metrics
+from evalkit.features.kinetic import fm_distances, fm_vector, kinetic_metrics
 from evalkit.features.physics import PhysicsConfig, PhysicsTraces, physics_metrics, physics_traces
 from evalkit.features.signal import lowpass
 from evalkit.motion import Motion
@@ -190,7 +190,7 @@ def score_analysis(an: Analysis, reference: Reference | None = None,
         row["angle_outlier_frac"], row["angle_outlier_max_deg"] = frac, excess
         if reference.fm.size:
             v = fm_vector(pos, m.fps, body, cfg.physics.cutoff_hz, an.smooth)
-            d = np.array([fm_distance(v, r) for r in reference.fm])
+            d = fm_distances(v, reference.fm)
             row["fmd_ref_mean"] = float(np.nanmean(d)) if np.isfinite(d).any() else float("nan")
             row["fmd_ref_min"] = float(np.nanmin(d)) if np.isfinite(d).any() else float("nan")
     if audio_times is not None:

@@ -13,7 +13,7 @@ from evalkit.features.body import body_index
 from evalkit.features.kinematics import (
     bone_length_drift, genea_accel_jerk, hellinger, jerk_per_frame, joint_angles,
 )
-from evalkit.features.kinetic import fm_distance, fm_vector, kinetic_features
+from evalkit.features.kinetic import fm_distance, fm_distances, fm_vector, kinetic_features
 from evalkit.features.reference import reference_from_motions
 from evalkit.features.score import score_motion
 from evalkit.motion import load_motion, resample
@@ -132,6 +132,15 @@ def test_fm_distance(walk_motion, cmu_dir):
     vs = fm_vector(np.asarray(slow.positions), slow.fps, body_index(slow))
     assert fm_distance(v, vr) == pytest.approx(fm_distance(vr, v))
     assert fm_distance(v, vs) > 0.5
+    # to several references at once: each the pairwise distance over the entries both have,
+    # NaN for a reference with none in common
+    blind = np.full_like(v, np.nan)
+    half = v.copy()
+    half[: len(v) // 2] = np.nan
+    d = fm_distances(v, np.stack([vr, vs, half, blind]))
+    assert d[:2] == pytest.approx([fm_distance(v, vr), fm_distance(v, vs)], rel=1e-12)
+    assert d[2] == 0.0 and np.isnan(d[3])
+    assert np.linalg.norm(v[np.isfinite(v) & np.isfinite(vr)] - vr[np.isfinite(v) & np.isfinite(vr)]) == pytest.approx(d[0], rel=1e-12)
 
 
 def test_noisy_fingers_leave_the_body_jerk_alone_and_show_in_the_hands_group(cmu_dir):

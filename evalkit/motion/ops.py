@@ -28,6 +28,9 @@ def resample(motion: Motion, fps: float, band_limited: bool = False) -> Motion:
     the frames (also when the rate rises, so upsampled motion has no piecewise-constant
     velocity) and the quaternions renormalised. The new clip has
     ``floor((frames - 1) * fps / motion.fps) + 1`` frames spanning the same time.
+
+    The new clip's ``meta`` records ``resampled_from_fps`` and, when a band-limited resampling
+    low-passed it, ``band_hz`` (the cutoff, Hz).
     """
     if not (np.isfinite(fps) and fps > 0):
         raise InputError(f"target frame rate must be positive, got {fps}")
@@ -49,6 +52,8 @@ def resample(motion: Motion, fps: float, band_limited: bool = False) -> Motion:
         new_tr = tr[i0] * (1 - w[..., None]) + tr[i1] * w[..., None]
     meta = dict(motion.meta)
     meta["resampled_from_fps"] = motion.fps
+    if band_limited and n_old >= 4 and fps < motion.fps:
+        meta["band_hz"] = min(float(meta.get("band_hz", np.inf)), BAND_SHARE * fps)
     return replace(motion, fps=float(fps), rotations=new_rot, translations=new_tr, meta=meta)
 
 
@@ -59,6 +64,7 @@ def low_pass(motion: Motion, cutoff_hz: float) -> Motion:
     Butterworth low-pass (the filter :func:`resample` uses when the rate falls) and the
     quaternions are renormalised; frames, rate and skeleton are unchanged. A clip of fewer than
     4 frames, or a cutoff at or above the clip's Nyquist rate (``fps / 2``), is returned as is.
+    The new clip's ``meta["band_hz"]`` is the lowest cutoff it has been through, Hz.
     """
     if not (np.isfinite(cutoff_hz) and cutoff_hz > 0):
         raise InputError(f"low-pass cutoff must be positive, got {cutoff_hz}")
@@ -69,8 +75,10 @@ def low_pass(motion: Motion, cutoff_hz: float) -> Motion:
     j = rot.shape[1]
     flat = np.concatenate([rot.reshape(n, -1), motion.translations.reshape(n, -1)], axis=1)
     flat = _low_passed(flat, cutoff_hz, motion.fps)
+    meta = dict(motion.meta)
+    meta["band_hz"] = min(float(meta.get("band_hz", np.inf)), float(cutoff_hz))
     return replace(motion, rotations=quat.normalize(flat[:, : j * 4].reshape(n, j, 4)),
-                   translations=flat[:, j * 4:].reshape(n, j, 3))
+                   translations=flat[:, j * 4:].reshape(n, j, 3), meta=meta)
 
 
 def _low_passed(flat: np.ndarray, cutoff_hz: float, fps: float) -> np.ndarray:

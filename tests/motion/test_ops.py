@@ -48,6 +48,18 @@ def test_low_pass_removes_what_is_above_its_cutoff_and_keeps_the_walk(walk_motio
     assert low_pass(walk, 60.0) is walk
     with pytest.raises(InputError):
         low_pass(walk, 0.0)
+    # the clip says the band it has been through: the lowest cutoff, Hz
+    assert "band_hz" not in walk.meta
+    assert low_pass(walk, 12.0).meta["band_hz"] == 12.0
+    assert low_pass(low_pass(walk, 8.0), 12.0).meta["band_hz"] == 8.0
+
+
+def test_band_limited_resampling_records_the_band_it_keeps(walk_motion):
+    down = resample(walk_motion, 30.0, band_limited=True)
+    assert down.meta["band_hz"] == pytest.approx(12.0) and down.meta["resampled_from_fps"] == 120.0
+    # rising, the clip keeps the band it had; without the filter, it claims none
+    assert resample(down, 60.0, band_limited=True).meta["band_hz"] == pytest.approx(12.0)
+    assert "band_hz" not in resample(walk_motion, 30.0).meta
 
 
 def test_resample_uses_slerp_midpoint():

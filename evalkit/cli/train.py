@@ -84,8 +84,13 @@ def register(sub) -> None:
     p.add_argument("--hop", type=float, default=0.5, metavar="S", help="window step, s (default: 0.5)")
     p.add_argument("--band-hz", type=float, default=None, metavar="HZ",
                    help="low-pass every clip at HZ at the working rate, whatever rate it came at: the same "
-                        "take at 20-120 fps reads within 0.02 instead of 0.08, at some cost in detection "
-                        "(docs/discriminator.md, 'The working-rate low-pass'; default: none)")
+                        "take at 20-120 fps reads within 0.02, at a larger cost in detection than the "
+                        "default working band (docs/discriminator.md, 'The working band'; default: none)")
+    p.add_argument("--no-working-band", dest="working_band", action="store_false",
+                   help="score clips that come at or below the working rate on their whole band, not "
+                        "low-passed at the band decimation keeps (the default low-passes them, so the "
+                        "same take at 20-120 fps reads within about 0.01; docs/discriminator.md, 'The "
+                        "working band')")
     check = p.add_mutually_exclusive_group()
     check.add_argument("--no-artifact-check", dest="artifact_check", action="store_false",
                        help="leave out the artifact check, which lowers a clip's naturalness when it "
@@ -172,7 +177,8 @@ def _options(args: argparse.Namespace):
         long_lengths=long_lengths,
         seed=args.seed, types=types, per_type=args.per_type, severity_range=tuple(args.severity),
         mirror=not args.no_mirror, segment_s=args.segment, group_by=args.group_by,
-        window=WindowConfig(fps=args.fps, window_s=args.window, hop_s=args.hop, band_hz=args.band_hz),
+        window=WindowConfig(fps=args.fps, window_s=args.window, hop_s=args.hop, band_hz=args.band_hz,
+                            working_band=args.working_band),
         model={"artifact_check": bool(args.artifact_check), "artifact_quantile": args.artifact_quantile},
         transplant_donor=args.transplant_donor,
     )

@@ -490,7 +490,10 @@ def example_windows(i: int, ex: Example, config: WindowConfig = WindowConfig()) 
     :func:`window_table` (``None`` if the clip is too short to have windows; a rig whose joint
     roles cannot be found raises :class:`RolesNotFoundError` naming the clip)."""
     try:
-        f = window_features(ex.motion, config)
+        # the examples are made at the working rate here (band-limited, or decimated without a
+        # filter on purpose so that such capture is learnt as natural) and keep their own band;
+        # the working band is for clips as users give them
+        f = window_features(ex.motion, replace(config, working_band=False))
     except RolesNotFoundError as exc:  # a rig that needs --roles: say which clip, do not skip it
         raise RolesNotFoundError(f"{ex.segment}: {exc}") from None
     except EvalkitError:

@@ -72,7 +72,7 @@ class TrainOptions:
     mirror: bool = True
     segment_s: float = 4.0
     group_by: str = "subject"
-    window: WindowConfig = WindowConfig()
+    window: WindowConfig = WindowConfig(working_band=True)
     model: dict[str, Any] = field(default_factory=dict)
     transplant_donor: str = "other_clip"
     long_lengths: tuple[float, ...] = LONG_LENGTHS

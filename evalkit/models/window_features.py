@@ -69,6 +69,7 @@ from evalkit.features.body import (BONES, FOOT_ROLES, LIMB_ROOTS, ROLE_INDEX, Bo
                                  limb_joints, to_heading_frame)
 from evalkit.features.ground import terrain_heights
 from evalkit.motion import Motion, find_roles, low_pass, quat, resample
+from evalkit.motion.ops import BAND_SHARE
 
 GRAVITY = 9.81  # m/s^2
 FEATURE_PREFIX = "f_"
@@ -149,12 +150,18 @@ class WindowConfig:
             more). ``hf_ratio`` (above 6 Hz, a feature of the trees only) keeps the window's own
             energy: floored too, it lowered natural locomotion scores (docs/discriminator.md).
         band_hz: with a frequency (Hz), every clip's movement is low-passed there at the
-            working rate, whatever rate it came at (:func:`at_working_rate`), so the same take
-            at 20, 30, 60 or 120 frames/s -- decimated without a filter, as datasets make their
-            rates, or resampled -- gives nearly the same features (12 Hz: verdicts within 0.02
-            instead of 0.08, at a cost in detection, docs/discriminator.md). ``None`` (the
-            default, and the shipped model): only clips at another rate are filtered, by
-            their band-limited resampling.
+            working rate, whatever rate it came at (:func:`at_working_rate`). ``None`` (the
+            default): see ``working_band``.
+        working_band: a clip that reaches the working rate without band-limited decimation
+            (a file at or below it, often decimated from capture without a filter, as datasets
+            make their rates) is low-passed at the band decimation keeps
+            (:data:`evalkit.motion.ops.BAND_SHARE` of the rate: 12 Hz at 30 frames/s), so the
+            same take at 20, 30, 60 or 120 frames/s is judged on the same band: verdicts within
+            0.02 instead of 0.08 (docs/discriminator.md). A clip whose ``meta["band_hz"]``
+            already lies at or below that band is left as it is. Off by default in this class
+            (a plain feature extractor); ``evalkit train`` turns it on, and the shipped model
+            has it. Training examples, made at the working rate by the training set, keep their
+            own band (:func:`evalkit.models.dataset.example_windows`).
     """
 
     fps: float = 30.0
@@ -167,6 +174,7 @@ class WindowConfig:
     scoring_features: bool = True
     still_speed: float = 0.1
     band_hz: float | None = None
+    working_band: bool = False
 
     def __post_init__(self) -> None:
         for name in ("fps", "window_s", "hop_s", "min_clip_s", "contact_height", "skate_speed", "still_speed"):
@@ -185,9 +193,21 @@ class WindowConfig:
 def at_working_rate(motion: Motion, config: WindowConfig = WindowConfig()) -> Motion:
     """The clip at ``config.fps`` (band-limited resampling, :func:`evalkit.motion.resample`: a
     brief event between the kept frames is not lost), low-passed there at ``config.band_hz``
-    (:func:`evalkit.motion.low_pass`) whatever its own rate was."""
-    motion = _resampled(motion, config)
-    return motion if config.band_hz is None else low_pass(motion, config.band_hz)
+    (:func:`evalkit.motion.low_pass`) whatever its own rate was, or with
+    ``config.working_band`` at the band decimation keeps where it has a wider one."""
+    return _banded(_resampled(motion, config), config)
+
+
+def _banded(resampled: Motion, config: WindowConfig) -> Motion:
+    """A clip at the working rate low-passed at ``config.band_hz``, or with
+    ``config.working_band`` at the band decimation keeps (``BAND_SHARE`` of the working rate)
+    unless its ``meta["band_hz"]`` says it is no wider (band-limited decimation sets it)."""
+    if config.band_hz is not None:
+        return low_pass(resampled, config.band_hz)
+    band = BAND_SHARE * config.fps
+    if config.working_band and float(resampled.meta.get("band_hz", np.inf)) > band + 1e-9:
+        return low_pass(resampled, band)
+    return resampled
 
 
 def _resampled(motion: Motion, config: WindowConfig) -> Motion:
@@ -792,7 +812,7 @@ def window_features(motion: Motion | Body, config: WindowConfig = WindowConfig()
         if motion.duration < config.min_clip_s:
             prepare(motion, config, roles)  # raises the too-short error
         resampled = _resampled(motion, config)
-        work = resampled if config.band_hz is None else low_pass(resampled, config.band_hz)
+        work = _banded(resampled, config)
         body = body_of(work, roles)
     fps = body.fps
     sig = frame_signals(body, config)

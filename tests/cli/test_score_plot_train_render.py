@@ -220,3 +220,17 @@ def test_an_unknown_option_shows_the_commands_own_usage(capsys, args, usage):
     assert exit_.value.code == 2
     err = capsys.readouterr().err
     assert err.startswith(usage) and "error: unrecognized arguments: --foo" in err and "Traceback" not in err
+
+
+def test_train_judges_clips_on_the_working_band_unless_told_not_to():
+    import argparse
+
+    from evalkit.cli import train as train_cli
+
+    def options(*argv):
+        p = argparse.ArgumentParser()
+        train_cli.register(p.add_subparsers())
+        return train_cli._options(p.parse_args(["train", "--natural", "x", "-o", "m.joblib", *argv]))
+
+    assert options().window.working_band is True
+    assert options("--no-working-band").window.working_band is False

@@ -73,6 +73,18 @@ def test_a_nudge_of_every_file_value_does_not_move_the_verdict(model, cmu_dir, t
         assert abs(s.worst_naturalness - ref.worst_naturalness) <= 0.02, (clip, delta)
 
 
+@pytest.mark.parametrize("clip", ["01_01.bvh", "07_05-walk.amc"])
+def test_the_same_take_at_20_30_60_and_120_fps_reads_the_same(model, cmu_dir, clip):
+    """The take at the rates datasets give (every k-th frame of the 120-fps capture, no filter)
+    reads within 0.05 of the 30-fps take: the shipped model judges clips that come at or below
+    its working rate on the band its resampling keeps of faster ones (the working band)."""
+    assert model.window.working_band
+    take = load_motion(cmu_dir / clip)
+    at = {fps: score_naturalness(model, take.slice(0, None, 120 // fps).with_(fps=float(fps))).naturalness
+          for fps in (20, 30, 60, 120)}
+    assert max(abs(v - at[30]) for v in at.values()) <= 0.05, at
+
+
 @pytest.mark.parametrize("clip", RIGS)
 def test_the_numbers_of_a_clip_agree(model, cmu_dir, clip):
     s = score_naturalness(model, load_motion(cmu_dir / clip))

@@ -137,23 +137,52 @@ def test_window_table_has_the_columns_the_shipped_model_was_trained_on(cmu_dir):
     assert len(table) >= 5
 
 
-def test_the_working_rate_low_pass_brings_a_decimated_take_to_its_resampled_twin(cmu_dir):
-    """The same real take given at 30 fps (every fourth frame, as datasets make their rates) and
-    at 120 fps (resampled band-limited): low-passed at 12 Hz at the working rate, their window
-    features differ about half as much as without (the decimated take keeps its 12-15 Hz)."""
+def _decimated_apart(take, config) -> float:
+    """Median relative difference of the window features of ``take`` at 30 fps by decimation
+    (every fourth frame, as datasets make their rates) and of the 120-fps take itself."""
     from evalkit.models.window_features import feature_columns
 
+    a, b = window_features(take.slice(0, None, 4), config), window_features(take, config)
+    n = min(len(a), len(b))
+    cols = [c for c in feature_columns(a) if c.startswith("f_")]
+    x, y = a[cols][:n].to_numpy(), b[cols][:n].to_numpy()
+    with np.errstate(invalid="ignore"):
+        return np.nanmean(np.nanmedian(np.abs(x - y) / (np.abs(x) + np.abs(y) + 1e-9), axis=0))
+
+
+def test_the_working_rate_low_pass_brings_a_decimated_take_to_its_resampled_twin(cmu_dir):
+    """The same real take given at 30 fps (every fourth frame) and at 120 fps (resampled
+    band-limited): low-passed at 12 Hz at the working rate, their window features differ about
+    half as much as without (the decimated take keeps its 12-15 Hz)."""
     take = load_motion(cmu_dir / "01_01.bvh")[1:]  # frame 0 is cgspeed's added T-pose
-
-    def apart(config):
-        a, b = window_features(take.slice(0, None, 4), config), window_features(take, config)
-        n = min(len(a), len(b))
-        cols = [c for c in feature_columns(a) if c.startswith("f_")]
-        x, y = a[cols][:n].to_numpy(), b[cols][:n].to_numpy()
-        with np.errstate(invalid="ignore"):
-            return np.nanmean(np.nanmedian(np.abs(x - y) / (np.abs(x) + np.abs(y) + 1e-9), axis=0))
-
-    plain, banded = apart(WindowConfig()), apart(WindowConfig(band_hz=12.0))
+    plain, banded = _decimated_apart(take, WindowConfig()), _decimated_apart(take, WindowConfig(band_hz=12.0))
     assert banded < 0.65 * plain, (banded, plain)
     with pytest.raises(InputError):
         WindowConfig(band_hz=0.0)
+
+
+def test_the_working_band_judges_a_decimated_take_on_the_band_of_its_resampled_twin(cmu_dir):
+    """With the working band (the shipped model's), a real take given at 30 fps by decimation is
+    low-passed at the band its 120-fps twin keeps through band-limited resampling (12 Hz): their
+    window features differ about half as much as without. A clip already band-limited that
+    narrowly is left as it is, and the training examples keep their own band."""
+    import pandas as pd
+
+    from evalkit.models.corruptions import Provenance
+    from evalkit.models.dataset import example_windows
+    from evalkit.models.examples import Example
+
+    take = load_motion(cmu_dir / "01_01.bvh")[1:]  # frame 0 is cgspeed's added T-pose
+    plain = _decimated_apart(take, WindowConfig())
+    working = _decimated_apart(take, WindowConfig(working_band=True))
+    assert working < 0.65 * plain, (working, plain)
+    banded = resample(take[:600], 30.0, band_limited=True)
+    assert banded.meta["band_hz"] == pytest.approx(12.0)
+    pd.testing.assert_frame_equal(window_features(banded, WindowConfig()),
+                                  window_features(banded, WindowConfig(working_band=True)))
+    plain30 = take[:600].slice(0, None, 4)
+    assert "band_hz" not in plain30.meta
+    ex = Example(plain30, Provenance(source="01_01"), "01", "01_01", "cmu")
+    pd.testing.assert_frame_equal(example_windows(0, ex, WindowConfig()),
+                                  example_windows(0, ex, WindowConfig(working_band=True)))
+    assert not window_features(plain30, WindowConfig()).equals(window_features(plain30, WindowConfig(working_band=True)))

@@ -83,14 +83,11 @@ def register(sub) -> None:
     p.add_argument("--window", type=float, default=1.0, metavar="S", help="window length, s (default: 1)")
     p.add_argument("--hop", type=float, default=0.5, metavar="S", help="window step, s (default: 0.5)")
     p.add_argument("--band-hz", type=float, default=None, metavar="HZ",
-                   help="low-pass every clip at HZ at the working rate, whatever rate it came at: the same "
-                        "take at 20-120 fps reads within 0.02, at a larger cost in detection than the "
-                        "default working band (docs/discriminator.md, 'The working band'; default: none)")
+                   help="low-pass every clip at HZ at the working rate, in training too (more detection "
+                        "lost than the working band; docs/discriminator.md, 'The working band')")
     p.add_argument("--no-working-band", dest="working_band", action="store_false",
-                   help="score clips that come at or below the working rate on their whole band, not "
-                        "low-passed at the band decimation keeps (the default low-passes them, so the "
-                        "same take at 20-120 fps reads within about 0.01; docs/discriminator.md, 'The "
-                        "working band')")
+                   help="do not low-pass clips at or below the working rate at the band decimation keeps "
+                        "(on by default: the same take at 20-120 fps then reads within about 0.01)")
     check = p.add_mutually_exclusive_group()
     check.add_argument("--no-artifact-check", dest="artifact_check", action="store_false",
                        help="leave out the artifact check, which lowers a clip's naturalness when it "

@@ -20,7 +20,7 @@ import pandas as pd
 
 from evalkit.errors import EvalkitError, InputError, RolesNotFoundError
 from evalkit.models.corruptions import CORRUPTION_TYPES, Provenance, corrupt
-from evalkit.models.examples import Example, seed_for as _seed_for
+from evalkit.models.examples import Example, rig_signature, seed_for as _seed_for
 from evalkit.models.window_features import WindowConfig, window_features, window_labels
 from evalkit.motion import LoadOptions, Motion, mirror, resample
 from evalkit.motion.formats import iter_motion_files
@@ -139,8 +139,7 @@ def load_natural(paths: Iterable[str | Path], fps: float = 30.0, group_by: str =
             continue
         seen_hash.add(digest)
         seen_take.add((take, family))
-        rig = f"{m.n_joints}j:{m.skeleton.names[0]}"
-        out.append(NaturalClip(motion=m, path=str(f), group=group, take=take, sha256=digest, rig=rig,
+        out.append(NaturalClip(motion=m, path=str(f), group=group, take=take, sha256=digest, rig=rig_signature(m),
                                decimated=plain))
     return out
 

@@ -730,8 +730,9 @@ class MotionScore:
             each group's share of the log-odds the windows lose, weighted by how unnatural each
             window is; groups of less than 10 % left out; empty for a model saved without
             natural medians).
-        notes: what the user should know about the verdict (motion the model does not know,
-            joint speeds no person reaches at the declared frame rate).
+        notes: what the user should know about the verdict (calibration frames left out,
+            motion the model does not know, a rig unlike those it was trained on, joint speeds
+            no person reaches at the declared frame rate).
         worst_stretch_start_s, worst_stretch_end_s: the least natural stretch (``stretch_s``
             long, or the whole clip if shorter), seconds from the clip's start.
         worst_stretch_naturalness: that stretch's verdict (what the clip scored before the
@@ -845,7 +846,7 @@ def _judge_takes(model: NaturalnessDiscriminator, motion: Motion, roles, split_c
     windows = pd.DataFrame({"start_s": table["start_s"] + shift, "end_s": table["end_s"] + shift, "naturalness": p,
                             "local_naturalness": local, "known": known, "reason": window_reason})
     reliability = float(known.mean()) if model._has_domain() else float("nan")
-    notes = _verdict_notes(motion, reliability, calib_head, calib_tail)
+    notes = _verdict_notes(motion, reliability, calib_head, calib_tail, getattr(model, "training_rigs_", ()))
     return MotionScore(
         naturalness=naturalness,
         worst_start_s=float(windows["start_s"].iloc[w]),
@@ -887,9 +888,11 @@ def _drop_calibration(motion: Motion, roles) -> tuple[Motion, int, int]:
     return motion, calib_head, calib_tail
 
 
-def _verdict_notes(motion: Motion, reliability: float, calib_head: int, calib_tail: int) -> list[str]:
+def _verdict_notes(motion: Motion, reliability: float, calib_head: int, calib_tail: int,
+                   training_rigs: tuple[str, ...] = ()) -> list[str]:
     """The notes of a verdict: calibration frames left out (``calib_head`` / ``calib_tail``
-    frames), windows the model does not know (``reliability`` below 1) and implausible speeds."""
+    frames), windows the model does not know (``reliability`` below 1), a rig unlike those it
+    was trained on (:func:`rig_notes`) and implausible speeds."""
     notes = []
     if calib_head or calib_tail:
         where = " and ".join(w for w, n in (("starts", calib_head), ("ends", calib_tail)) if n)
@@ -898,8 +901,41 @@ def _verdict_notes(motion: Motion, reliability: float, calib_head: int, calib_ta
     if reliability < 1.0:
         notes.append(f"{1 - reliability:.0%} of the windows lie outside what the model was trained on: "
                      "read the verdict there as unknown, not as unnatural")
+    notes.extend(rig_notes(motion, training_rigs))
     notes.extend(speed_notes(motion))
     return notes
+
+
+def rig_notes(motion: Motion, training_rigs: tuple[str, ...]) -> list[str]:
+    """A note when the clip's rig (:func:`~evalkit.models.examples.rig_signature`: joint count
+    and root joint) is none of the rigs a model was trained on (``training_rigs``; no note when
+    they are not known).
+
+    Unedited capture of rig families left out of training reads lower and more spread (whole
+    clips 0.69-0.90 on average per family in the evaluation of record, docs/discriminator.md),
+    so the note says so.
+
+    >>> from evalkit.data import cmu_clips
+    >>> from evalkit.motion import load_motion
+    >>> rig_notes(load_motion(cmu_clips()[0]), ("31j:Hips",))
+    []
+    >>> rig_notes(load_motion(cmu_clips()[0]), ("22j:pelvis",))[0][:46]
+    'the rig (31 joints, root Hips) is not one the '
+    """
+    from evalkit.models.examples import rig_signature
+
+    rig = rig_signature(motion)
+    if not training_rigs or rig in training_rigs:
+        return []
+
+    def spoken(sig: str) -> str:
+        joints, _, root = sig.partition("j:")
+        return f"{joints} joints, root {root}"
+
+    known = "; ".join(spoken(r) for r in training_rigs)
+    return [f"the rig ({spoken(rig)}) is not one the model was trained on ({known}): on unseen rigs "
+            "natural capture reads lower and more spread, so read a low verdict with care; train on "
+            "capture of this rig (evalkit train) for a firmer one"]
 
 
 #: A calibration pose (T- or A-pose): both upper arms raised at least this far from the trunk

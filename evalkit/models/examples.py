@@ -13,6 +13,20 @@ from evalkit.models.corruptions import Provenance
 from evalkit.motion import Motion
 
 
+def rig_signature(motion: Motion) -> str:
+    """A short signature of a clip's skeleton: its joint count and root joint name (``"31j:Hips"``).
+
+    What a model's card records as each training clip's ``rig`` and what a verdict's notes
+    compare a scored clip against.
+
+    >>> from evalkit.data import cmu_clips
+    >>> from evalkit.motion import load_motion
+    >>> rig_signature(load_motion(cmu_clips()[0]))
+    '31j:Hips'
+    """
+    return f"{motion.n_joints}j:{motion.skeleton.names[0]}"
+
+
 @dataclass(frozen=True, eq=False)
 class Example:
     """One clip of the data set: natural or corrupted, with where it came from."""

@@ -156,6 +156,7 @@ def train(natural: Sequence[str | Path], unnatural: Sequence[str | Path] = (), o
         print(f"fitting on {int((table['label'] >= 0).sum())} windows of {sum(counts.values())} clips "
               f"({n_groups} groups)...", file=sys.stderr)
     model = fit_clone(model, table)
+    model.training_rigs_ = tuple(sorted({c.rig for c in clips}))  # what a verdict's notes compare against
 
     files = [{"path": _display_path(c.path), "sha256": c.sha256, "group": c.group, "rig": c.rig,
               "frames": c.motion.n_frames, "class": "natural"} for c in clips]
@@ -394,4 +395,8 @@ def load_model(path: str | Path | None = None) -> tuple[NaturalnessDiscriminator
                           "'evalkit train --out' wrote, or train one") from None
     if not isinstance(model, NaturalnessDiscriminator):
         raise ConfigError(f"{path}: holds a {type(model).__name__}, not a NaturalnessDiscriminator")
+    if not hasattr(model, "training_rigs_") and isinstance(meta.get("training_data"), list):
+        # a model saved before it kept its rigs: they are on its card
+        rigs = {d.get("rig") for d in meta["training_data"] if isinstance(d, dict) and d.get("class") == "natural"}
+        model.training_rigs_ = tuple(sorted(r for r in rigs if isinstance(r, str)))
     return model, meta

@@ -298,6 +298,9 @@ def test_train_function_metadata(cmu_dir, tmp_path):
     assert meta["corruptions"]["types"] == ["jitter", "transition"]
     assert meta["examples"]["none"] > 0 and meta["examples"]["jitter"] > 0
     assert all(len(f["sha256"]) == 64 for f in meta["training_data"])
+    # the model keeps the rigs it was trained on (for the verdict's notes), as its card lists them
+    card_rigs = {f["rig"] for f in meta["training_data"] if f["class"] == "natural"}
+    assert set(model.training_rigs_) == card_rigs == {"31j:Hips", "31j:root"}
     path, mp = save_model(model, meta, tmp_path / "x.joblib")
     json.loads(mp.read_text())
     with pytest.raises(InputError, match="unknown corruption"):

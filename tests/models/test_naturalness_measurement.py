@@ -5,6 +5,8 @@ numbers agree with each other, and it says why and when it does not know."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -154,6 +156,20 @@ def test_reliability_says_when_motion_is_unlike_the_training_data(model, cmu_dir
     assert fs.reliability < 0.5
     assert any("outside what the model was trained on" in n for n in fs.notes)
     assert any("faster than any person" in n and "120 fps" in n for n in fs.notes), fs.notes
+
+
+def test_a_rig_unlike_the_training_rigs_is_noted(model, cmu_dir):
+    walk = load_motion(cmu_dir / "16_15.amc")
+    assert set(model.training_rigs_) == {"31j:Hips", "31j:root"}  # from the shipped model's card
+    known = score_naturalness(model, walk)
+    assert not any("not one the model was trained on" in n for n in known.notes), known.notes
+    # the same capture as another tool writes it: the root joint named otherwise
+    names = ("pelvis",) + tuple(walk.skeleton.names[1:])
+    other = walk.with_(skeleton=replace(walk.skeleton, names=names))
+    s = score_naturalness(model, other)
+    note = [n for n in s.notes if "not one the model was trained on" in n]
+    assert len(note) == 1 and "31 joints, root pelvis" in note[0] and "31 joints, root Hips" in note[0]
+    assert s.naturalness == pytest.approx(known.naturalness, abs=1e-9)  # a note, not another verdict
 
 
 def test_speed_notes_suggest_the_frame_rate(cmu_dir):

@@ -102,8 +102,8 @@ def add_model_columns(table: pd.DataFrame, model_path: str | None = None, load: 
     within what the model was trained on; below 1 read the verdict as unknown there),
     ``naturalness_reasons`` (the feature groups that cost the clip most, with their shares:
     feet, ground, balance, smoothness, timing, pose) and ``naturalness_notes`` (what to know
-    about the verdict: motion the model does not know, a rig unlike any it was trained on, joint speeds no person reaches at the
-    declared frame rate, with a suggested rate). Rows that already carry an error, or whose clip the model cannot score (e.g.
+    about the verdict: motion the model does not know, a rig unlike any it was trained on,
+    joint speeds no person reaches at the declared frame rate, with a suggested rate). Rows that already carry an error, or whose clip the model cannot score (e.g.
     shorter than 0.5 s), get NaN and, in the latter case, a message in ``error``.
 
     Args:

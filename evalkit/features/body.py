@@ -23,7 +23,7 @@ naturalness, distribution features, corruptions). The body's heading is defined 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Mapping
 
 import numpy as np
@@ -80,14 +80,23 @@ def hand_joints(parents: np.ndarray, roles: Mapping[str, int]) -> np.ndarray:
             no joint is a hand joint.
 
     Returns:
-        ``(H,)`` joint indices (empty when nothing hangs below the wrists).
+        ``(H,)`` joint indices (empty when nothing hangs below the wrists; read-only, found
+        once per rig).
     """
-    wrists = {roles[r] for r in ("left_wrist", "right_wrist") if r in roles}
+    wrists = tuple(sorted({int(roles[r]) for r in ("left_wrist", "right_wrist") if r in roles}))
+    return _hand_joints(np.asarray(parents, dtype=np.int64).tobytes(), wrists)
+
+
+@lru_cache(maxsize=256)
+def _hand_joints(parents_key: bytes, wrists: tuple[int, ...]) -> np.ndarray:
+    parents = np.frombuffer(parents_key, dtype=np.int64)
     below = np.zeros(len(parents), dtype=bool)
     for j in range(len(parents)):  # parents come before children in evalkit's skeletons
         p = int(parents[j])
         below[j] = p >= 0 and (p in wrists or below[p])
-    return np.flatnonzero(below)
+    out = np.flatnonzero(below)
+    out.setflags(write=False)
+    return out
 
 
 def _roles_key(roles: Mapping | None) -> tuple:

@@ -174,7 +174,9 @@ def score_analysis(an: Analysis, reference: Reference | None = None,
     if an.physics is not None:
         row.update(physics_metrics(an.physics, body.scale, cfg.physics))
     hands = hand_joints(m.skeleton.parents, body.roles)
-    trunk_and_limbs = np.setdiff1d(np.arange(m.n_joints), hands)
+    body_joints = np.ones(m.n_joints, dtype=bool)
+    body_joints[hands] = False
+    trunk_and_limbs = np.flatnonzero(body_joints)
     row["accel_mean"], row["jerk_mean"] = genea_accel_jerk(pos[:, trunk_and_limbs], m.fps)
     if hands.size:  # hands as their own group: finger capture is noisier than the body's
         row["accel_mean_hands"], row["jerk_mean_hands"] = genea_accel_jerk(pos[:, hands], m.fps)

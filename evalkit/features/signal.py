@@ -57,32 +57,38 @@ def lowpass(x: np.ndarray, fps: float, cutoff_hz: float | None = DEFAULT_CUTOFF_
 
 def _matrix_is_faster(frames: int, columns: int) -> bool:
     """Whether filtering ``columns`` signals of ``frames`` samples is faster as a product with the
-    ``(frames, frames)`` filter matrix (``frames² × columns`` multiply-adds, about 9 per ns) than
-    by ``sosfilt`` (about 60 µs per call plus 20 ns per sample). Measured on this project's
-    machine for 1–54 columns of 60–471 frames: the matrix wins below ~250 frames unless there are
-    many columns; beyond, its quadratic cost loses by up to 10x (the old rule, every clip up to
-    512 frames, made a 471-frame clip's filtering 40x slower than sosfilt)."""
+    ``(frames, frames)`` filter matrix (``frames² × columns`` multiply-adds, about 15 per ns in
+    :func:`apply_matrix`'s blocks) than by ``sosfilt`` (about 75 µs per call plus 15 ns per
+    sample). Measured on this project's machine for 6-200 columns of 120-256 frames: the matrix
+    wins by 1.5-3x below ~100 columns; beyond, and on longer clips, its quadratic cost loses (the
+    old rule, every clip up to 512 frames, made a 471-frame clip's filtering 40x slower)."""
     if frames > FILTER_MATRIX_MAX_FRAMES:
         return False
-    return frames * frames * columns / 9000.0 <= 60.0 + 0.02 * frames * columns
+    return frames * frames * columns / 15000.0 <= 75.0 + 0.015 * frames * columns
 
 
 def apply_matrix(m: np.ndarray, flat: np.ndarray) -> np.ndarray:
     """``m @ flat`` for ``(rows, frames) @ (frames, columns)`` in blocks of at most
     ``MATRIX_MAX_WORK`` multiply-adds each, so that BLAS stays single-threaded: a larger product
     goes to multi-threaded BLAS, whose start-up costs far more than it saves at this size (and far
-    more on a busy machine). Blocks are several columns wide (one column would be BLAS's
-    matrix-vector product, which goes multi-threaded much sooner) and as many rows high as fit."""
+    more on a busy machine). Blocks are bands of whole rows across every column (as many rows as
+    fit), each written in place: twice as fast as narrow column blocks, whose strided operands
+    BLAS copies; a single column is a matrix-vector product, which goes multi-threaded sooner."""
     rows, k = m.shape
     c = flat.shape[1]
-    if rows * k * c <= MATRIX_MAX_WORK:
+    limit = MATRIX_MAX_WORK if c > 1 else MATRIX_VECTOR_MAX_WORK
+    if rows * k * c <= limit:
         return m @ flat
-    w = min(c, max(8, MATRIX_MAX_WORK // max(1, rows * k)))
-    h = max(1, min(rows, (MATRIX_MAX_WORK if w > 1 else MATRIX_VECTOR_MAX_WORK) // max(1, k * w)))
+    w = min(c, max(1, limit // max(1, k)))  # every column unless one row of them is too much work
+    h = max(1, min(rows, limit // max(1, k * w)))
     out = np.empty((rows, c))
     for i in range(0, c, w):
+        cols = flat[:, i:i + w] if w < c else flat
         for r in range(0, rows, h):
-            out[r:r + h, i:i + w] = m[r:r + h] @ flat[:, i:i + w]
+            if w < c:
+                out[r:r + h, i:i + w] = m[r:r + h] @ cols
+            else:
+                np.matmul(m[r:r + h], cols, out=out[r:r + h])
     return out
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -14,14 +15,28 @@ if TYPE_CHECKING:  # Motion imports this module to cache its positions; annotati
 
 def depth_levels(parents: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
     """Joints grouped by depth below the root: ``[(joints, their parents), ...]`` from depth 1
-    down. Parents come before children, so one pass over the joints finds every depth."""
+    down (read-only arrays). Parents come before children, so one pass over the joints finds
+    every depth; the levels of a rig are found once per process (a test set's clips share a
+    few rigs, and short clips paid the walk on every clip)."""
+    return list(_depth_levels(np.asarray(parents, dtype=np.int64).tobytes()))
+
+
+@lru_cache(maxsize=256)
+def _depth_levels(key: bytes) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
+    parents = np.frombuffer(key, dtype=np.int64)
     depth = np.zeros(len(parents), dtype=np.int64)
     for j, p in enumerate(parents):
         if p >= 0:
             depth[j] = depth[p] + 1
     order = np.argsort(depth, kind="stable")
     bounds = np.searchsorted(depth[order], np.arange(1, depth.max(initial=0) + 2))
-    return [(order[a:b], parents[order[a:b]]) for a, b in zip(bounds[:-1], bounds[1:])]
+    levels = []
+    for a, b in zip(bounds[:-1], bounds[1:]):
+        joints, par = order[a:b], parents[order[a:b]]
+        joints.setflags(write=False)
+        par.setflags(write=False)
+        levels.append((joints, par))
+    return tuple(levels)
 
 
 def _solve(motion: Motion) -> tuple[np.ndarray, np.ndarray]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import lru_cache
 
 import numpy as np
 
@@ -214,12 +215,28 @@ def skeleton_height(motion: Motion) -> float:
     """Standing height estimate in metres: head-to-toe length along the bone chains.
 
     Sum of rest bone lengths from the head to the hips plus the longer leg chain down to the
-    toes (falls back to the median vertical extent of the poses if roles are missing).
+    toes (falls back to the median vertical extent of the poses if roles are missing). The rest
+    height of a rig is worked out once per process (:func:`_rest_height`).
     """
+    sk = motion.skeleton
+    h = _rest_height(sk.names, sk.parents.tobytes(), sk.offsets.tobytes(), tuple(sorted(sk.roles.items())))
+    if h is not None:
+        return h
+    pos = motion.positions
+    return float(np.median(np.ptp(pos[..., 1], axis=1)))
+
+
+@lru_cache(maxsize=256)
+def _rest_height(names: tuple[str, ...], parents: bytes, offsets: bytes, roles: tuple) -> float | None:
+    """Height from the rest bone lengths (×1.08, head joint to crown and ankle joint to sole),
+    or ``None`` when the roles are missing. Keyed by the rig's content (names, parents,
+    offsets, given roles), so that clips read from separate files of one rig share the value."""
     from evalkit.motion.roles import find_roles
 
-    sk = motion.skeleton
-    roles = find_roles(sk, strict=False)
+    n = len(names)
+    sk = Skeleton(names, np.frombuffer(parents, dtype=np.int64), np.frombuffer(offsets).reshape(n, 3),
+                  channels=[()] * n, roles=dict(roles))
+    roles_found = find_roles(sk, strict=False)
     lengths = sk.bone_lengths()
 
     def chain(a: int, b: int) -> float:
@@ -231,16 +248,13 @@ def skeleton_height(motion: Motion) -> float:
         return total if j == a else float("nan")
 
     try:
-        hips = roles["hips"]
-        upper = chain(hips, roles["head"])
-        lower = max(chain(hips, roles[f"{s}_ankle"]) for s in ("left", "right"))
-        h = upper + lower
-        if np.isfinite(h) and h > 0:
-            return float(h * 1.08)  # head joint to crown, ankle joint to sole (~8 %)
+        hips = roles_found["hips"]
+        upper = chain(hips, roles_found["head"])
+        lower = max(chain(hips, roles_found[f"{s}_ankle"]) for s in ("left", "right"))
     except KeyError:
-        pass
-    pos = motion.positions
-    return float(np.median(np.ptp(pos[..., 1], axis=1)))
+        return None
+    h = upper + lower
+    return float(h * 1.08) if np.isfinite(h) and h > 0 else None  # head joint to crown, ankle to sole
 
 
 def sample(motion: Motion, frames: np.ndarray, joints: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:

@@ -42,3 +42,15 @@ def test_a_moved_joint_moves_exactly_its_descendants(bvh_motion, frames):
     for k in range(len(parents)):  # parents come before children
         below[k] = parents[k] >= 0 and (parents[k] == j or below[parents[k]])
     assert moved.any() and np.array_equal(moved, below)
+
+
+def test_depth_levels_are_found_once_per_rig_and_read_only(bvh_motion):
+    parents = bvh_motion.skeleton.parents
+    levels = depth_levels(parents)
+    assert depth_levels(parents.copy())[0][0] is levels[0][0]  # by content, not by array
+    depth = {0: 0}
+    for j in range(1, len(parents)):
+        depth[j] = depth[int(parents[j])] + 1
+    for d, (joints, par) in enumerate(levels, start=1):
+        assert sorted(joints.tolist()) == [j for j in depth if depth[j] == d]
+        assert (par == parents[joints]).all() and not joints.flags.writeable

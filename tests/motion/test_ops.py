@@ -147,3 +147,19 @@ def test_a_role_map_stays_with_the_clip_and_pairs_sides_for_mirroring(cmu_dir, t
         from dataclasses import replace
 
         replace(m.skeleton, roles={"head": "Nope"})
+
+
+def test_rest_height_is_shared_by_rig_content_not_by_object(cmu_dir):
+    """Clips of one rig read from separate files share the rest height; a rig whose bones are
+    twice as long, or that lacks the roles the height needs, gets its own."""
+    from evalkit.motion.model import Skeleton
+
+    a, b = load_motion(cmu_dir / "16_15.amc"), load_motion(cmu_dir / "16_15.amc")
+    assert a.skeleton is not b.skeleton and skeleton_height(a) == skeleton_height(b)
+    sk = a.skeleton
+    big = Skeleton(sk.names, sk.parents, sk.offsets * 2, sk.channels, sk.end_sites)
+    assert skeleton_height(a.with_(skeleton=big)) == pytest.approx(2 * skeleton_height(a), rel=1e-12)
+    anon = Skeleton([f"j{i}" for i in range(sk.n_joints)], sk.parents, sk.offsets, sk.channels, sk.end_sites)
+    poses = a.with_(skeleton=anon)  # no roles: the median vertical extent of the poses
+    want = float(np.median(np.ptp(a.positions[..., 1], axis=1)))
+    assert skeleton_height(poses) == pytest.approx(want, rel=1e-12)

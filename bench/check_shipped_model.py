@@ -7,7 +7,9 @@ model's training set is fixed. For each folder of unseen capture it prints, per 
 * the naturalness of the unedited clips (mean, median, share > 0.5) and the lowest ones;
 * ROC AUC of unedited clips against the same clips corrupted at severity 0.5, per corruption
   type (one corrupted version per clip and type, seeded; ``transition`` and ``transplant`` take
-  their material from another clip of the folder on the same skeleton, as in training).
+  their material from another clip of the folder on the same skeleton, as in training);
+* the first reason (``naturalness_reasons``) of every corrupted clip the model rejects, per
+  type, and how often it names the group the corruption edited.
 
 Whole clips are scored as ``evalkit score --model`` scores them. Needs ../shared/data (the
 Bandai Namco capture may not be shipped, so it is read from there).
@@ -91,8 +93,9 @@ def check(models: dict, folder: Path, severity: float = 0.5, seed: int = 0) -> t
                 continue
         for name, model in models.items():
             for kind, v in versions:
-                rows.append({"model": name, "clip": m.name, "corruption": kind,
-                             "naturalness": score_naturalness(model, v).naturalness})
+                verdict = score_naturalness(model, v)
+                rows.append({"model": name, "clip": m.name, "corruption": kind, "naturalness": verdict.naturalness,
+                             "reason": verdict.reasons.split(" ")[0] if verdict.reasons else ""})
     scores = pd.DataFrame(rows)
     out = []
     for name, s in scores.groupby("model", sort=False):
@@ -317,6 +320,25 @@ def lengths_auc(models: dict, lengths: tuple[float, ...] = (5.0, 20.0, 60.0)) ->
     return pd.DataFrame(rows), pd.concat(out)
 
 
+#: The reason group a corrupted clip's first reason should name, for the corruptions that edit
+#: one thing (the others -- freeze, time warp, keyframes, transition, transplant -- change
+#: several at once, and their first reasons are only tabulated).
+EDITED_GROUP = {"foot_skate": "feet", "ground": "ground", "jitter": "smoothness", "bone_length": "pose"}
+
+
+def _print_reasons(scores: pd.DataFrame) -> None:
+    """First reason of each corrupted clip the model rejects (naturalness < 0.5), per type, and
+    how often it names the group the corruption edited (:data:`EDITED_GROUP`)."""
+    bad = scores[(scores["corruption"] != "none") & (scores["naturalness"] < 0.5)]
+    for name, s in bad.groupby("model", sort=False):
+        print(f"first reason of the rejected corrupted clips ({name}):")
+        print(pd.crosstab(s["corruption"], s["reason"]).to_string())
+        for kind, group in EDITED_GROUP.items():
+            k = s[s["corruption"] == kind]
+            if len(k):
+                print(f"  {kind}: first reason {group} in {int((k['reason'] == group).sum())} of {len(k)}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--models", default="default", help="comma-separated model files ('default': the shipped one)")
@@ -383,6 +405,7 @@ def main() -> None:
             print(f"lowest ({name}): " + ", ".join(f"{c} {v:.2f}" for c, v in zip(low["clip"], low["naturalness"])))
         auc = summary[summary["corruption"] != "none"].pivot(index="corruption", columns="model", values="roc_auc")
         print("ROC AUC, unedited vs corrupted at severity %g:\n%s" % (args.severity, auc[list(models)].round(3).to_string()))
+        _print_reasons(scores)
         if args.out:
             args.out.mkdir(parents=True, exist_ok=True)
             scores.to_csv(args.out / f"scores_{d.name}.csv", index=False)

@@ -9,7 +9,7 @@ model's training set is fixed. For each folder of unseen capture it prints, per 
   type (one corrupted version per clip and type, seeded; ``transition`` and ``transplant`` take
   their material from another clip of the folder on the same skeleton, as in training);
 * the first reason (``naturalness_reasons``) of every corrupted clip the model rejects, per
-  type, and how often it names the group the corruption edited.
+  type, and how often it (or any of the reasons) names the group the corruption edited.
 
 Whole clips are scored as ``evalkit score --model`` scores them. Needs ../shared/data (the
 Bandai Namco capture may not be shipped, so it is read from there).
@@ -95,7 +95,8 @@ def check(models: dict, folder: Path, severity: float = 0.5, seed: int = 0) -> t
             for kind, v in versions:
                 verdict = score_naturalness(model, v)
                 rows.append({"model": name, "clip": m.name, "corruption": kind, "naturalness": verdict.naturalness,
-                             "reason": verdict.reasons.split(" ")[0] if verdict.reasons else ""})
+                             "reason": verdict.reasons.split(" ")[0] if verdict.reasons else "",
+                             "reasons": verdict.reasons})
     scores = pd.DataFrame(rows)
     out = []
     for name, s in scores.groupby("model", sort=False):
@@ -336,7 +337,9 @@ def _print_reasons(scores: pd.DataFrame) -> None:
         for kind, group in EDITED_GROUP.items():
             k = s[s["corruption"] == kind]
             if len(k):
-                print(f"  {kind}: first reason {group} in {int((k['reason'] == group).sum())} of {len(k)}")
+                named = k["reasons"].map(lambda r: group in [x.split(" ")[0] for x in r.split("; ")])
+                print(f"  {kind}: first reason {group} in {int((k['reason'] == group).sum())} of {len(k)}, "
+                      f"among the reasons in {int(named.sum())}")
 
 
 def main() -> None:

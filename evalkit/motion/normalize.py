@@ -84,9 +84,10 @@ def normalize_motion(motion: Motion, units: str | float = "auto", up: str = "aut
 
     meta = dict(motion.meta)
     resolved = resolve_unit(units)
-    sample = _sample(motion)
+    raw_pos = None
     if resolved is None:
-        unit_name, scale = detect_unit(global_positions(sample))
+        raw_pos = global_positions(_sample(motion))
+        unit_name, scale = detect_unit(raw_pos)
         meta["units_detected"] = True
     else:
         unit_name, scale = resolved
@@ -95,7 +96,9 @@ def normalize_motion(motion: Motion, units: str | float = "auto", up: str = "aut
     meta["unit_scale"] = scale
     skeleton = motion.skeleton.scaled(scale)
     motion = replace(motion, skeleton=skeleton, translations=motion.translations * scale, meta=meta)
-    sample_pos = global_positions(_sample(motion))  # solved once for the size and up-axis checks
+    # solved once for the size and up-axis checks: positions are linear in the translations, so
+    # those solved to detect the unit only scale (short clips paid a second solve for them)
+    sample_pos = raw_pos * scale if raw_pos is not None else global_positions(_sample(motion))
     _check_size(motion, resolved is not None, sample_pos)
 
     parsed = parse_up(up)

@@ -15,6 +15,12 @@ Checks that all sides give the same positions (up to the unit scale evalkit appl
 
     python bench/bench_motion_load.py [FILE.bvh] [--repeat 3] [--cold 2]
 
+With ``--short N`` it times instead what a test set of short clips costs: N distinct 200-frame
+windows of the file, written as BVH first (not timed), each read and solved by every side in
+this process (warm), best of ``--repeat`` passes over all of them; milliseconds per file.
+
+    python bench/bench_motion_load.py --short 300
+
 Needs the ``bench`` extra (``pip install -e '.[bench]'``) for bvhio and pybvh.
 """
 
@@ -91,6 +97,47 @@ def cold(name: str, path: str, runs: int) -> float:
     return best
 
 
+def short_files(path: str, n: int, out: Path, length: int = 200) -> list[str]:
+    """``n`` distinct ``length``-frame windows of ``path`` written as BVH files in ``out``."""
+    from evalkit.motion import read_bvh, write_bvh
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        m = read_bvh(path, units="m", up="y")
+    starts = np.linspace(0, m.n_frames - length, n).round().astype(int)
+    files = []
+    for k, a in enumerate(starts):
+        f = out / f"w{k:04d}.bvh"
+        write_bvh(m.slice(int(a), int(a) + length), f, precision=5)
+        files.append(str(f))
+    return files
+
+
+def part_short(path: str, n: int, repeat: int) -> None:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        files = short_files(path, n, Path(tmp))
+        sides = {}
+        for name, fn in SIDES.items():
+            try:
+                fn(files[0])  # imports and first-call set-up, untimed
+                sides[name] = fn
+            except ImportError as exc:
+                print(f"{name}: not installed ({exc}); pip install -e '.[bench]'")
+        rows = dict.fromkeys(sides, np.inf)
+        for _ in range(repeat):  # the sides alternate, so that each sees the same machine load
+            for name, fn in sides.items():
+                t = time.process_time()
+                for f in files:
+                    fn(f)
+                rows[name] = min(rows[name], time.process_time() - t)
+    print(f"{n} files of 200 frames (windows of {Path(path).name}): read + world positions, CPU, best of {repeat} passes")
+    base = rows["evalkit"]
+    for name, t in rows.items():
+        print(f"  {name:12s} {t / n * 1000:7.2f} ms per file  ({t / base:.2f}x evalkit's)")
+
+
 def main() -> None:
     from evalkit.data import sample_path
 
@@ -98,8 +145,13 @@ def main() -> None:
     ap.add_argument("file", nargs="?", default=str(sample_path("cmu", "01_01.bvh")))
     ap.add_argument("--repeat", type=int, default=3, help="warm runs per side (best)")
     ap.add_argument("--cold", type=int, default=2, help="fresh-process runs per side (best)")
+    ap.add_argument("--short", type=int, default=0, metavar="N",
+                    help="time N 200-frame windows of the file instead (see the docstring)")
     args = ap.parse_args()
     path = str(Path(args.file).resolve())
+    if args.short:
+        part_short(path, args.short, args.repeat)
+        return
     results = {}
     for name, fn in SIDES.items():
         try:

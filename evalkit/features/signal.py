@@ -83,12 +83,9 @@ def apply_matrix(m: np.ndarray, flat: np.ndarray) -> np.ndarray:
     h = max(1, min(rows, limit // max(1, k * w)))
     out = np.empty((rows, c))
     for i in range(0, c, w):
-        cols = flat[:, i:i + w] if w < c else flat
+        cols = flat[:, i:i + w]
         for r in range(0, rows, h):
-            if w < c:
-                out[r:r + h, i:i + w] = m[r:r + h] @ cols
-            else:
-                np.matmul(m[r:r + h], cols, out=out[r:r + h])
+            np.matmul(m[r:r + h], cols, out=out[r:r + h, i:i + w])
     return out
 
 

@@ -25,6 +25,8 @@ from evalkit.motion.normalize import normalize_motion
 #: Larger magnitudes are no angle (degrees) or length (even in mm) of a capture; they only
 #: overflow later (squares of 1e300 are inf).
 MAX_VALUE = 1e8
+
+
 def read_bvh(path: str | os.PathLike, units: str | float = "auto", up: str = "auto", roles=None,
              fps: float | None = None, digest: bool = False) -> Motion:
     """Read a BVH file into a :class:`Motion` in metres, Y-up.
